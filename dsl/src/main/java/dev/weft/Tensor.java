@@ -1,0 +1,702 @@
+package dev.weft;
+
+import dev.weft.prim.AxesParams;
+import dev.weft.prim.BroadcastParams;
+import dev.weft.prim.ConcatParams;
+import dev.weft.prim.ConvertParams;
+import dev.weft.prim.IotaParams;
+import dev.weft.prim.PadParams;
+import dev.weft.prim.Prims;
+import dev.weft.prim.ReshapeParams;
+import dev.weft.prim.SliceParams;
+import dev.weft.prim.TransposeParams;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Errors;
+import dev.weft.spi.Interpreter;
+import dev.weft.spi.Interpreters;
+import dev.weft.spi.Params;
+import dev.weft.spi.Primitive;
+import dev.weft.spi.Shape;
+import dev.weft.spi.SourceLocation;
+import dev.weft.spi.TensorAccess;
+import dev.weft.spi.Traced;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+
+/**
+ * An immutable n-dimensional array.
+ *
+ * <p>Outside a {@link Compile} method every operation runs at once on the CPU backend; inside one, operations
+ * on the method's tensors are recorded and the tensors are <em>traced</em>: they have a dtype and shape but no
+ * data, and reading them ({@link #item()}, {@code to*Array()}) raises {@link TracedValueException}.
+ *
+ * <p>Semantics: binary operations broadcast shapes like NumPy (align trailing axes; a size-1 axis stretches) and
+ * require equal dtypes ({@link DType}); {@code double} operands take the tensor's dtype, and must be whole
+ * numbers for integer tensors. Integer {@code div} and {@code rem} truncate toward zero (C, StableHLO); integer
+ * division by zero is an error. Reductions keep the dtype ({@code sum} of i32 is i32). Negative axes count from
+ * the end. Concrete tensors live in off-heap memory freed by the garbage collector.
+ */
+public final class Tensor {
+    static {
+        TensorAccess.install(new TensorAccess.Impl() {
+            @Override
+            public Tensor concrete(Aval aval, MemorySegment data) {
+                return new Tensor(aval, data, null);
+            }
+
+            @Override
+            public Tensor traced(Traced traced) {
+                return new Tensor(traced.aval(), null, traced);
+            }
+
+            @Override
+            public MemorySegment data(Tensor t) {
+                return t.data;
+            }
+
+            @Override
+            public Traced traced(Tensor t) {
+                return t.traced;
+            }
+        });
+    }
+
+    private static final int PRINT_THRESHOLD = 1000;
+    private static final int PRINT_EDGE = 3;
+
+    private final Aval aval;
+    private final MemorySegment data;
+    private final Traced traced;
+
+    private Tensor(Aval aval, MemorySegment data, Traced traced) {
+        this.aval = aval;
+        this.data = data;
+        this.traced = traced;
+    }
+
+    // ---- construction ----------------------------------------------------------------------------------------
+
+    /** A tensor of {@code shape} (1-D of {@code data.length} when no shape is given) copied from {@code data}. */
+    public static Tensor of(float[] data, long... shape) {
+        return fromArray(DType.F32, data.length, shape, MemorySegment.ofArray(data));
+    }
+
+    /** As {@link #of(float[], long...)}. */
+    public static Tensor of(double[] data, long... shape) {
+        return fromArray(DType.F64, data.length, shape, MemorySegment.ofArray(data));
+    }
+
+    /** As {@link #of(float[], long...)}. */
+    public static Tensor of(int[] data, long... shape) {
+        return fromArray(DType.I32, data.length, shape, MemorySegment.ofArray(data));
+    }
+
+    /** As {@link #of(float[], long...)}. */
+    public static Tensor of(long[] data, long... shape) {
+        return fromArray(DType.I64, data.length, shape, MemorySegment.ofArray(data));
+    }
+
+    /** As {@link #of(float[], long...)}, BOOL. */
+    public static Tensor of(boolean[] data, long... shape) {
+        byte[] bytes = new byte[data.length];
+        for (int i = 0; i < data.length; i++) {
+            bytes[i] = (byte) (data[i] ? 1 : 0);
+        }
+        return fromArray(DType.BOOL, data.length, shape, MemorySegment.ofArray(bytes));
+    }
+
+    public static Tensor zeros(DType dtype, long... shape) {
+        return full(dtype, 0, shape);
+    }
+
+    public static Tensor ones(DType dtype, long... shape) {
+        return full(dtype, 1, shape);
+    }
+
+    /** A tensor of {@code shape} with every element {@code value} converted to {@code dtype}. */
+    public static Tensor full(DType dtype, double value, long... shape) {
+        Aval aval = new Aval(dtype, Shape.of(shape));
+        MemorySegment seg = allocate(aval);
+        long n = aval.shape().size();
+        for (long i = 0; i < n; i++) {
+            put(seg, dtype, i, value);
+        }
+        return new Tensor(aval, seg, null);
+    }
+
+    /** A rank-0 tensor. */
+    public static Tensor scalar(DType dtype, double value) {
+        return full(dtype, value);
+    }
+
+    /** {@code [0, 1, ..., n-1]}. */
+    public static Tensor arange(DType dtype, long n) {
+        if (dtype == DType.BOOL) {
+            throw new DTypeException(SourceLocation.capture(), "arange: not defined on bool");
+        }
+        return bind1(Prims.IOTA, new IotaParams(dtype, n));
+    }
+
+    private static Tensor fromArray(DType dtype, int length, long[] shape, MemorySegment src) {
+        Shape s = shape.length == 0 ? Shape.of(length) : Shape.of(shape);
+        if (s.size() != length) {
+            throw new ShapeException(SourceLocation.capture(),
+                    "Tensor.of: shape " + s + " holds " + s.size() + " elements but " + length + " were given");
+        }
+        Aval aval = new Aval(dtype, s);
+        MemorySegment seg = allocate(aval);
+        seg.copyFrom(src);
+        return new Tensor(aval, seg, null);
+    }
+
+    private static MemorySegment allocate(Aval aval) {
+        return Arena.ofAuto().allocate(Math.max(1, aval.byteSize()), 64);
+    }
+
+    // ---- metadata --------------------------------------------------------------------------------------------
+
+    public DType dtype() {
+        return aval.dtype();
+    }
+
+    /** A copy of the dimensions. */
+    public long[] shape() {
+        return aval.shape().dims();
+    }
+
+    public int rank() {
+        return aval.shape().rank();
+    }
+
+    /** Number of elements. */
+    public long size() {
+        return aval.shape().size();
+    }
+
+    /** True for a traced tensor (inside a {@link Compile} method), which has no data. */
+    public boolean isTraced() {
+        return traced != null;
+    }
+
+    // ---- elementwise -----------------------------------------------------------------------------------------
+
+    public Tensor add(Tensor o) {
+        return binary(Prims.ADD, o);
+    }
+
+    public Tensor add(double v) {
+        return add(weak(v));
+    }
+
+    public Tensor sub(Tensor o) {
+        return binary(Prims.SUB, o);
+    }
+
+    public Tensor sub(double v) {
+        return sub(weak(v));
+    }
+
+    public Tensor mul(Tensor o) {
+        return binary(Prims.MUL, o);
+    }
+
+    public Tensor mul(double v) {
+        return mul(weak(v));
+    }
+
+    public Tensor div(Tensor o) {
+        return binary(Prims.DIV, o);
+    }
+
+    public Tensor div(double v) {
+        return div(weak(v));
+    }
+
+    public Tensor pow(Tensor o) {
+        return binary(Prims.POW, o);
+    }
+
+    public Tensor pow(double v) {
+        return pow(weak(v));
+    }
+
+    public Tensor maximum(Tensor o) {
+        return binary(Prims.MAX, o);
+    }
+
+    public Tensor maximum(double v) {
+        return maximum(weak(v));
+    }
+
+    public Tensor minimum(Tensor o) {
+        return binary(Prims.MIN, o);
+    }
+
+    public Tensor minimum(double v) {
+        return minimum(weak(v));
+    }
+
+    /** Remainder with the sign of the dividend (C {@code fmod}, StableHLO {@code remainder}), not NumPy's. */
+    public Tensor rem(Tensor o) {
+        return binary(Prims.REM, o);
+    }
+
+    public Tensor rem(double v) {
+        return rem(weak(v));
+    }
+
+    public Tensor neg() {
+        return bind1(Prims.NEG, Params.NONE, this);
+    }
+
+    public Tensor abs() {
+        return bind1(Prims.ABS, Params.NONE, this);
+    }
+
+    public Tensor exp() {
+        return bind1(Prims.EXP, Params.NONE, this);
+    }
+
+    public Tensor log() {
+        return bind1(Prims.LOG, Params.NONE, this);
+    }
+
+    public Tensor sqrt() {
+        return bind1(Prims.SQRT, Params.NONE, this);
+    }
+
+    public Tensor rsqrt() {
+        return bind1(Prims.RSQRT, Params.NONE, this);
+    }
+
+    public Tensor tanh() {
+        return bind1(Prims.TANH, Params.NONE, this);
+    }
+
+    public Tensor sin() {
+        return bind1(Prims.SIN, Params.NONE, this);
+    }
+
+    public Tensor cos() {
+        return bind1(Prims.COS, Params.NONE, this);
+    }
+
+    // ---- comparisons (BOOL results) --------------------------------------------------------------------------
+
+    public Tensor lt(Tensor o) {
+        return binary(Prims.LT, o);
+    }
+
+    public Tensor lt(double v) {
+        return lt(weak(v));
+    }
+
+    public Tensor le(Tensor o) {
+        return binary(Prims.LE, o);
+    }
+
+    public Tensor le(double v) {
+        return le(weak(v));
+    }
+
+    public Tensor gt(Tensor o) {
+        return binary(Prims.GT, o);
+    }
+
+    public Tensor gt(double v) {
+        return gt(weak(v));
+    }
+
+    public Tensor ge(Tensor o) {
+        return binary(Prims.GE, o);
+    }
+
+    public Tensor ge(double v) {
+        return ge(weak(v));
+    }
+
+    public Tensor eq(Tensor o) {
+        return binary(Prims.EQ, o);
+    }
+
+    public Tensor eq(double v) {
+        return eq(weak(v));
+    }
+
+    public Tensor ne(Tensor o) {
+        return binary(Prims.NE, o);
+    }
+
+    public Tensor ne(double v) {
+        return ne(weak(v));
+    }
+
+    /** Elementwise {@code cond ? a : b} with NumPy broadcasting of all three; {@code cond} must be BOOL. */
+    public static Tensor where(Tensor cond, Tensor a, Tensor b) {
+        Shape s = broadcastShape("where", broadcastShape("where", cond.aval.shape(), a.aval.shape()),
+                b.aval.shape());
+        return bind1(Prims.SELECT, Params.NONE, cond.broadcastShape(s), a.broadcastShape(s), b.broadcastShape(s));
+    }
+
+    /** Converts elements to {@code dtype} (floats to integers truncate toward zero; to BOOL is {@code != 0}). */
+    public Tensor cast(DType dtype) {
+        return dtype == dtype() ? this : bind1(Prims.CONVERT, new ConvertParams(dtype), this);
+    }
+
+    // ---- reductions ------------------------------------------------------------------------------------------
+
+    /** Sum over {@code axes} (all when none are given). */
+    public Tensor sum(int... axes) {
+        return bind1(Prims.REDUCE_SUM, axesParams(axes), this);
+    }
+
+    /** Arithmetic mean over {@code axes} (all when none are given); floating dtypes only. */
+    public Tensor mean(int... axes) {
+        if (!dtype().isFloating()) {
+            throw new DTypeException(SourceLocation.capture(),
+                    "mean: needs f32 or f64, got " + dtype().specName() + " (cast first)");
+        }
+        AxesParams p = axesParams(axes);
+        long count = 1;
+        for (int ax : p.axes()) {
+            count *= aval.shape().dim(ax);
+        }
+        return sum(p.toArray()).div(count);
+    }
+
+    /** Maximum over {@code axes} (all when none are given); NaN propagates. */
+    public Tensor max(int... axes) {
+        return bind1(Prims.REDUCE_MAX, axesParams(axes), this);
+    }
+
+    /** Minimum over {@code axes} (all when none are given); NaN propagates. */
+    public Tensor min(int... axes) {
+        return bind1(Prims.REDUCE_MIN, axesParams(axes), this);
+    }
+
+    /** Product over {@code axes} (all when none are given). */
+    public Tensor prod(int... axes) {
+        return bind1(Prims.REDUCE_PROD, axesParams(axes), this);
+    }
+
+    private AxesParams axesParams(int[] axes) {
+        int r = rank();
+        int[] norm = axes.length == 0 ? IntStream.range(0, r).toArray()
+                : Arrays.stream(axes).map(a -> a < 0 ? a + r : a).sorted().toArray();
+        return new AxesParams(Arrays.stream(norm).boxed().toList());
+    }
+
+    // ---- structure -------------------------------------------------------------------------------------------
+
+    /** NumPy {@code matmul}: 1-D and 2-D operands, or batches of equal rank with equal batch dimensions. */
+    public Tensor matmul(Tensor o) {
+        return bind1(Prims.MATMUL, Params.NONE, this, o);
+    }
+
+    /** The same elements in a new shape; one dimension may be {@code -1} and is then inferred. */
+    public Tensor reshape(long... shape) {
+        long[] s = shape.clone();
+        int infer = -1;
+        long known = 1;
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] == -1 && infer < 0) {
+                infer = i;
+            } else if (s[i] < 0) {
+                throw new ShapeException(SourceLocation.capture(), "reshape: bad shape " + Arrays.toString(shape));
+            } else {
+                known *= s[i];
+            }
+        }
+        if (infer >= 0) {
+            if (known == 0 || size() % known != 0) {
+                throw new ShapeException(SourceLocation.capture(),
+                        "reshape: cannot reshape " + aval.shape() + " to " + Arrays.toString(shape));
+            }
+            s[infer] = size() / known;
+        }
+        Shape target = Shape.of(s);
+        return target.equals(aval.shape()) ? this : bind1(Prims.RESHAPE, new ReshapeParams(target), this);
+    }
+
+    /** Permutes axes: output axis {@code i} is input axis {@code perm[i]}; no argument reverses the axes. */
+    public Tensor transpose(int... perm) {
+        int r = rank();
+        int[] p = perm.length == 0 ? IntStream.range(0, r).map(i -> r - 1 - i).toArray()
+                : Arrays.stream(perm).map(a -> a < 0 ? a + r : a).toArray();
+        return bind1(Prims.TRANSPOSE, new TransposeParams(Arrays.stream(p).boxed().toList()), this);
+    }
+
+    /** NumPy {@code broadcast_to}. */
+    public Tensor broadcastTo(long... shape) {
+        Shape target = Shape.of(shape);
+        Shape joint = broadcastShape("broadcastTo", aval.shape(), target);
+        if (!joint.equals(target)) {
+            throw new ShapeException(SourceLocation.capture(), "cannot broadcast " + aval.shape() + " to " + target);
+        }
+        return broadcastShape(target);
+    }
+
+    /** Elements {@code [start[i], limit[i])} along each axis. */
+    public Tensor slice(long[] start, long[] limit) {
+        return bind1(Prims.SLICE, new SliceParams(LongStream.of(start).boxed().toList(),
+                LongStream.of(limit).boxed().toList()), this);
+    }
+
+    /** Joins tensors of one dtype along {@code axis}; other dimensions must agree. */
+    public static Tensor concat(int axis, Tensor... parts) {
+        if (parts.length == 0) {
+            throw new ShapeException(SourceLocation.capture(), "concat: no operands");
+        }
+        int ax = axis < 0 ? axis + parts[0].rank() : axis;
+        return bind1(Prims.CONCAT, new ConcatParams(ax), parts);
+    }
+
+    /** Adds {@code low[i]} elements before and {@code high[i]} after axis {@code i}, all equal to {@code value}. */
+    public Tensor pad(long[] low, long[] high, double value) {
+        return bind1(Prims.PAD, new PadParams(LongStream.of(low).boxed().toList(),
+                LongStream.of(high).boxed().toList(), value), this);
+    }
+
+    /** {@link #pad(long[], long[], double)} with zeros. */
+    public Tensor pad(long[] low, long[] high) {
+        return pad(low, high, 0);
+    }
+
+    // ---- reading ---------------------------------------------------------------------------------------------
+
+    /** The elements in row-major order, converted to float. */
+    public float[] toFloatArray() {
+        MemorySegment d = concrete("toFloatArray()");
+        float[] out = new float[checkedLength()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (float) get(d, dtype(), i);
+        }
+        return out;
+    }
+
+    /** The elements in row-major order, converted to double. */
+    public double[] toDoubleArray() {
+        MemorySegment d = concrete("toDoubleArray()");
+        double[] out = new double[checkedLength()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = get(d, dtype(), i);
+        }
+        return out;
+    }
+
+    /** The elements in row-major order, converted to int (floats truncate toward zero). */
+    public int[] toIntArray() {
+        MemorySegment d = concrete("toIntArray()");
+        int[] out = new int[checkedLength()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (int) getLong(d, dtype(), i);
+        }
+        return out;
+    }
+
+    /** The elements in row-major order, converted to long (floats truncate toward zero). */
+    public long[] toLongArray() {
+        MemorySegment d = concrete("toLongArray()");
+        long[] out = new long[checkedLength()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = getLong(d, dtype(), i);
+        }
+        return out;
+    }
+
+    /** The elements in row-major order as booleans ({@code != 0}). */
+    public boolean[] toBooleanArray() {
+        MemorySegment d = concrete("toBooleanArray()");
+        boolean[] out = new boolean[checkedLength()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = get(d, dtype(), i) != 0;
+        }
+        return out;
+    }
+
+    /** The only element of a one-element tensor, as a double. */
+    public double item() {
+        MemorySegment d = concrete("item()");
+        if (size() != 1) {
+            throw new ShapeException(SourceLocation.capture(), "item() needs one element, " + aval + " has " + size());
+        }
+        return get(d, dtype(), 0);
+    }
+
+    private MemorySegment concrete(String what) {
+        if (traced != null) {
+            throw new TracedValueException(SourceLocation.capture(), what + " reads a traced tensor " + aval
+                    + " inside a @Compile method, where values are not known until run time; use Weft.cond or"
+                    + " Tensor.where for data-dependent choices, or return the tensor and read it after the call");
+        }
+        return data;
+    }
+
+    private int checkedLength() {
+        long n = size();
+        if (n > Integer.MAX_VALUE - 8) {
+            throw new ShapeException(SourceLocation.capture(), aval + " is too large for a Java array");
+        }
+        return (int) n;
+    }
+
+    static double get(MemorySegment seg, DType t, long i) {
+        return switch (t) {
+            case F32 -> seg.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            case F64 -> seg.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+            case I32 -> seg.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
+            case I64 -> seg.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            case BOOL -> seg.get(ValueLayout.JAVA_BYTE, i);
+        };
+    }
+
+    private static long getLong(MemorySegment seg, DType t, long i) {
+        return switch (t) {
+            case I32 -> seg.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
+            case I64 -> seg.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            default -> (long) get(seg, t, i);
+        };
+    }
+
+    private static void put(MemorySegment seg, DType t, long i, double v) {
+        switch (t) {
+            case F32 -> seg.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, (float) v);
+            case F64 -> seg.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i, v);
+            case I32 -> seg.setAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i, (int) v);
+            case I64 -> seg.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, (long) v);
+            case BOOL -> seg.set(ValueLayout.JAVA_BYTE, i, (byte) (v != 0 ? 1 : 0));
+        }
+    }
+
+    // ---- binding ---------------------------------------------------------------------------------------------
+
+    private Tensor binary(Primitive<Params> prim, Tensor o) {
+        Shape s = broadcastShape(prim.name(), aval.shape(), o.aval.shape());
+        return bind1(prim, Params.NONE, broadcastShape(s), o.broadcastShape(s));
+    }
+
+    /** A rank-0 tensor of this dtype holding {@code v} (a weakly typed Java scalar). */
+    private Tensor weak(double v) {
+        DType t = dtype();
+        if (t == DType.BOOL) {
+            throw new DTypeException(SourceLocation.capture(), "arithmetic with a number is not defined on bool");
+        }
+        if (t.isInteger() && (v != Math.rint(v) || Double.isInfinite(v))) {
+            throw new DTypeException(SourceLocation.capture(),
+                    v + " is not a whole number and cannot combine with a " + t.specName() + " tensor (cast first)");
+        }
+        return full(t, v);
+    }
+
+    private Tensor broadcastShape(Shape target) {
+        Shape s = aval.shape();
+        if (s.equals(target)) {
+            return this;
+        }
+        int offset = target.rank() - s.rank();
+        List<Integer> dims = IntStream.range(0, s.rank()).map(i -> i + offset).boxed().toList();
+        return bind1(Prims.BROADCAST_IN_DIM, new BroadcastParams(target, dims), this);
+    }
+
+    private static Shape broadcastShape(String op, Shape a, Shape b) {
+        if (a.equals(b)) {
+            return a;
+        }
+        int r = Math.max(a.rank(), b.rank());
+        long[] out = new long[r];
+        for (int i = 0; i < r; i++) {
+            int ia = a.rank() - r + i, ib = b.rank() - r + i;
+            long da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+            if (da != db && da != 1 && db != 1) {
+                throw new ShapeException(SourceLocation.capture(),
+                        op + ": shapes " + a + " and " + b + " are not broadcast-compatible");
+            }
+            out[i] = da == 1 ? db : da;
+        }
+        return Shape.of(out);
+    }
+
+    private static Tensor bind1(Primitive<?> prim, Params params, Tensor... args) {
+        return bind(prim, params, args).getFirst();
+    }
+
+    private static List<Tensor> bind(Primitive<?> prim, Params params, Tensor... args) {
+        Interpreter interp = Interpreters.current();
+        List<Aval> in = new ArrayList<>(args.length);
+        for (Tensor t : args) {
+            if (t.traced != null && !Interpreters.isActive(t.traced.owner())) {
+                throw new TracedValueException(SourceLocation.capture(), prim.name() + ": a traced tensor " + t.aval
+                        + " is used after its trace ended; return it from the @Compile method instead of keeping it");
+            }
+            in.add(t.aval);
+        }
+        SourceLocation where = interp.isTracing() ? SourceLocation.capture() : null;
+        List<Aval> out;
+        try {
+            out = prim.infer(in, params, where);
+        } catch (WeftException e) {
+            throw e.location().isUnknown() ? Errors.relocate(e, SourceLocation.capture()) : e;
+        }
+        return interp.bind(prim, params, List.of(args), out, where);
+    }
+
+    // ---- printing --------------------------------------------------------------------------------------------
+
+    /** NumPy-style text of the elements (elided past 1000 elements); {@code Tensor(f32[2,3], traced)} if traced. */
+    @Override
+    public String toString() {
+        if (traced != null) {
+            return "Tensor(" + aval + ", traced)";
+        }
+        StringBuilder b = new StringBuilder();
+        long[] strides = aval.shape().strides();
+        print(b, 0, 0, strides, size() > PRINT_THRESHOLD);
+        return b.toString();
+    }
+
+    private void print(StringBuilder b, int axis, long offset, long[] strides, boolean elide) {
+        if (axis == rank()) {
+            b.append(format(get(data, dtype(), offset)));
+            return;
+        }
+        long n = aval.shape().dim(axis);
+        b.append('[');
+        for (long i = 0; i < n; i++) {
+            if (elide && n > 2 * PRINT_EDGE && i == PRINT_EDGE) {
+                b.append(axis == rank() - 1 ? "... " : "...\n" + " ".repeat(axis + 1));
+                i = n - PRINT_EDGE - 1;
+                continue;
+            }
+            if (i > 0) {
+                b.append(axis == rank() - 1 ? " " : "\n".repeat(rank() - axis - 1) + " ".repeat(axis + 1));
+            }
+            print(b, axis + 1, offset + i * strides[axis], strides, elide);
+        }
+        b.append(']');
+    }
+
+    private String format(double v) {
+        return switch (dtype()) {
+            case BOOL -> v != 0 ? "True" : "False";
+            case I32, I64 -> Long.toString((long) v);
+            case F32 -> formatFloating(v, Float.toString((float) v));
+            case F64 -> formatFloating(v, Double.toString(v));
+        };
+    }
+
+    private static String formatFloating(double v, String repr) {
+        if (Double.isNaN(v)) {
+            return "nan";
+        }
+        if (Double.isInfinite(v)) {
+            return v > 0 ? "inf" : "-inf";
+        }
+        return repr.endsWith(".0") ? repr.substring(0, repr.length() - 1) : repr;
+    }
+}

@@ -1,0 +1,65 @@
+package dev.weft;
+
+import dev.weft.spi.Interpreters;
+import dev.weft.spi.SourceLocation;
+import dev.weft.spi.WeftRuntime;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
+
+/** Entry points: traced control flow, agent installation and lowering. */
+public final class Weft {
+    private Weft() {
+    }
+
+    private static final class Runtime {
+        static final WeftRuntime INSTANCE = ServiceLoader.load(WeftRuntime.class).findFirst()
+                .orElseThrow(() -> new WeftException(SourceLocation.capture(),
+                        "no Weft runtime on the class path: add dev.weft:weft-backends"));
+    }
+
+    /**
+     * A loop {@code for (i = lo; i < hi; i++) carry = body(i, carry)}: run directly outside {@code @Compile}, and
+     * recorded as one loop (not unrolled) inside. {@code i} is an I32 scalar tensor; the body must return a
+     * tensor of the carry's dtype and shape.
+     */
+    public static Tensor fori(int lo, int hi, Tensor init, BiFunction<Tensor, Tensor, Tensor> body) {
+        return fori(lo, hi, List.of(init), (i, c) -> List.of(body.apply(i, c.getFirst()))).getFirst();
+    }
+
+    /** {@link #fori(int, int, Tensor, BiFunction)} with several carried tensors. */
+    public static List<Tensor> fori(int lo, int hi, List<Tensor> init,
+                                    BiFunction<Tensor, List<Tensor>, List<Tensor>> body) {
+        SourceLocation where = Interpreters.current().isTracing() ? SourceLocation.capture() : null;
+        return Interpreters.current().fori(lo, hi, List.copyOf(init), body, where);
+    }
+
+    /**
+     * {@code pred ? onTrue() : onFalse()} for a BOOL scalar {@code pred}. Inside {@code @Compile} both branches
+     * are traced and the choice is made at run time; they must return tensors of one dtype and shape.
+     */
+    public static Tensor cond(Tensor pred, Supplier<Tensor> onTrue, Supplier<Tensor> onFalse) {
+        SourceLocation where = Interpreters.current().isTracing() ? SourceLocation.capture() : null;
+        return Interpreters.current()
+                .cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()), where).getFirst();
+    }
+
+    /** Installs the Weft agent into this JVM (for tests and IDEs; {@code bin/weft} passes it with -javaagent). */
+    public static void install() {
+        Runtime.INSTANCE.install();
+    }
+
+    /**
+     * Traces and lowers {@code owner.method} for the CPU target without running it. {@code args} are as for a
+     * call, with {@link TensorSpec} standing for a tensor.
+     */
+    public static LoweredModule lower(Class<?> owner, String method, Object... args) {
+        return lower("cpu", owner, method, args);
+    }
+
+    /** {@link #lower(Class, String, Object...)} for a named target ({@code "cpu"} or {@code "gpu"}). */
+    public static LoweredModule lower(String target, Class<?> owner, String method, Object... args) {
+        return Runtime.INSTANCE.lower(target, owner, method, args);
+    }
+}

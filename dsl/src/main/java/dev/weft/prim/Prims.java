@@ -1,0 +1,300 @@
+package dev.weft.prim;
+
+import static dev.weft.spi.Errors.dtype;
+import static dev.weft.spi.Errors.shape;
+
+import dev.weft.DType;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Effect;
+import dev.weft.spi.Params;
+import dev.weft.spi.Primitive;
+import dev.weft.spi.Shape;
+import dev.weft.spi.ShapeRule;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The array primitives and their shape rules. Binary elementwise primitives take operands of equal shape and
+ * dtype; {@link dev.weft.Tensor} inserts {@link #BROADCAST_IN_DIM} for NumPy broadcasting before binding.
+ */
+public final class Prims {
+    private Prims() {
+    }
+
+    public static final Primitive<Params> ADD = arithmetic("add");
+    public static final Primitive<Params> SUB = arithmetic("sub");
+    public static final Primitive<Params> MUL = arithmetic("mul");
+    public static final Primitive<Params> DIV = arithmetic("div");
+    public static final Primitive<Params> POW = arithmetic("pow");
+    public static final Primitive<Params> MAX = arithmetic("max");
+    public static final Primitive<Params> MIN = arithmetic("min");
+    public static final Primitive<Params> REM = arithmetic("rem");
+
+    public static final Primitive<Params> LT = comparison("lt");
+    public static final Primitive<Params> LE = comparison("le");
+    public static final Primitive<Params> GT = comparison("gt");
+    public static final Primitive<Params> GE = comparison("ge");
+    public static final Primitive<Params> EQ = comparison("eq");
+    public static final Primitive<Params> NE = comparison("ne");
+
+    public static final Primitive<Params> NEG = unary("neg", false);
+    public static final Primitive<Params> ABS = unary("abs", false);
+    public static final Primitive<Params> EXP = unary("exp", true);
+    public static final Primitive<Params> LOG = unary("log", true);
+    public static final Primitive<Params> SQRT = unary("sqrt", true);
+    public static final Primitive<Params> RSQRT = unary("rsqrt", true);
+    public static final Primitive<Params> TANH = unary("tanh", true);
+    public static final Primitive<Params> SIN = unary("sin", true);
+    public static final Primitive<Params> COS = unary("cos", true);
+
+    /** {@code select(cond, onTrue, onFalse)}: all three of one shape, cond BOOL. */
+    public static final Primitive<Params> SELECT = pure("select", Params.class, (in, p) -> {
+        Aval c = in.get(0), a = in.get(1), b = in.get(2);
+        if (c.dtype() != DType.BOOL) {
+            throw dtype("where: condition must be bool, got %s", c.dtype().specName());
+        }
+        sameDType("where", a, b);
+        if (!c.shape().equals(a.shape()) || !a.shape().equals(b.shape())) {
+            throw shape("where: shapes %s, %s and %s differ", c.shape(), a.shape(), b.shape());
+        }
+        return List.of(a);
+    });
+
+    public static final Primitive<ConvertParams> CONVERT = pure("convert", ConvertParams.class,
+            (in, p) -> List.of(new Aval(p.to(), in.get(0).shape())));
+
+    public static final Primitive<AxesParams> REDUCE_SUM = reduction("reduce_sum");
+    public static final Primitive<AxesParams> REDUCE_PROD = reduction("reduce_prod");
+    public static final Primitive<AxesParams> REDUCE_MAX = reduction("reduce_max");
+    public static final Primitive<AxesParams> REDUCE_MIN = reduction("reduce_min");
+
+    /**
+     * NumPy {@code matmul} for ranks 1 and 2, and batched for equal ranks above 2 with equal batch dimensions.
+     */
+    public static final Primitive<Params> MATMUL = pure("matmul", Params.class, (in, p) -> {
+        Aval a = in.get(0), b = in.get(1);
+        sameDType("matmul", a, b);
+        numeric("matmul", a);
+        Shape sa = a.shape(), sb = b.shape();
+        int ra = sa.rank(), rb = sb.rank();
+        if (ra == 0 || rb == 0 || (ra > 2 || rb > 2) && ra != rb) {
+            throw shape("matmul: unsupported ranks %s @ %s (1-D, 2-D, or equal-rank batches)", sa, sb);
+        }
+        long ka = sa.dim(ra - 1), kb = sb.dim(rb == 1 ? 0 : rb - 2);
+        if (ka != kb) {
+            throw shape("matmul: contraction sizes differ: %s @ %s", sa, sb);
+        }
+        List<Long> out = new ArrayList<>();
+        for (int i = 0; i < ra - 2; i++) {
+            if (sa.dim(i) != sb.dim(i)) {
+                throw shape("matmul: batch dimensions differ: %s @ %s", sa, sb);
+            }
+            out.add(sa.dim(i));
+        }
+        if (ra >= 2) {
+            out.add(sa.dim(ra - 2));
+        }
+        if (rb >= 2) {
+            out.add(sb.dim(rb - 1));
+        }
+        return List.of(new Aval(a.dtype(), Shape.of(out.stream().mapToLong(Long::longValue).toArray())));
+    });
+
+    public static final Primitive<ReshapeParams> RESHAPE = pure("reshape", ReshapeParams.class, (in, p) -> {
+        Aval a = in.get(0);
+        if (a.shape().size() != p.shape().size()) {
+            throw shape("reshape: cannot reshape %s (%d elements) to %s", a.shape(), a.shape().size(), p.shape());
+        }
+        return List.of(new Aval(a.dtype(), p.shape()));
+    });
+
+    public static final Primitive<TransposeParams> TRANSPOSE = pure("transpose", TransposeParams.class, (in, p) -> {
+        Shape s = in.get(0).shape();
+        int[] perm = p.toArray();
+        if (perm.length != s.rank() || !isPermutation(perm)) {
+            throw shape("transpose: %s is not a permutation of the %d axes of %s", p.permutation(), s.rank(), s);
+        }
+        long[] out = new long[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            out[i] = s.dim(perm[i]);
+        }
+        return List.of(new Aval(in.get(0).dtype(), Shape.of(out)));
+    });
+
+    public static final Primitive<BroadcastParams> BROADCAST_IN_DIM = pure("broadcast_in_dim", BroadcastParams.class,
+            (in, p) -> {
+                Shape s = in.get(0).shape();
+                int[] dims = p.dimsArray();
+                if (dims.length != s.rank()) {
+                    throw shape("broadcast: %d dims given for an operand of rank %d", dims.length, s.rank());
+                }
+                int prev = -1;
+                for (int i = 0; i < dims.length; i++) {
+                    int d = dims[i];
+                    if (d <= prev || d >= p.shape().rank()
+                            || s.dim(i) != 1 && s.dim(i) != p.shape().dim(d)) {
+                        throw shape("cannot broadcast %s to %s", s, p.shape());
+                    }
+                    prev = d;
+                }
+                return List.of(new Aval(in.get(0).dtype(), p.shape()));
+            });
+
+    public static final Primitive<SliceParams> SLICE = pure("slice", SliceParams.class, (in, p) -> {
+        Shape s = in.get(0).shape();
+        long[] start = p.startArray(), limit = p.limitArray();
+        if (start.length != s.rank() || limit.length != s.rank()) {
+            throw shape("slice: start %s and limit %s need %d entries for %s", p.start(), p.limit(), s.rank(), s);
+        }
+        long[] out = new long[s.rank()];
+        for (int i = 0; i < out.length; i++) {
+            if (start[i] < 0 || start[i] > limit[i] || limit[i] > s.dim(i)) {
+                throw shape("slice: [%d, %d) is out of bounds for axis %d of %s", start[i], limit[i], i, s);
+            }
+            out[i] = limit[i] - start[i];
+        }
+        return List.of(new Aval(in.get(0).dtype(), Shape.of(out)));
+    });
+
+    public static final Primitive<ConcatParams> CONCAT = pure("concat", ConcatParams.class, (in, p) -> {
+        if (in.isEmpty()) {
+            throw shape("concat: no operands");
+        }
+        Aval first = in.get(0);
+        int axis = p.axis();
+        if (axis < 0 || axis >= first.shape().rank()) {
+            throw shape("concat: axis %d out of range for %s", axis, first.shape());
+        }
+        long[] out = first.shape().dims();
+        for (int k = 1; k < in.size(); k++) {
+            Aval a = in.get(k);
+            sameDType("concat", first, a);
+            if (a.shape().rank() != out.length) {
+                throw shape("concat: ranks differ: %s and %s", first.shape(), a.shape());
+            }
+            for (int i = 0; i < out.length; i++) {
+                if (i != axis && a.shape().dim(i) != out[i]) {
+                    throw shape("concat: %s and %s differ outside axis %d", first.shape(), a.shape(), axis);
+                }
+            }
+            out[axis] += a.shape().dim(axis);
+        }
+        return List.of(new Aval(first.dtype(), Shape.of(out)));
+    });
+
+    public static final Primitive<PadParams> PAD = pure("pad", PadParams.class, (in, p) -> {
+        Shape s = in.get(0).shape();
+        long[] lo = p.lowArray(), hi = p.highArray();
+        if (lo.length != s.rank() || hi.length != s.rank()) {
+            throw shape("pad: low %s and high %s need %d entries for %s", p.low(), p.high(), s.rank(), s);
+        }
+        long[] out = new long[s.rank()];
+        for (int i = 0; i < out.length; i++) {
+            if (lo[i] < 0 || hi[i] < 0) {
+                throw shape("pad: negative padding %s / %s", p.low(), p.high());
+            }
+            out[i] = s.dim(i) + lo[i] + hi[i];
+        }
+        return List.of(new Aval(in.get(0).dtype(), Shape.of(out)));
+    });
+
+    public static final Primitive<IotaParams> IOTA = pure("iota", IotaParams.class,
+            (in, p) -> List.of(Aval.of(p.dtype(), p.n())));
+
+    /** A concrete tensor used by a traced program (lifted by the tracer, never bound by user code). */
+    public static final Primitive<ConstantParams> CONSTANT = pure("constant", ConstantParams.class,
+            (in, p) -> List.of(new Aval(p.value().dtype(), Shape.of(p.value().shape()))));
+
+    /** A traced loop; its node carries the body region. Never bound directly. */
+    public static final Primitive<LoopParams> FORI = pure("fori", LoopParams.class, (in, p) -> in);
+
+    /** A traced two-way branch; its node carries both regions. Never bound directly. */
+    public static final Primitive<Params> COND = pure("cond", Params.class, (in, p) -> in.subList(1, in.size()));
+
+    private static <P extends Params> Primitive<P> pure(String name, Class<P> type, ShapeRule<P> rule) {
+        return new Primitive<>(name, type, Effect.PURE, rule);
+    }
+
+    private static Primitive<Params> arithmetic(String name) {
+        return pure(name, Params.class, (in, p) -> {
+            Aval a = in.get(0), b = in.get(1);
+            sameDType(name, a, b);
+            numeric(name, a);
+            sameShape(name, a, b);
+            return List.of(a);
+        });
+    }
+
+    private static Primitive<Params> comparison(String name) {
+        return pure(name, Params.class, (in, p) -> {
+            Aval a = in.get(0), b = in.get(1);
+            sameDType(name, a, b);
+            sameShape(name, a, b);
+            return List.of(new Aval(DType.BOOL, a.shape()));
+        });
+    }
+
+    private static Primitive<Params> unary(String name, boolean floatingOnly) {
+        return pure(name, Params.class, (in, p) -> {
+            Aval a = in.get(0);
+            numeric(name, a);
+            if (floatingOnly && !a.dtype().isFloating()) {
+                throw dtype("%s: needs f32 or f64, got %s (cast first)", name, a.dtype().specName());
+            }
+            return List.of(a);
+        });
+    }
+
+    private static Primitive<AxesParams> reduction(String name) {
+        return pure(name, AxesParams.class, (in, p) -> {
+            Aval a = in.get(0);
+            numeric(name, a);
+            Shape s = a.shape();
+            Set<Integer> axes = new HashSet<>();
+            for (int ax : p.axes()) {
+                if (ax < 0 || ax >= s.rank() || !axes.add(ax)) {
+                    throw shape("%s: bad or repeated axis %d for %s", name, ax, s);
+                }
+            }
+            long[] out = new long[s.rank() - axes.size()];
+            for (int i = 0, j = 0; i < s.rank(); i++) {
+                if (!axes.contains(i)) {
+                    out[j++] = s.dim(i);
+                }
+            }
+            return List.of(new Aval(a.dtype(), Shape.of(out)));
+        });
+    }
+
+    private static void sameDType(String op, Aval a, Aval b) {
+        if (a.dtype() != b.dtype()) {
+            throw dtype("%s: dtypes differ: %s and %s (Weft never converts implicitly; use cast)", op,
+                    a.dtype().specName(), b.dtype().specName());
+        }
+    }
+
+    private static void sameShape(String op, Aval a, Aval b) {
+        if (!a.shape().equals(b.shape())) {
+            throw shape("%s: shapes differ: %s and %s", op, a.shape(), b.shape());
+        }
+    }
+
+    private static void numeric(String op, Aval a) {
+        if (a.dtype() == DType.BOOL) {
+            throw dtype("%s: not defined on bool (cast first)", op);
+        }
+    }
+
+    private static boolean isPermutation(int[] perm) {
+        boolean[] seen = new boolean[perm.length];
+        for (int p : perm) {
+            if (p < 0 || p >= perm.length || seen[p]) {
+                return false;
+            }
+            seen[p] = true;
+        }
+        return true;
+    }
+}

@@ -1,0 +1,83 @@
+package dev.weft.lowering.ir;
+
+import dev.weft.spi.SourceLocation;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One operation of the lowered module, in MLIR's generic shape: a name ({@code stablehlo.add}), operands,
+ * results, attributes, regions (each a single {@link Block}) and the user's source location. Compared by
+ * identity. Operands, attributes and regions may be replaced by passes; results are fixed at creation.
+ */
+public final class Op {
+    private final String name;
+    private final List<Value> operands;
+    private final List<Value> results;
+    private final Map<String, Attr> attributes;
+    private final List<Block> regions;
+    private final SourceLocation location;
+
+    public Op(String name, List<Value> operands, List<Type> resultTypes, Map<String, Attr> attributes,
+              List<Block> regions, SourceLocation location) {
+        this.name = name;
+        this.operands = new ArrayList<>(operands);
+        this.results = resultTypes.stream().map(Value::new).toList();
+        this.attributes = new LinkedHashMap<>(attributes);
+        this.regions = new ArrayList<>(regions);
+        this.location = location == null ? SourceLocation.UNKNOWN : location;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** The operand list, which passes may edit in place. */
+    public List<Value> operands() {
+        return operands;
+    }
+
+    public Value operand(int i) {
+        return operands.get(i);
+    }
+
+    public List<Value> results() {
+        return results;
+    }
+
+    public Value result() {
+        if (results.size() != 1) {
+            throw new IllegalStateException(name + " has " + results.size() + " results");
+        }
+        return results.getFirst();
+    }
+
+    /** The attribute map (insertion-ordered), which passes may edit in place. */
+    public Map<String, Attr> attributes() {
+        return attributes;
+    }
+
+    public Attr attr(String key) {
+        return attributes.get(key);
+    }
+
+    /** The regions, which passes may edit in place. */
+    public List<Block> regions() {
+        return regions;
+    }
+
+    public SourceLocation location() {
+        return location;
+    }
+
+    /** Replaces every use of {@code from} among the operands by {@code to}. */
+    public void replaceOperand(Value from, Value to) {
+        operands.replaceAll(v -> v == from ? to : v);
+    }
+
+    @Override
+    public String toString() {
+        return name + " @ " + location;
+    }
+}

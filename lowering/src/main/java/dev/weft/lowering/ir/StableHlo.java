@@ -1,0 +1,71 @@
+package dev.weft.lowering.ir;
+
+/**
+ * Names of the ops the lowered module uses, shared by lowering rules, passes and executors.
+ *
+ * <p>Attributes, by op: {@code constant} {value: Dense}; {@code compare} {comparison_direction: Enum(stablehlo,
+ * comparison_direction, EQ|NE|LT|LE|GT|GE)}; {@code convert} none; {@code reduce} (operand, init scalar)
+ * {dimensions: I64Array} with one region {@code ^bb0(acc, x)} of rank-0 tensors returning the combination;
+ * {@code dot_general} {dot_dimension_numbers: DotDimensions}; {@code reshape} none; {@code transpose}
+ * {permutation}; {@code broadcast_in_dim} {broadcast_dimensions}; {@code slice} {start_indices, limit_indices,
+ * strides}; {@code concatenate} {dimension: Int}; {@code pad} (operand, padding value scalar)
+ * {edge_padding_low, edge_padding_high, interior_padding}; {@code iota} {iota_dimension: Int};
+ * {@code while} operands = carries, regions (cond, body) each taking the carries, cond returning a rank-0 i1;
+ * {@code if} (pred) regions (true, false) without arguments that use outer values directly;
+ * {@link #FUSION} inputs, one region taking tensors of the inputs' types and returning the fused results,
+ * made only of elementwise ops of one shape.
+ */
+public final class StableHlo {
+    private StableHlo() {
+    }
+
+    public static final String CONSTANT = "stablehlo.constant";
+    public static final String ADD = "stablehlo.add";
+    public static final String SUBTRACT = "stablehlo.subtract";
+    public static final String MULTIPLY = "stablehlo.multiply";
+    public static final String DIVIDE = "stablehlo.divide";
+    public static final String POWER = "stablehlo.power";
+    public static final String MAXIMUM = "stablehlo.maximum";
+    public static final String MINIMUM = "stablehlo.minimum";
+    public static final String REMAINDER = "stablehlo.remainder";
+    public static final String NEGATE = "stablehlo.negate";
+    public static final String ABS = "stablehlo.abs";
+    public static final String EXP = "stablehlo.exponential";
+    public static final String LOG = "stablehlo.log";
+    public static final String SQRT = "stablehlo.sqrt";
+    public static final String RSQRT = "stablehlo.rsqrt";
+    public static final String TANH = "stablehlo.tanh";
+    public static final String SINE = "stablehlo.sine";
+    public static final String COSINE = "stablehlo.cosine";
+    public static final String COMPARE = "stablehlo.compare";
+    public static final String SELECT = "stablehlo.select";
+    public static final String CONVERT = "stablehlo.convert";
+    public static final String REDUCE = "stablehlo.reduce";
+    public static final String DOT_GENERAL = "stablehlo.dot_general";
+    public static final String RESHAPE = "stablehlo.reshape";
+    public static final String TRANSPOSE = "stablehlo.transpose";
+    public static final String BROADCAST_IN_DIM = "stablehlo.broadcast_in_dim";
+    public static final String SLICE = "stablehlo.slice";
+    public static final String CONCATENATE = "stablehlo.concatenate";
+    public static final String PAD = "stablehlo.pad";
+    public static final String IOTA = "stablehlo.iota";
+    public static final String WHILE = "stablehlo.while";
+    public static final String IF = "stablehlo.if";
+    public static final String RETURN = "stablehlo.return";
+    public static final String CUSTOM_CALL = "stablehlo.custom_call";
+    public static final String FUNC_RETURN = "func.return";
+    /** A group of fused elementwise ops (Weft's own op). */
+    public static final String FUSION = "weft.fusion";
+
+    /** Attribute set by buffer planning: indices of the operands whose last use is this op. */
+    public static final String LAST_USE = "weft.last_use";
+
+    private static final java.util.Set<String> ELEMENTWISE = java.util.Set.of(ADD, SUBTRACT, MULTIPLY, DIVIDE,
+            POWER, MAXIMUM, MINIMUM, REMAINDER, NEGATE, ABS, EXP, LOG, SQRT, RSQRT, TANH, SINE, COSINE, COMPARE,
+            SELECT, CONVERT);
+
+    /** True for ops that map equal-shaped operands to a result of that shape element by element. */
+    public static boolean isElementwise(String opName) {
+        return ELEMENTWISE.contains(opName);
+    }
+}

@@ -1,0 +1,69 @@
+package dev.weft.tracer.ir;
+
+import dev.weft.spi.Params;
+import dev.weft.spi.Primitive;
+import dev.weft.spi.SourceLocation;
+import java.util.List;
+
+/**
+ * One primitive application: {@code outputs = prim[params](inputs)}, with nested regions for control flow
+ * ({@code fori}: one body region taking (i, carries...) and returning carries; {@code cond}: a true and a false
+ * region, each taking no parameters). Regions are closed: values from outside enter as node inputs.
+ */
+public final class Node {
+    private final Primitive<?> prim;
+    private final Params params;
+    private final List<Var> inputs;
+    private final List<Var> outputs;
+    private final List<Region> regions;
+    private final SourceLocation location;
+
+    public Node(Primitive<?> prim, Params params, List<Var> inputs, List<Var> outputs, List<Region> regions,
+                SourceLocation location) {
+        this.prim = prim;
+        this.params = params;
+        this.inputs = List.copyOf(inputs);
+        this.outputs = List.copyOf(outputs);
+        this.regions = List.copyOf(regions);
+        this.location = location == null ? SourceLocation.UNKNOWN : location;
+    }
+
+    public Primitive<?> prim() {
+        return prim;
+    }
+
+    public Params params() {
+        return params;
+    }
+
+    public List<Var> inputs() {
+        return inputs;
+    }
+
+    public List<Var> outputs() {
+        return outputs;
+    }
+
+    public List<Region> regions() {
+        return regions;
+    }
+
+    public SourceLocation location() {
+        return location;
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < outputs.size(); i++) {
+            b.append(i == 0 ? "" : ", ").append(outputs.get(i)).append(':').append(outputs.get(i).aval());
+        }
+        b.append(outputs.isEmpty() ? "" : " = ").append(prim.name());
+        String p = params.toString();
+        if (!p.isEmpty()) {
+            b.append('[').append(p).append(']');
+        }
+        b.append(inputs.toString().replace('[', '(').replace(']', ')'));
+        return b.append("  @ ").append(location).toString();
+    }
+}
