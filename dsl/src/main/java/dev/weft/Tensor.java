@@ -11,9 +11,7 @@ import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
 import dev.weft.spi.Aval;
-import dev.weft.spi.Errors;
-import dev.weft.spi.Interpreter;
-import dev.weft.spi.Interpreters;
+import dev.weft.spi.Bind;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
@@ -23,7 +21,6 @@ import dev.weft.spi.Traced;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -63,6 +60,11 @@ public final class Tensor {
             @Override
             public Traced traced(Tensor t) {
                 return t.traced;
+            }
+
+            @Override
+            public Aval aval(Tensor t) {
+                return t.aval;
             }
         });
     }
@@ -623,27 +625,7 @@ public final class Tensor {
     }
 
     private static Tensor bind1(Primitive<?> prim, Params params, Tensor... args) {
-        return bind(prim, params, args).getFirst();
-    }
-
-    private static List<Tensor> bind(Primitive<?> prim, Params params, Tensor... args) {
-        Interpreter interp = Interpreters.current();
-        List<Aval> in = new ArrayList<>(args.length);
-        for (Tensor t : args) {
-            if (t.traced != null && !Interpreters.isActive(t.traced.owner())) {
-                throw new TracedValueException(SourceLocation.capture(), prim.name() + ": a traced tensor " + t.aval
-                        + " is used after its trace ended; return it from the @Compile method instead of keeping it");
-            }
-            in.add(t.aval);
-        }
-        SourceLocation where = interp.isTracing() ? SourceLocation.capture() : null;
-        List<Aval> out;
-        try {
-            out = prim.infer(in, params, where);
-        } catch (WeftException e) {
-            throw e.location().isUnknown() ? Errors.relocate(e, SourceLocation.capture()) : e;
-        }
-        return interp.bind(prim, params, List.of(args), out, where);
+        return Bind.bind(prim, params, args).getFirst();
     }
 
     // ---- printing --------------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ public final class TensorAccess {
         MemorySegment data(Tensor t);
 
         Traced traced(Tensor t);
+
+        Aval aval(Tensor t);
     }
 
     private static volatile Impl impl;
@@ -53,6 +55,10 @@ public final class TensorAccess {
     /** The buffer of a concrete tensor, or {@code null} for a traced one. */
     public static MemorySegment data(Tensor t) {
         return impl().data(t);
+    }
+
+    public static Aval aval(Tensor t) {
+        return impl().aval(t);
     }
 
     /** The payload of a traced tensor, or {@code null} for a concrete one. */

@@ -1,0 +1,184 @@
+package dev.weft.comm;
+
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.WeftException;
+import dev.weft.prim.CommParams;
+import dev.weft.prim.CommPrims;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Bind;
+import dev.weft.spi.CommBinding;
+import dev.weft.spi.CommHandle;
+import dev.weft.spi.Shape;
+import dev.weft.spi.SourceLocation;
+import dev.weft.spi.TensorAccess;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A communicator: a group of ranks exchanging tensors with MPI semantics (point-to-point messages match by
+ * source and tag, in order per pair; collectives are called by every rank in the same order).
+ *
+ * <p>Outside {@code @Compile} every call runs at once on the bound runtime (fake in-process ranks or MPI). Inside,
+ * tensor communication is recorded as ordered effects of the program; {@link #rank()}, {@link #size()},
+ * {@link #split} and {@link #dup} are host operations that run while tracing (so a program that branches on
+ * {@code rank()} is specialised to its rank; use {@link #rankTensor()} for one program on all ranks).
+ * Peers out of range and negative tags are errors naming the line. Two {@code Comm}s are equal when they
+ * denote the same communicator.
+ */
+public final class Comm {
+    private final CommHandle handle;
+
+    private Comm(CommHandle handle) {
+        this.handle = handle;
+    }
+
+    /** All ranks of the job (of this fake rank's world when running on fake ranks). */
+    public static Comm world() {
+        return new Comm(CommBinding.world());
+    }
+
+    /** Wraps a runtime handle; for runtimes and tests. */
+    public static Comm of(CommHandle handle) {
+        return new Comm(handle);
+    }
+
+    /** The runtime handle; for backends. */
+    public CommHandle handle() {
+        return handle;
+    }
+
+    /** This rank, a host value. */
+    public int rank() {
+        return handle.rank();
+    }
+
+    /** Number of ranks, a host value. */
+    public int size() {
+        return handle.size();
+    }
+
+    /** This rank as an I32 scalar tensor: a run-time value inside {@code @Compile}. */
+    public Tensor rankTensor() {
+        return one(Bind.bind(CommPrims.COMM_RANK, CommParams.of(handle)));
+    }
+
+    /** Blocks until every rank has called it. */
+    public void barrier() {
+        Bind.bind(CommPrims.BARRIER, CommParams.of(handle));
+    }
+
+    /** Sends {@code x} to {@code dest}; returns once {@code x} may be reused (buffered or delivered). */
+    public void send(Tensor x, int dest, int tag) {
+        Bind.bind(CommPrims.SEND, CommParams.p2p(handle, dest, tag, null), x);
+    }
+
+    /** Receives a tensor of {@code dtype} and {@code shape} from {@code src} with {@code tag}. */
+    public Tensor recv(DType dtype, long[] shape, int src, int tag) {
+        return one(Bind.bind(CommPrims.RECV, CommParams.p2p(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
+    }
+
+    /** Starts sending {@code x}; complete it with {@link #wait(Request)}, which returns {@code x}. */
+    public Request isend(Tensor x, int dest, int tag) {
+        Tensor h = one(Bind.bind(CommPrims.ISEND, CommParams.p2p(handle, dest, tag, null), x));
+        return new Request(this, h, TensorAccess.aval(x), SourceLocation.capture());
+    }
+
+    /** Starts receiving; {@link #wait(Request)} returns the tensor. */
+    public Request irecv(DType dtype, long[] shape, int src, int tag) {
+        Aval result = new Aval(dtype, Shape.of(shape));
+        Tensor h = one(Bind.bind(CommPrims.IRECV, CommParams.p2p(handle, src, tag, result)));
+        return new Request(this, h, result, SourceLocation.capture());
+    }
+
+    /** Completes {@code r}: the received tensor, or the sent one. Each request is waited exactly once. */
+    public Tensor wait(Request r) {
+        SourceLocation where = SourceLocation.capture();
+        if (!r.comm().equals(this)) {
+            throw new WeftException(where, "request of communicator " + r.comm().handle.name()
+                    + " waited on " + handle.name());
+        }
+        r.complete(where);
+        return one(Bind.bind(CommPrims.WAIT, CommParams.waitFor(handle, r.result()), r.handle()));
+    }
+
+    /** Completes every request, in order. */
+    public List<Tensor> waitAll(Request... requests) {
+        List<Tensor> out = new ArrayList<>(requests.length);
+        for (Request r : requests) {
+            out.add(wait(r));
+        }
+        return out;
+    }
+
+    /** Elementwise reduction of every rank's {@code x}; every rank gets the result. */
+    public Tensor allreduce(Tensor x, ReduceOp op) {
+        return one(Bind.bind(CommPrims.ALLREDUCE, CommParams.reduce(handle, op, -1), x));
+    }
+
+    /** Every rank's {@code x} concatenated along axis 0 in rank order (scalars become a 1-D tensor). */
+    public Tensor allgather(Tensor x) {
+        return one(Bind.bind(CommPrims.ALLGATHER, CommParams.of(handle), x));
+    }
+
+    /** Reduces like {@link #allreduce}, then rank {@code r} keeps block {@code r} of {@code size()} along axis 0. */
+    public Tensor reduceScatter(Tensor x, ReduceOp op) {
+        return one(Bind.bind(CommPrims.REDUCE_SCATTER, CommParams.reduce(handle, op, -1), x));
+    }
+
+    /** The root's {@code x} on every rank (other ranks' {@code x} only give the shape and dtype). */
+    public Tensor bcast(Tensor x, int root) {
+        return one(Bind.bind(CommPrims.BCAST, CommParams.rooted(handle, root), x));
+    }
+
+    /** The reduction at {@code root}; other ranks get their own {@code x} back. */
+    public Tensor reduce(Tensor x, ReduceOp op, int root) {
+        return one(Bind.bind(CommPrims.REDUCE, CommParams.reduce(handle, op, root), x));
+    }
+
+    /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
+    public Tensor alltoall(Tensor x) {
+        return one(Bind.bind(CommPrims.ALLTOALL, CommParams.of(handle), x));
+    }
+
+    /** Sends {@code x} to {@code dest} and receives a tensor from {@code src}, without deadlock. */
+    public Tensor sendrecv(Tensor x, int dest, int sendTag, DType dtype, long[] shape, int src, int recvTag) {
+        return one(Bind.bind(CommPrims.SENDRECV, CommParams.sendrecv(handle, dest, sendTag, src, recvTag,
+                new Aval(dtype, Shape.of(shape))), x));
+    }
+
+    /** {@link #sendrecv(Tensor, int, int, DType, long[], int, int)} receiving the dtype and shape of {@code x}. */
+    public Tensor sendrecv(Tensor x, int dest, int src, int tag) {
+        return sendrecv(x, dest, tag, x.dtype(), x.shape(), src, tag);
+    }
+
+    /** MPI_Comm_split, run at once (also while tracing); a negative color gives {@code null}. */
+    public Comm split(int color, int key) {
+        CommHandle h = handle.split(color, key, SourceLocation.capture());
+        return h == null ? null : new Comm(h);
+    }
+
+    /** MPI_Comm_dup, run at once (also while tracing). */
+    public Comm dup() {
+        return new Comm(handle.dup(SourceLocation.capture()));
+    }
+
+    private static Tensor one(List<Tensor> out) {
+        return out.getFirst();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Comm c && c.handle == handle;
+    }
+
+    @Override
+    public int hashCode() {
+        return System.identityHashCode(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "Comm(" + handle.name() + ", rank " + rank() + " of " + size() + ")";
+    }
+}

@@ -1,0 +1,37 @@
+package dev.weft.spi;
+
+import dev.weft.WeftException;
+import java.util.ServiceLoader;
+import java.util.function.Supplier;
+
+/** Which world communicator {@code Comm.world()} returns on this thread. */
+public final class CommBinding {
+    private static final ThreadLocal<CommHandle> BOUND = new ThreadLocal<>();
+
+    private CommBinding() {
+    }
+
+    private static final class Default {
+        static final CommHandle WORLD = ServiceLoader.load(WorldProvider.class).findFirst()
+                .map(WorldProvider::world)
+                .orElseThrow(() -> new WeftException(SourceLocation.capture(),
+                        "no communicator runtime on the class path: add dev.weft:weft-backends"));
+    }
+
+    /** The world of this thread: the bound one (fake ranks), else the process's. */
+    public static CommHandle world() {
+        CommHandle h = BOUND.get();
+        return h != null ? h : Default.WORLD;
+    }
+
+    /** Runs {@code body} with {@code world} as this thread's world (one fake rank). */
+    public static <T> T with(CommHandle world, Supplier<T> body) {
+        CommHandle prev = BOUND.get();
+        BOUND.set(world);
+        try {
+            return body.get();
+        } finally {
+            BOUND.set(prev);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package dev.weft.spi;
+
+/**
+ * A runtime's handle on one communicator as seen by one rank (fake ranks, MPI, NCCL bootstrap). The
+ * communication primitives carry it in their parameters; backends execute them on it.
+ */
+public interface CommHandle {
+    int rank();
+
+    int size();
+
+    /** Stable, human-readable name used in IR and error reports, e.g. {@code world} or {@code world.split(1)}. */
+    String name();
+
+    /** MPI_Comm_split: ranks with equal {@code color} form a communicator ordered by {@code key}, then rank. */
+    CommHandle split(int color, int key, SourceLocation where);
+
+    /** MPI_Comm_dup: the same group with a separate message space. */
+    CommHandle dup(SourceLocation where);
+}
