@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weft.DType;
+import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.TracedValueException;
@@ -109,13 +110,31 @@ class CompileGateTest {
     }
 
     @Test
+    void anArgumentKindFromTheServiceLoaderKeysByItsKey() {
+        int before = Kernels.TAGGED_BODY.get();
+        assertThat(Kernels.tagged(f32(1, 2), new Tag("double")).toFloatArray()).containsExactly(2f, 4f);
+        assertThat(Kernels.tagged(f32(3, 4), new Tag("double")).toFloatArray()).containsExactly(6f, 8f);
+        assertThat(Kernels.TAGGED_BODY.get() - before).isEqualTo(1);
+        assertThat(Kernels.tagged(f32(3, 4), new Tag("id")).toFloatArray()).containsExactly(3f, 4f);
+        assertThat(Kernels.TAGGED_BODY.get() - before).isEqualTo(2);
+    }
+
+    @Test
+    void exceptionsFromTheBodyPropagateUnchanged() {
+        assertThatThrownBy(() -> Kernels.axpy(f32(1, 2), f32(1, 2, 3), f32(1, 2)))
+                .isInstanceOf(ShapeException.class)
+                .hasMessageMatching("Kernels\\.java:\\d+: mul: shapes \\[2] and \\[3] are not broadcast-compatible");
+    }
+
+    @Test
     void anUnsupportedArgumentNamesTheCallingLine() {
         int line = Lines.here(1);
         assertThatThrownBy(() -> Kernels.withAnything(f32(1), new ArrayList<String>()))
                 .isInstanceOf(WeftException.class)
                 .hasMessageStartingWith("CompileGateTest.java:" + line + ": argument 1 of Kernels.withAnything(Tensor, Object)"
                         + " is a java.util.ArrayList")
-                .hasMessageContaining("accepts Tensor, compile-time constants");
+                .hasMessageContaining("accepts Tensor, compile-time constants")
+                .hasMessageContaining("tags (Tag)");
     }
 
     @Test

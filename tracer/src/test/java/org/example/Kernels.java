@@ -11,6 +11,7 @@ class Kernels {
     static final AtomicInteger SCALE_BODY = new AtomicInteger();
     static final AtomicInteger INNER_BODY = new AtomicInteger();
     static final AtomicInteger SIDE_EFFECTS = new AtomicInteger();
+    static final AtomicInteger TAGGED_BODY = new AtomicInteger();
     static Tensor kept;
 
     private final float factor;
@@ -60,6 +61,12 @@ class Kernels {
     @Compile
     static void sideEffect(Tensor x) {
         SIDE_EFFECTS.incrementAndGet();
+    }
+
+    @Compile
+    static Tensor tagged(Tensor x, Tag tag) {
+        TAGGED_BODY.incrementAndGet();
+        return tag.name().equals("double") ? x.add(x) : x;
     }
 
     @Compile

@@ -20,7 +20,7 @@ final class Frame {
     private final List<Var> params;
     private final Set<Var> defined = new HashSet<>();
     private final List<Node> nodes = new ArrayList<>();
-    private final Map<Var, Var> captureParams = new HashMap<>();
+    private final Map<Var, Var> captureByOriginal = new HashMap<>();
     private final List<Var> capturedOuter = new ArrayList<>();
     private final List<Var> captureInner = new ArrayList<>();
     private final Map<Tensor, Var> constants = new IdentityHashMap<>();
@@ -41,7 +41,7 @@ final class Frame {
 
     /** The capture parameter standing for {@code original} here, or {@code null} if it is not captured yet. */
     Var captureOf(Var original) {
-        return captureParams.get(original);
+        return captureByOriginal.get(original);
     }
 
     /**
@@ -49,7 +49,7 @@ final class Frame {
      * region; {@code outer} is how the enclosing region names it.
      */
     void capture(Var original, Var outer, Var inner) {
-        captureParams.put(original, inner);
+        captureByOriginal.put(original, inner);
         capturedOuter.add(outer);
         captureInner.add(inner);
         defined.add(inner);
