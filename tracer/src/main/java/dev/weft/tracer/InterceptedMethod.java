@@ -82,9 +82,9 @@ final class InterceptedMethod {
     List<Tensor> flatten(Object value, SourceLocation where) {
         List<Tensor> out = result.flatten(value);
         if (out == null) {
-            throw new WeftException(where, describe(method) + " returned "
-                    + (value == null ? "null" : "a " + value.getClass().getName() + " holding something else than tensors")
-                    + "; a traced method returns " + ResultKind.SUPPORTED);
+            String what = value == null ? "null" : "a " + value.getClass().getName() + " with non-tensor elements";
+            throw new WeftException(where, describe(method) + " returned " + what + "; a traced method returns "
+                    + ResultKind.SUPPORTED + " (no null elements)");
         }
         return out;
     }
