@@ -6,9 +6,16 @@ import dev.weft.spi.SourceLocation;
 import java.util.List;
 
 /**
- * One primitive application: {@code outputs = prim[params](inputs)}, with nested regions for control flow
- * ({@code fori}: one body region taking (i, carries...) and returning carries; {@code cond}: a true and a false
- * region, each taking no parameters). Regions are closed: values from outside enter as node inputs.
+ * One primitive application: {@code outputs = prim[params](inputs)}, with nested regions for control flow.
+ * Regions are closed: each value from outside that a region uses is one of its capture parameters, and the node
+ * receives the outer value as an input.
+ * <ul>
+ *   <li>{@code fori}: inputs {@code [carries..., captures...]}, params {@code LoopParams(lo, hi)}, one region with
+ *       parameters {@code [i (i32 scalar), carries..., captures...]} returning the new carries; outputs are the
+ *       final carries.</li>
+ *   <li>{@code cond}: inputs {@code [pred (bool scalar), captures...]}, a true and a false region, each with
+ *       parameters {@code [captures...]} (one list for both) returning the outputs.</li>
+ * </ul>
  */
 public final class Node {
     private final Primitive<?> prim;

@@ -1,0 +1,204 @@
+package dev.weft.tracer;
+
+import dev.weft.Tensor;
+import dev.weft.TensorSpec;
+import dev.weft.TracedValueException;
+import dev.weft.WeftException;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Interpreters;
+import dev.weft.spi.Shape;
+import dev.weft.spi.SourceLocation;
+import dev.weft.tracer.ir.Graph;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Where calls of {@code @Compile} methods arrive (from the agent's advice), and the tracing of such methods for
+ * lowering without running them.
+ *
+ * <p>A call outside any trace is keyed by the method, the receiver's identity (instance methods) and its
+ * classified arguments: a {@link Tensor} by its dtype and shape (it becomes a graph input), any other argument by
+ * its {@link ArgumentKind}'s key. The first call of a key traces the method, compiles the graph with the
+ * {@link CompilePipeline} found by {@link ServiceLoader} for the target named by the system property
+ * {@code weft.target} (default {@code cpu}) and caches the executable; every call then runs the cached
+ * executable on its tensors. Calls made while this thread is tracing run the body, so nested {@code @Compile}
+ * methods are inlined into the caller's graph. Thread-safe: traces are per thread; two threads missing the same
+ * key may both trace, and one executable is kept.
+ */
+public final class CompileGate {
+    /** What {@link #enter} returns for a void method whose executable ran. */
+    private static final Object VOID_DONE = new Object();
+
+    private static final ClassValue<Map<String, InterceptedMethod>> METHODS = new ClassValue<>() {
+        @Override
+        protected Map<String, InterceptedMethod> computeValue(Class<?> type) {
+            return new ConcurrentHashMap<>();
+        }
+    };
+
+    private static final Map<CallKey, Executable> CACHE = new ConcurrentHashMap<>();
+
+    private static volatile CompilePipeline pipeline;
+
+    private CompileGate() {
+    }
+
+    /**
+     * Entry advice of the {@code @Compile} method of {@code type} with {@code signature} (its name followed by
+     * its JVM descriptor). Returns {@code null} when the body must run (this thread is tracing); otherwise
+     * compiles if needed, runs the executable and returns the method's result ({@code Tensor}, {@code Tensor[]}
+     * or {@code List<Tensor>}), or a non-null marker for a void method: the body is then skipped.
+     */
+    public static Object enter(Class<?> type, String signature, Object receiver, Object[] args) {
+        if (Interpreters.isTracing()) {
+            return null;
+        }
+        InterceptedMethod method = METHODS.get(type)
+                .computeIfAbsent(signature, s -> InterceptedMethod.resolve(type, s));
+        Object[] key = new Object[args.length];
+        List<Tensor> tensors = new ArrayList<>(args.length);
+        for (int i = 0; i < args.length; i++) {
+            key[i] = classify(method, i, args[i], tensors);
+        }
+        CallKey callKey = new CallKey(method, method.isStatic() ? null : receiver, Arrays.asList(key));
+        Executable exe = CACHE.get(callKey);
+        if (exe == null) {
+            exe = compile(callKey, receiver, args);
+        }
+        return method.result().rebuild(exe.run(tensors), VOID_DONE);
+    }
+
+    /**
+     * Traces the method {@code methodName} of {@code owner} without running it, for lowering. {@code args} are as
+     * for a call, with {@link TensorSpec} (or a concrete {@link Tensor}) standing for each tensor argument. The
+     * method is chosen by name and number of parameters and must be static.
+     *
+     * @throws WeftException if no method or several match, or an argument is not accepted
+     */
+    public static Graph trace(Class<?> owner, String methodName, Object[] args) {
+        List<Method> candidates = Arrays.stream(owner.getDeclaredMethods())
+                .filter(m -> m.getName().equals(methodName) && m.getParameterCount() == args.length
+                        && !m.isSynthetic())
+                .toList();
+        if (candidates.size() != 1) {
+            throw new WeftException(SourceLocation.capture(), (candidates.isEmpty() ? "no method " : "several methods ")
+                    + owner.getSimpleName() + "." + methodName + " with " + args.length + " parameters"
+                    + (candidates.isEmpty() ? "" : ": " + candidates.stream().map(InterceptedMethod::describe).toList()));
+        }
+        InterceptedMethod method = InterceptedMethod.of(candidates.getFirst(), SourceLocation.capture());
+        if (!method.isStatic()) {
+            throw new WeftException(SourceLocation.capture(), method + " is an instance method; only static methods"
+                    + " can be traced without a call");
+        }
+        Object[] traceArgs = args.clone();
+        List<Aval> avals = new ArrayList<>();
+        List<Integer> slots = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] instanceof TensorSpec spec) {
+                avals.add(spec.aval());
+                slots.add(i);
+            } else if (args[i] instanceof Tensor t) {
+                avals.add(avalOf(t));
+                slots.add(i);
+            } else {
+                traceArgs[i] = kindOf(method, i, args[i]).traceValue(args[i]);
+            }
+        }
+        return traceCall(method, null, traceArgs, slots, avals);
+    }
+
+    /** The key part of one argument; a tensor is also added to {@code tensors}. */
+    private static Object classify(InterceptedMethod method, int index, Object arg, List<Tensor> tensors) {
+        if (arg instanceof Tensor t) {
+            if (t.isTraced()) {
+                throw new TracedValueException(callerOf(method), "argument " + index + " of " + method
+                        + " is a traced tensor whose trace has ended; return tensors from @Compile methods instead"
+                        + " of keeping them");
+            }
+            tensors.add(t);
+            return avalOf(t);
+        }
+        return kindOf(method, index, arg).key(arg);
+    }
+
+    private static ArgumentKind kindOf(InterceptedMethod method, int index, Object arg) {
+        ArgumentKind kind = ArgumentKinds.of(arg);
+        if (kind == null) {
+            throw new WeftException(callerOf(method), "argument " + index + " of " + method + " is "
+                    + (arg == null ? "null" : "a " + arg.getClass().getName()) + ", which a @Compile method cannot"
+                    + " take; it accepts " + ArgumentKinds.accepted());
+        }
+        return kind;
+    }
+
+    /** Traces and compiles the call of {@code key}, caches the executable and returns the cached one. */
+    private static Executable compile(CallKey key, Object receiver, Object[] args) {
+        InterceptedMethod method = key.method();
+        Object[] traceArgs = args.clone();
+        List<Aval> avals = new ArrayList<>();
+        List<Integer> slots = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] instanceof Tensor) {
+                avals.add((Aval) key.args().get(i));
+                slots.add(i);
+            } else {
+                traceArgs[i] = ArgumentKinds.of(args[i]).traceValue(args[i]);
+            }
+        }
+        Graph graph = traceCall(method, receiver, traceArgs, slots, avals);
+        Executable exe = pipeline().compile(graph, System.getProperty("weft.target", "cpu"));
+        Executable previous = CACHE.putIfAbsent(key, exe);
+        return previous != null ? previous : exe;
+    }
+
+    /** Runs {@code method} once with traced tensors of {@code avals} at argument positions {@code slots}. */
+    private static Graph traceCall(InterceptedMethod method, Object receiver, Object[] args, List<Integer> slots,
+                                   List<Aval> avals) {
+        String name = method.method().getDeclaringClass().getSimpleName() + "." + method.method().getName();
+        return Tracer.trace(name, avals, traced -> {
+            Object[] callArgs = args.clone();
+            for (int k = 0; k < slots.size(); k++) {
+                callArgs[slots.get(k)] = traced.get(k);
+            }
+            Object result = method.invoke(receiver, callArgs);
+            return method.flatten(result, callerOf(method));
+        });
+    }
+
+    private static CompilePipeline pipeline() {
+        CompilePipeline p = pipeline;
+        if (p == null) {
+            p = ServiceLoader.load(CompilePipeline.class).findFirst()
+                    .orElseThrow(() -> new WeftException(SourceLocation.UNKNOWN,
+                            "no compile pipeline on the class path: add dev.weft:weft-backends"));
+            pipeline = p;
+        }
+        return p;
+    }
+
+    private static SourceLocation callerOf(InterceptedMethod method) {
+        return CallerLocation.of(method.method().getDeclaringClass(), method.method().getName());
+    }
+
+    private static Aval avalOf(Tensor t) {
+        return new Aval(t.dtype(), Shape.of(t.shape()));
+    }
+
+    /** The compile-cache key: method, receiver (by identity; {@code null} for static methods), argument keys. */
+    private record CallKey(InterceptedMethod method, Object receiver, List<Object> args) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof CallKey k && k.method == method && k.receiver == receiver && k.args.equals(args);
+        }
+
+        @Override
+        public int hashCode() {
+            return (System.identityHashCode(method) * 31 + System.identityHashCode(receiver)) * 31 + args.hashCode();
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package dev.weft.tracer.agent;
+
+import static net.bytebuddy.matcher.ElementMatchers.declaresMethod;
+import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
+import static net.bytebuddy.matcher.ElementMatchers.isAnnotatedWith;
+import static net.bytebuddy.matcher.ElementMatchers.isSynthetic;
+import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
+import static net.bytebuddy.matcher.ElementMatchers.not;
+import static net.bytebuddy.matcher.ElementMatchers.returns;
+
+import dev.weft.Compile;
+import java.lang.instrument.Instrumentation;
+import net.bytebuddy.agent.ByteBuddyAgent;
+import net.bytebuddy.agent.builder.AgentBuilder;
+import net.bytebuddy.asm.Advice;
+import net.bytebuddy.description.method.MethodDescription;
+import net.bytebuddy.matcher.ElementMatcher;
+
+/**
+ * The Java agent that routes calls of {@code @Compile} methods through {@link dev.weft.tracer.CompileGate}.
+ * Loaded with {@code -javaagent:weft-tracer.jar} (Byte Buddy on the class path), or attached to the running JVM
+ * by {@link #install()}. Classes loaded before installation are retransformed; the advice is inlined and
+ * changes no class shape.
+ */
+public final class WeftAgent {
+    private static boolean installed;
+
+    private WeftAgent() {
+    }
+
+    public static void premain(String args, Instrumentation inst) {
+        install(inst);
+    }
+
+    public static void agentmain(String args, Instrumentation inst) {
+        install(inst);
+    }
+
+    /**
+     * Attaches the agent to this JVM unless it is already installed (needs {@code -XX:+EnableDynamicAgentLoading}
+     * on JDK 21 and later to run without a warning).
+     */
+    public static synchronized void install() {
+        if (!installed) {
+            install(ByteBuddyAgent.install());
+        }
+    }
+
+    private static synchronized void install(Instrumentation inst) {
+        if (installed) {
+            return;
+        }
+        ElementMatcher.Junction<MethodDescription> compiled = isAnnotatedWith(Compile.class)
+                .and(not(isAbstract()));
+        new AgentBuilder.Default()
+                .disableClassFormatChanges()
+                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
+                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
+                .ignore(nameStartsWith("net.bytebuddy.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
+                        .or(nameStartsWith("sun.")).or(isSynthetic()))
+                .type(declaresMethod(compiled))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(Advice.to(CompileAdvice.class).on(compiled.and(not(returns(void.class)))))
+                        .visit(Advice.to(VoidCompileAdvice.class).on(compiled.and(returns(void.class)))))
+                .installOn(inst);
+        installed = true;
+    }
+}
