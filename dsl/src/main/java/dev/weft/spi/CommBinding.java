@@ -24,6 +24,11 @@ public final class CommBinding {
         return h != null ? h : Default.WORLD;
     }
 
+    /** The world bound to this thread (a fake rank), or {@code null} if it uses the process's. */
+    public static CommHandle bound() {
+        return BOUND.get();
+    }
+
     /** Runs {@code body} with {@code world} as this thread's world (one fake rank). */
     public static <T> T with(CommHandle world, Supplier<T> body) {
         CommHandle prev = BOUND.get();

@@ -5,6 +5,7 @@ import dev.weft.TensorSpec;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
 import dev.weft.spi.Aval;
+import dev.weft.spi.CommBinding;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
@@ -65,7 +66,8 @@ public final class CompileGate {
         for (int i = 0; i < args.length; i++) {
             key[i] = classify(method, i, args[i], tensors);
         }
-        CallKey callKey = new CallKey(method, method.isStatic() ? null : receiver, Arrays.asList(key));
+        CallKey callKey = new CallKey(method, method.isStatic() ? null : receiver, CommBinding.bound(),
+                Arrays.asList(key));
         Executable exe = CACHE.get(callKey);
         if (exe == null) {
             exe = compile(callKey, receiver, args);
@@ -189,16 +191,22 @@ public final class CompileGate {
         return new Aval(t.dtype(), Shape.of(t.shape()));
     }
 
-    /** The compile-cache key: method, receiver (by identity; {@code null} for static methods), argument keys. */
-    private record CallKey(InterceptedMethod method, Object receiver, List<Object> args) {
+    /**
+     * The compile-cache key: method, receiver (by identity; {@code null} for static methods), the world bound to
+     * this thread (fake ranks: a body that asks {@code Comm.world()} for its rank is specialised per rank),
+     * argument keys.
+     */
+    private record CallKey(InterceptedMethod method, Object receiver, Object world, List<Object> args) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof CallKey k && k.method == method && k.receiver == receiver && k.args.equals(args);
+            return o instanceof CallKey k && k.method == method && k.receiver == receiver && k.world == world
+                    && k.args.equals(args);
         }
 
         @Override
         public int hashCode() {
-            return (System.identityHashCode(method) * 31 + System.identityHashCode(receiver)) * 31 + args.hashCode();
+            return ((System.identityHashCode(method) * 31 + System.identityHashCode(receiver)) * 31
+                    + System.identityHashCode(world)) * 31 + args.hashCode();
         }
     }
 }
