@@ -16,7 +16,6 @@ import dev.weft.tracer.ir.Var;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -160,10 +159,6 @@ public final class LoweringContext {
 
     /** The lowered types of a node's outputs. */
     public static List<Type> outputTypes(Node node) {
-        List<Type> types = new ArrayList<>();
-        for (Var v : node.outputs()) {
-            types.add(TensorType.of(v.aval()));
-        }
-        return types;
+        return node.outputs().stream().map(v -> (Type) TensorType.of(v.aval())).toList();
     }
 }

@@ -1,5 +1,7 @@
 package dev.weft.lowering;
 
+import java.lang.foreign.MemorySegment;
+import dev.weft.spi.Params;
 import static dev.weft.lowering.Ops.names;
 import static dev.weft.lowering.Ops.only;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -37,7 +39,7 @@ class ArrayLoweringRulesTest {
     private final Lowerer lowerer = new Lowerer(LoweringRules.discover());
 
     /** Lowers {@code prim(params)} applied to fresh parameters of {@code inputs}; returns main's body. */
-    private Block lowerOne(Primitive<?> prim, dev.weft.spi.Params params, Aval... inputs) {
+    private Block lowerOne(Primitive<?> prim, Params params, Aval... inputs) {
         GraphBuilder g = new GraphBuilder();
         Var[] args = new Var[inputs.length];
         for (int i = 0; i < inputs.length; i++) {
@@ -48,7 +50,7 @@ class ArrayLoweringRulesTest {
     }
 
     private Block lowerOne(Primitive<?> prim, Aval... inputs) {
-        return lowerOne(prim, dev.weft.spi.Params.NONE, inputs);
+        return lowerOne(prim, Params.NONE, inputs);
     }
 
     @Test
@@ -123,7 +125,7 @@ class ArrayLoweringRulesTest {
                 .regions().getFirst())).containsExactly(StableHlo.MULTIPLY, StableHlo.RETURN);
     }
 
-    private static java.lang.foreign.MemorySegment initOf(Block b) {
+    private static MemorySegment initOf(Block b) {
         Op init = b.ops().getFirst();
         assertThat(init.result().type()).isEqualTo(TensorType.of(init.result().tensorType().dtype()));
         return ((Attr.Dense) init.attr("value")).data();

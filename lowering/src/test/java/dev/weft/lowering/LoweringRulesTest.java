@@ -1,5 +1,6 @@
 package dev.weft.lowering;
 
+import dev.weft.spi.Primitive;
 import static dev.weft.lowering.Ops.names;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -75,7 +76,7 @@ class LoweringRulesTest {
     void discoveredRulesCoverEveryPrimitive() throws IllegalAccessException {
         LoweringRules rules = LoweringRules.discover();
         for (var field : Prims.class.getFields()) {
-            if (field.get(null) instanceof dev.weft.spi.Primitive<?> p) {
+            if (field.get(null) instanceof Primitive<?> p) {
                 assertThat(rules.has(p, "cpu")).as(p.name()).isTrue();
                 assertThat(rules.has(p, "gpu")).as(p.name()).isTrue();
             }

@@ -1,5 +1,6 @@
 package dev.weft.lowering;
 
+import dev.weft.lowering.passes.DeadCodeElimination;
 import static dev.weft.lowering.Ops.names;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -73,7 +74,7 @@ class PipelineTest {
     @Test
     void customPipelinesRunOnlyTheirPasses() {
         List<String> stages = new ArrayList<>();
-        Module m = Pipeline.of().then(new dev.weft.lowering.passes.DeadCodeElimination())
+        Module m = Pipeline.of().then(new DeadCodeElimination())
                 .run(new Lowerer(LoweringRules.discover()).lower(graph(), "cpu"), (s, t) -> stages.add(s));
         assertThat(stages).containsExactly("lowered", "dce");
         assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.EXP, StableHlo.ADD, StableHlo.NEGATE,

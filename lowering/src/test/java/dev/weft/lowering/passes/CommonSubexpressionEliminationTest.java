@@ -1,5 +1,6 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.DType;
 import static dev.weft.lowering.Ops.names;
 import static dev.weft.lowering.passes.ModuleBuilder.F4;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,7 +41,7 @@ class CommonSubexpressionEliminationTest {
     @Test
     void differentAttributesOrOperandsAreNotMerged() {
         ModuleBuilder b = new ModuleBuilder(F4, F4);
-        TensorType bool = TensorType.of(dev.weft.DType.BOOL, 4);
+        TensorType bool = TensorType.of(DType.BOOL, 4);
         Value lt = b.op(StableHlo.COMPARE, List.of(b.arg(0), b.arg(1)), List.of(bool),
                 Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "LT")), List.of())
                 .result();
@@ -70,7 +71,7 @@ class CommonSubexpressionEliminationTest {
 
     @Test
     void mergesInsideNestedBlocksUsingOuterValues() {
-        ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(dev.weft.DType.BOOL));
+        ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
         Value outer = b.op(StableHlo.EXP, F4, b.arg(0));
         ModuleBuilder yes = new ModuleBuilder();
         Value n1 = yes.op(StableHlo.NEGATE, F4, outer);

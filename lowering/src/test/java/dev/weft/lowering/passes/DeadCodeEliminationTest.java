@@ -1,5 +1,7 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.DType;
+import dev.weft.lowering.ir.TensorType;
 import static dev.weft.lowering.Ops.names;
 import static dev.weft.lowering.passes.ModuleBuilder.F4;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,7 +45,7 @@ class DeadCodeEliminationTest {
         pure.op(StableHlo.EXP, F4, b.arg(0));
         Value kept = pure.op(StableHlo.NEGATE, F4, b.arg(0));
         pure.ret(kept);
-        Value pred = b.op(StableHlo.COMPARE, dev.weft.lowering.ir.TensorType.of(dev.weft.DType.BOOL), b.constant(1),
+        Value pred = b.op(StableHlo.COMPARE, TensorType.of(DType.BOOL), b.constant(1),
                 b.constant(2));
         b.op(StableHlo.IF, List.of(pred), List.of(F4), Map.of(), List.of(effectful.block(), pure.block()));
         ModuleBuilder unusedPure = new ModuleBuilder();

@@ -1,5 +1,7 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.DType;
+import dev.weft.lowering.ir.TensorType;
 import static dev.weft.lowering.Ops.names;
 import static dev.weft.lowering.passes.ModuleBuilder.F4;
 import static dev.weft.lowering.passes.ModuleBuilder.F8;
@@ -99,7 +101,7 @@ class ElementwiseFusionTest {
 
     @Test
     void fusesInsideIfBranches() {
-        ModuleBuilder b = new ModuleBuilder(F4, dev.weft.lowering.ir.TensorType.of(dev.weft.DType.BOOL));
+        ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
         ModuleBuilder yes = new ModuleBuilder();
         yes.ret(yes.op(StableHlo.NEGATE, F4, yes.op(StableHlo.EXP, F4, b.arg(0))));
         ModuleBuilder no = new ModuleBuilder();

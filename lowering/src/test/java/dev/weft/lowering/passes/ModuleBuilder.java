@@ -1,5 +1,8 @@
 package dev.weft.lowering.passes;
 
+import java.lang.foreign.ValueLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.Arena;
 import dev.weft.DType;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
@@ -64,8 +67,8 @@ final class ModuleBuilder {
     }
 
     Value constant(float v) {
-        var seg = java.lang.foreign.Arena.ofAuto().allocate(4);
-        seg.set(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0, v);
+        MemorySegment seg = Arena.ofAuto().allocate(4);
+        seg.set(ValueLayout.JAVA_FLOAT, 0, v);
         TensorType t = TensorType.of(DType.F32);
         return op(StableHlo.CONSTANT, List.of(), List.of(t), Map.of("value", new Attr.Dense(t, seg)), List.of())
                 .result();
