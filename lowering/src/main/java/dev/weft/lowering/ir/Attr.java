@@ -30,7 +30,7 @@ public sealed interface Attr {
     record Float(double value, String type) implements Attr {
         @Override
         public String mlir() {
-            return Mlir.floatLiteral(value) + " : " + type;
+            return Mlir.floatLiteral(value, type) + " : " + type;
         }
     }
 

@@ -32,20 +32,32 @@ final class Mlir {
         return BARE_ID.matcher(name).matches() ? name : quote(name);
     }
 
-    /** A float literal MLIR reads back exactly: decimal when it round-trips, else hex bits. */
-    static String floatLiteral(double v) {
+    /**
+     * A float literal of MLIR type {@code type} that MLIR reads back exactly: decimal for finite values, else the
+     * hex bits, which MLIR requires to be as wide as the type ({@code f32}: 8 digits, otherwise 16).
+     */
+    static String floatLiteral(double v, String type) {
         if (Double.isFinite(v)) {
-            String s = Double.toString(v);
-            return s.contains("E") ? String.format("%.17e", v) : s;
+            return type.equals("f32") ? floatLiteral32((float) v) : floatLiteral64(v);
         }
-        return String.format("0x%016X", Double.doubleToRawLongBits(v));
+        return type.equals("f32") ? String.format("0x%08X", Float.floatToRawIntBits((float) v))
+                : String.format("0x%016X", Double.doubleToRawLongBits(v));
     }
 
-    /** {@code dense<...> : tensor<...>}: literal for small tensors, a hex blob otherwise. */
+    private static String floatLiteral64(double v) {
+        String s = Double.toString(v);
+        return s.contains("E") ? String.format("%.17e", v) : s;
+    }
+
+    /**
+     * {@code dense<...> : tensor<...>}: literal for small tensors, a hex blob otherwise (MLIR packs {@code i1}
+     * blobs eight elements a byte, least significant bit first, where Weft stores one byte per element).
+     */
     static String dense(TensorType t, MemorySegment data) {
         long n = t.shape().size();
         if (n > LITERAL_LIMIT || n == 0) {
-            byte[] bytes = data.asSlice(0, t.byteSize()).toArray(ValueLayout.JAVA_BYTE);
+            byte[] bytes = t.dtype() == DType.BOOL ? packBits(data, n)
+                    : data.asSlice(0, t.byteSize()).toArray(ValueLayout.JAVA_BYTE);
             return "dense<\"0x" + HexFormat.of().withUpperCase().formatHex(bytes) + "\"> : " + t.mlir();
         }
         StringBuilder b = new StringBuilder("dense<");
@@ -61,23 +73,24 @@ final class Mlir {
         return b.append("> : ").append(t.mlir()).toString();
     }
 
+    private static byte[] packBits(MemorySegment data, long n) {
+        byte[] packed = new byte[Math.toIntExact((n + 7) / 8)];
+        for (long i = 0; i < n; i++) {
+            if (data.get(ValueLayout.JAVA_BYTE, i) != 0) {
+                packed[(int) (i / 8)] |= (byte) (1 << (i % 8));
+            }
+        }
+        return packed;
+    }
+
     private static String element(DType dtype, MemorySegment d, long i) {
         return switch (dtype) {
-            case F32 -> floatElement(d.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i),
-                    Float.floatToRawIntBits(d.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i)), 8);
-            case F64 -> floatElement(d.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i),
-                    Double.doubleToRawLongBits(d.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i)), 16);
+            case F32 -> floatLiteral(d.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i), "f32");
+            case F64 -> floatLiteral(d.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i), "f64");
             case I32 -> Integer.toString(d.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i));
             case I64 -> Long.toString(d.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i));
             case BOOL -> d.get(ValueLayout.JAVA_BYTE, i) != 0 ? "true" : "false";
         };
-    }
-
-    private static String floatElement(double v, long bits, int hexDigits) {
-        if (!Double.isFinite(v)) {
-            return String.format("0x%0" + hexDigits + "X", bits);
-        }
-        return hexDigits == 8 ? floatLiteral32((float) v) : floatLiteral(v);
     }
 
     private static String floatLiteral32(float v) {

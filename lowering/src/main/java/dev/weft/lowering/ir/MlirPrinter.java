@@ -51,7 +51,7 @@ public final class MlirPrinter {
         out.append(indent);
         List<Value> results = op.results();
         if (results.size() == 1) {
-            out.append(resultName(results.getFirst(), 0, 1)).append(" = ");
+            out.append(resultName(results.getFirst())).append(" = ");
         } else if (results.size() > 1) {
             String base = "%" + nextResult++;
             for (int i = 0; i < results.size(); i++) {
@@ -106,7 +106,7 @@ public final class MlirPrinter {
         return n;
     }
 
-    private String resultName(Value v, int index, int count) {
+    private String resultName(Value v) {
         String n = "%" + nextResult++;
         names.put(v, n);
         return n;

@@ -1,0 +1,44 @@
+package dev.weft.lowering.passes;
+
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TokenType;
+import dev.weft.lowering.ir.Value;
+
+/** Which ops have effects that passes must neither remove, merge nor reorder. */
+public final class Effects {
+    private Effects() {
+    }
+
+    /**
+     * True for a {@code custom_call} with {@code has_side_effect = true}, an op that produces or consumes a
+     * {@code !stablehlo.token}, and an op whose regions contain such an op.
+     */
+    public static boolean hasEffect(Op op) {
+        if (op.name().equals(StableHlo.CUSTOM_CALL) && op.attr("has_side_effect") instanceof Attr.Bool(boolean b)
+                && b) {
+            return true;
+        }
+        if (op.operands().stream().anyMatch(Effects::isToken) || op.results().stream().anyMatch(Effects::isToken)) {
+            return true;
+        }
+        for (Block region : op.regions()) {
+            if (region.arguments().stream().anyMatch(Effects::isToken)
+                    || region.ops().stream().anyMatch(Effects::hasEffect)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True for block terminators ({@code func.return}, {@code stablehlo.return}). */
+    public static boolean isTerminator(Op op) {
+        return op.name().equals(StableHlo.RETURN) || op.name().equals(StableHlo.FUNC_RETURN);
+    }
+
+    private static boolean isToken(Value v) {
+        return v.type() instanceof TokenType;
+    }
+}

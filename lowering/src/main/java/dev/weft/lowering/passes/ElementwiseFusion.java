@@ -1,0 +1,175 @@
+package dev.weft.lowering.passes;
+
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.Value;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.SequencedSet;
+import java.util.Set;
+
+/**
+ * The {@code fuse-elementwise} pass: groups of two or more connected elementwise ops of one result shape become
+ * one {@code weft.fusion} op, placed where the group's last op was. Its region takes the group's external inputs
+ * and returns every group value used outside the group.
+ *
+ * <p>Groups grow in program order: an op joins the groups of its operands' producers when no op outside the
+ * group between them uses a group value (so that moving the group to its last op keeps every use after its
+ * definition). Groups never span an op with an effect, so the order of effects is unchanged. Fusion looks
+ * inside {@code while} and {@code if} bodies, not inside reductions' combiners.
+ */
+public final class ElementwiseFusion implements Pass {
+    private static final Set<String> NESTED = Set.of(StableHlo.WHILE, StableHlo.IF);
+
+    @Override
+    public String name() {
+        return "fuse-elementwise";
+    }
+
+    @Override
+    public void run(Module m) {
+        for (Func f : m.functions()) {
+            fuse(f.body());
+        }
+    }
+
+    private static void fuse(Block b) {
+        for (Op op : b.ops()) {
+            if (NESTED.contains(op.name())) {
+                op.regions().forEach(ElementwiseFusion::fuse);
+            }
+        }
+        Map<Op, Integer> position = new IdentityHashMap<>();
+        Map<Value, Op> producer = new IdentityHashMap<>();
+        Map<Value, List<Op>> users = new IdentityHashMap<>();
+        for (int k = 0; k < b.ops().size(); k++) {
+            Op op = b.ops().get(k);
+            position.put(op, k);
+            op.results().forEach(v -> producer.put(v, op));
+            recordUses(op, op, users);
+        }
+        Map<Op, Group> groupOf = new IdentityHashMap<>();
+        int run = 0;
+        for (Op op : b.ops()) {
+            if (Effects.hasEffect(op)) {
+                run++;
+            } else if (isFusible(op)) {
+                Group group = new Group(op, run);
+                for (Value v : op.operands()) {
+                    Group candidate = groupOf.get(producer.get(v));
+                    if (candidate != null && candidate != group && candidate.run == run
+                            && candidate.shape().equals(group.shape())
+                            && isConvex(group, candidate, position.get(op), position, users)) {
+                        group.ops.addAll(candidate.ops);
+                    }
+                }
+                group.ops.forEach(member -> groupOf.put(member, group));
+            }
+        }
+        rebuild(b, groupOf, users);
+    }
+
+    /** A set of ops to fuse, in program order once complete. */
+    private static final class Group {
+        final Set<Op> ops = Collections.newSetFromMap(new IdentityHashMap<>());
+        final Op last;
+        final int run;
+
+        Group(Op last, int run) {
+            this.last = last;
+            this.run = run;
+            ops.add(last);
+        }
+
+        Type shape() {
+            return last.result().type();
+        }
+    }
+
+    private static boolean isFusible(Op op) {
+        return StableHlo.isElementwise(op.name()) && op.results().size() == 1 && op.regions().isEmpty();
+    }
+
+    /** True if no op outside {@code a} and {@code b} at or before {@code at} uses a value of either. */
+    private static boolean isConvex(Group a, Group b, int at, Map<Op, Integer> position, Map<Value, List<Op>> users) {
+        for (Group g : List.of(a, b)) {
+            for (Op member : g.ops) {
+                for (Op user : users.getOrDefault(member.result(), List.of())) {
+                    if (!a.ops.contains(user) && !b.ops.contains(user) && position.get(user) <= at) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Records, for each operand of {@code op} and of ops nested in it, that {@code owner} uses it. */
+    private static void recordUses(Op owner, Op op, Map<Value, List<Op>> users) {
+        for (Value v : op.operands()) {
+            users.computeIfAbsent(v, x -> new ArrayList<>()).add(owner);
+        }
+        for (Block r : op.regions()) {
+            for (Op inner : r.ops()) {
+                recordUses(owner, inner, users);
+            }
+        }
+    }
+
+    private static void rebuild(Block b, Map<Op, Group> groupOf, Map<Value, List<Op>> users) {
+        List<Op> old = List.copyOf(b.ops());
+        Map<Value, Value> substitution = new IdentityHashMap<>();
+        b.ops().clear();
+        for (Op op : old) {
+            Group g = groupOf.get(op);
+            if (g == null || g.ops.size() < 2) {
+                Uses.replace(op, substitution);
+                b.ops().add(op);
+            } else if (g.last == op) {
+                b.ops().add(fusion(old.stream().filter(g.ops::contains).toList(), users, substitution));
+            }
+        }
+    }
+
+    /** Moves {@code members} (in program order) into a fusion op and maps their escaping values to its results. */
+    private static Op fusion(List<Op> members, Map<Value, List<Op>> users, Map<Value, Value> substitution) {
+        Set<Op> memberSet = Collections.newSetFromMap(new IdentityHashMap<>());
+        memberSet.addAll(members);
+        Set<Value> defined = Collections.newSetFromMap(new IdentityHashMap<>());
+        members.forEach(m -> defined.add(m.result()));
+        SequencedSet<Value> inputs = new LinkedHashSet<>();
+        List<Value> escaping = new ArrayList<>();
+        for (Op m : members) {
+            m.operands().stream().filter(v -> !defined.contains(v)).forEach(inputs::add);
+            if (users.getOrDefault(m.result(), List.of()).stream().anyMatch(u -> !memberSet.contains(u))) {
+                escaping.add(m.result());
+            }
+        }
+        List<Value> inputList = List.copyOf(inputs);
+        Block region = Block.withArgs(inputList.stream().map(Value::type).toList());
+        Map<Value, Value> toArgument = new IdentityHashMap<>();
+        for (int i = 0; i < inputList.size(); i++) {
+            toArgument.put(inputList.get(i), region.arguments().get(i));
+        }
+        for (Op m : members) {
+            m.operands().replaceAll(v -> toArgument.getOrDefault(v, v));
+            region.ops().add(m);
+        }
+        Op last = members.getLast();
+        region.ops().add(new Op(StableHlo.RETURN, escaping, List.of(), Map.of(), List.of(), last.location()));
+        Op fusion = new Op(StableHlo.FUSION, inputList.stream().map(v -> substitution.getOrDefault(v, v)).toList(),
+                escaping.stream().map(Value::type).toList(), Map.of(), List.of(region), last.location());
+        for (int i = 0; i < escaping.size(); i++) {
+            substitution.put(escaping.get(i), fusion.results().get(i));
+        }
+        return fusion;
+    }
+}

@@ -1,0 +1,67 @@
+package dev.weft.lowering.passes;
+
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.Value;
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+/** Use counts of values and substitution of values, over a block and every block nested in it. */
+final class Uses {
+    private final Map<Value, Integer> counts = new IdentityHashMap<>();
+
+    private Uses() {
+    }
+
+    /** Counts every operand use in {@code root}, nested regions included. */
+    static Uses of(Block root) {
+        Uses u = new Uses();
+        u.add(root, 1);
+        return u;
+    }
+
+    /** Counts {@code op}'s operand uses and those inside its regions. */
+    static Uses of(Op op) {
+        Uses u = new Uses();
+        u.add(op, 1);
+        return u;
+    }
+
+    int count(Value v) {
+        return counts.getOrDefault(v, 0);
+    }
+
+    boolean isUsed(Value v) {
+        return count(v) > 0;
+    }
+
+    /** Forgets the uses made by {@code op} and its regions (when it is erased). */
+    void remove(Op op) {
+        add(op, -1);
+    }
+
+    private void add(Block b, int delta) {
+        for (Op op : b.ops()) {
+            add(op, delta);
+        }
+    }
+
+    private void add(Op op, int delta) {
+        for (Value v : op.operands()) {
+            counts.merge(v, delta, Integer::sum);
+        }
+        for (Block r : op.regions()) {
+            add(r, delta);
+        }
+    }
+
+    /** Rewrites the operands of {@code op} and of every op in its regions through {@code substitution}. */
+    static void replace(Op op, Map<Value, Value> substitution) {
+        op.operands().replaceAll(v -> substitution.getOrDefault(v, v));
+        for (Block r : op.regions()) {
+            for (Op inner : r.ops()) {
+                replace(inner, substitution);
+            }
+        }
+    }
+}

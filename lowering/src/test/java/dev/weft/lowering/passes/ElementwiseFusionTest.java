@@ -1,0 +1,116 @@
+package dev.weft.lowering.passes;
+
+import dev.weft.DType;
+import dev.weft.lowering.ir.TensorType;
+import static dev.weft.lowering.Ops.names;
+import static dev.weft.lowering.passes.ModuleBuilder.F4;
+import static dev.weft.lowering.passes.ModuleBuilder.F8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.Value;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ElementwiseFusionTest {
+    private static Module fused(Module m) {
+        new ElementwiseFusion().run(m);
+        new Verifier().run(m);
+        return m;
+    }
+
+    @Test
+    void chainBecomesOneFusionOverItsExternalInputs() {
+        ModuleBuilder b = new ModuleBuilder(F4, F4);
+        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value s = b.op(StableHlo.ADD, F4, a, b.arg(1));
+        Value n = b.op(StableHlo.NEGATE, F4, s);
+        Module m = fused(b.module(n));
+
+        assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
+        Op fusion = m.main().body().ops().getFirst();
+        assertThat(fusion.operands()).containsExactly(b.arg(0), b.arg(1));
+        assertThat(fusion.location().line()).isEqualTo(3);
+        Block region = fusion.regions().getFirst();
+        assertThat(names(region)).containsExactly(StableHlo.EXP, StableHlo.ADD, StableHlo.NEGATE, StableHlo.RETURN);
+        assertThat(region.ops().get(0).operands()).containsExactly(region.arguments().get(0));
+        assertThat(region.ops().get(1).operands()).containsExactly(a, region.arguments().get(1));
+        assertThat(region.results()).containsExactly(n);
+        assertThat(m.main().body().results()).containsExactly(fusion.result());
+    }
+
+    @Test
+    void everyValueUsedOutsideTheGroupIsAResult() {
+        ModuleBuilder b = new ModuleBuilder(F4);
+        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value n = b.op(StableHlo.NEGATE, F4, a);
+        Value later = b.op("test.opaque", F4, a);
+        Module m = fused(b.module(n, later));
+
+        assertThat(names(m)).containsExactly(StableHlo.FUSION, "test.opaque", StableHlo.FUNC_RETURN);
+        Op fusion = m.main().body().ops().getFirst();
+        assertThat(fusion.regions().getFirst().results()).containsExactly(a, n);
+        assertThat(m.main().body().ops().get(1).operands()).containsExactly(fusion.results().get(0));
+        assertThat(m.main().body().results()).containsExactly(fusion.results().get(1),
+                m.main().body().ops().get(1).result());
+    }
+
+    @Test
+    void groupsHaveOneShape() {
+        ModuleBuilder b = new ModuleBuilder(F4);
+        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value wide = b.op(StableHlo.BROADCAST_IN_DIM, List.of(a), List.of(F8),
+                Map.of("broadcast_dimensions", Attr.I64Array.of(0)), List.of()).result();
+        Value n = b.op(StableHlo.NEGATE, F8, wide);
+        Value t = b.op(StableHlo.TANH, F8, n);
+        Module m = fused(b.module(t));
+
+        assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.BROADCAST_IN_DIM, StableHlo.FUSION,
+                StableHlo.FUNC_RETURN);
+        assertThat(names(m.main().body().ops().get(2).regions().getFirst()))
+                .containsExactly(StableHlo.NEGATE, StableHlo.TANH, StableHlo.RETURN);
+    }
+
+    @Test
+    void neverGroupsAcrossAnEffect() {
+        ModuleBuilder b = new ModuleBuilder(F4);
+        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        b.effect(b.arg(0));
+        Value n = b.op(StableHlo.NEGATE, F4, a);
+        Module m = fused(b.module(n));
+
+        assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.CUSTOM_CALL, StableHlo.NEGATE,
+                StableHlo.FUNC_RETURN);
+    }
+
+    @Test
+    void neverMovesAGroupValuePastAnOutsideUser() {
+        ModuleBuilder b = new ModuleBuilder(F4);
+        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value opaque = b.op("test.opaque", F4, a);
+        Value s = b.op(StableHlo.ADD, F4, a, opaque);
+        Module m = fused(b.module(s));
+
+        assertThat(names(m)).containsExactly(StableHlo.EXP, "test.opaque", StableHlo.ADD, StableHlo.FUNC_RETURN);
+    }
+
+    @Test
+    void fusesInsideIfBranches() {
+        ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
+        ModuleBuilder yes = new ModuleBuilder();
+        yes.ret(yes.op(StableHlo.NEGATE, F4, yes.op(StableHlo.EXP, F4, b.arg(0))));
+        ModuleBuilder no = new ModuleBuilder();
+        no.ret(b.arg(0));
+        Op branch = b.op(StableHlo.IF, List.of(b.arg(1)), List.of(F4), Map.of(), List.of(yes.block(), no.block()));
+        Module m = fused(b.module(branch.result()));
+
+        assertThat(names(branch.regions().getFirst())).containsExactly(StableHlo.FUSION, StableHlo.RETURN);
+        assertThat(branch.regions().getFirst().ops().getFirst().operands()).containsExactly(b.arg(0));
+        assertThat(names(m)).containsExactly(StableHlo.IF, StableHlo.FUNC_RETURN);
+    }
+}
