@@ -207,11 +207,21 @@ public final class Prims {
     public static final Primitive<ConstantParams> CONSTANT = pure("constant", ConstantParams.class,
             (in, p) -> List.of(new Aval(p.value().dtype(), Shape.of(p.value().shape()))));
 
-    /** A traced loop; its node carries the body region. Never bound directly. */
-    public static final Primitive<LoopParams> FORI = pure("fori", LoopParams.class, (in, p) -> in);
+    /**
+     * A traced loop, recorded by the tracer (never bound): inputs [carries..., captures...], one body region with
+     * parameters [i, carries..., captures...] returning the new carries; outputs the final carries.
+     */
+    public static final Primitive<LoopParams> FORI = pure("fori", LoopParams.class, Prims::recordedOnly);
 
-    /** A traced two-way branch; its node carries both regions. Never bound directly. */
-    public static final Primitive<Params> COND = pure("cond", Params.class, (in, p) -> in.subList(1, in.size()));
+    /**
+     * A traced two-way branch, recorded by the tracer (never bound): inputs [pred, captures...], a true and a
+     * false region, each with parameters [captures...] and returning the outputs.
+     */
+    public static final Primitive<Params> COND = pure("cond", Params.class, Prims::recordedOnly);
+
+    private static List<Aval> recordedOnly(List<Aval> in, Params p) {
+        throw new IllegalStateException("fori and cond are recorded by the tracer, not bound");
+    }
 
     private static <P extends Params> Primitive<P> pure(String name, Class<P> type, ShapeRule<P> rule) {
         return new Primitive<>(name, type, Effect.PURE, rule);
