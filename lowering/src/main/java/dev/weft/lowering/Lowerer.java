@@ -24,10 +24,16 @@ public final class Lowerer {
      * {@code func.return} of the graph's results, lowered with the rules of {@code target}.
      */
     public Module lower(Graph graph, String target) {
+        return lower(graph, target, "main");
+    }
+
+    /** As {@link #lower(Graph, String)}, naming the function {@code name}. */
+    public Module lower(Graph graph, String target, String name) {
         Block body = Block.withArgs(graph.body().params().stream().map(Var::aval).map(TensorType::of).toList());
-        LoweringContext ctx = new LoweringContext(rules, target, body);
+        Module module = new Module(target, List.of(new Func(name, body)));
+        LoweringContext ctx = new LoweringContext(rules, target, module, body);
         List<Value> results = ctx.lowerRegion(graph.body(), body.arguments());
         ctx.emit(StableHlo.FUNC_RETURN, results, List.of(), Map.of(), List.of());
-        return new Module(target, List.of(new Func("main", body)));
+        return module;
     }
 }

@@ -4,6 +4,8 @@ import dev.weft.DType;
 import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
@@ -28,13 +30,40 @@ import java.util.function.Function;
 public final class LoweringContext {
     private final LoweringRules rules;
     private final String target;
+    private final Module module;
     private Block block;
     private SourceLocation location = SourceLocation.UNKNOWN;
 
-    LoweringContext(LoweringRules rules, String target, Block block) {
+    LoweringContext(LoweringRules rules, String target, Module module, Block block) {
         this.rules = rules;
         this.target = target;
+        this.module = module;
         this.block = block;
+    }
+
+    /** The rules this lowering uses (to lower sub-computations such as custom reductions). */
+    public LoweringRules rules() {
+        return rules;
+    }
+
+    /**
+     * Attaches a run-time object (a communicator handle) to the module under {@code key}, which the IR names
+     * (e.g. in a {@code backend_config}); executors resolve it with {@link Module#resource}. Binding one key to
+     * two different objects is an error.
+     */
+    public void bindResource(String key, Object value) {
+        Object previous = module.resources().putIfAbsent(key, value);
+        if (previous != null && previous != value) {
+            throw new WeftException(location, "two different objects are both named '" + key + "' in one program");
+        }
+    }
+
+    /** Adds a function (a called computation) to the module unless one of that name exists; returns its name. */
+    public String addFunction(Func f) {
+        if (module.functions().stream().noneMatch(g -> g.name().equals(f.name()))) {
+            module.functions().add(f);
+        }
+        return f.name();
     }
 
     /** {@code "cpu"} or {@code "gpu"}. */

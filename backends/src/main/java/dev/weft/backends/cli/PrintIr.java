@@ -1,0 +1,55 @@
+package dev.weft.backends.cli;
+
+import dev.weft.TensorSpec;
+import dev.weft.Weft;
+import dev.weft.WeftException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code bin/weft ir [--target cpu|gpu] CLASS#METHOD SPEC...}: prints the lowered module of a method. Each SPEC
+ * is a tensor ({@code f32[64,64]}), an integer, a decimal number, {@code true}/{@code false}, or {@code world}
+ * for {@code Comm.world()}.
+ */
+public final class PrintIr {
+    private PrintIr() {
+    }
+
+    public static void main(String[] args) throws ClassNotFoundException {
+        String target = "cpu";
+        int i = 0;
+        if (args.length > 1 && args[0].equals("--target")) {
+            target = args[1];
+            i = 2;
+        }
+        if (args.length <= i || !args[i].contains("#")) {
+            System.err.println("usage: weft ir [--target cpu|gpu] CLASS#METHOD SPEC...");
+            System.exit(2);
+        }
+        String[] ref = args[i].split("#", 2);
+        String cls = ref[0].contains(".") ? ref[0] : "dev.weft.examples." + ref[0];
+        List<Object> specs = new ArrayList<>();
+        for (int k = i + 1; k < args.length; k++) {
+            specs.add(parse(args[k]));
+        }
+        try {
+            System.out.print(Weft.lower(target, Class.forName(cls), ref[1], specs.toArray()).toMlir());
+        } catch (WeftException e) {
+            System.err.println("weft ir: " + e.getMessage());
+            System.exit(1);
+        }
+    }
+
+    private static Object parse(String spec) {
+        if (spec.contains("[")) {
+            return TensorSpec.parse(spec);
+        }
+        if (spec.equals("true") || spec.equals("false")) {
+            return Boolean.parseBoolean(spec);
+        }
+        if (spec.equals("world")) {
+            return dev.weft.comm.Comm.world();
+        }
+        return spec.matches("-?\\d+") ? (Object) Integer.parseInt(spec) : (Object) Double.parseDouble(spec);
+    }
+}
