@@ -30,7 +30,7 @@ record CollectiveCall(Kind kind, DType dtype, long count, int root, String reduc
                 && Objects.equals(reduceOp, o.reduceOp);
     }
 
-    /** Like {@code allreduce(SUM, 4 x f32)} or {@code bcast(root 0, 7 x i64)}; counts are per rank. */
+    /** Like {@code allreduce(SUM, 4 x f32)}, {@code bcast(root 0, 7 x i64)} or {@code barrier}; counts are per rank. */
     @Override
     public String toString() {
         StringBuilder args = new StringBuilder();
@@ -43,6 +43,6 @@ record CollectiveCall(Kind kind, DType dtype, long count, int root, String reduc
         if (dtype != null) {
             args.append(args.isEmpty() ? "" : ", ").append(count).append(" x ").append(dtype.specName());
         }
-        return kind.label + "(" + args + ")";
+        return args.isEmpty() ? kind.label : kind.label + "(" + args + ")";
     }
 }

@@ -10,7 +10,7 @@ import java.util.TreeMap;
 
 /**
  * One or more ranks of a {@link FakeWorld} failed. The message has one line per failed rank; the cause is the
- * rank that failed first (usually the root cause of the others), and every rank's exception is suppressed here.
+ * rank that failed first (usually the root cause of the others), and the other ranks' exceptions are suppressed.
  */
 public final class RanksFailedException extends WeftException {
     private final SortedMap<Integer, Throwable> failures;
@@ -18,7 +18,7 @@ public final class RanksFailedException extends WeftException {
     RanksFailedException(int worldSize, SortedMap<Integer, Throwable> failures, Throwable first) {
         super(SourceLocation.UNKNOWN, message(worldSize, failures), first);
         this.failures = Collections.unmodifiableSortedMap(new TreeMap<>(failures));
-        failures.values().forEach(this::addSuppressed);
+        failures.values().stream().filter(t -> t != first).forEach(this::addSuppressed);
     }
 
     /** Each failed rank's exception, by world rank. */
