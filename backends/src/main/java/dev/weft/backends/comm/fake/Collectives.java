@@ -23,7 +23,7 @@ final class Collectives {
 
     /** A private copy of the first {@code bytes} of {@code src}, readable from any thread. */
     static MemorySegment copyOf(MemorySegment src, long bytes) {
-        MemorySegment copy = Arena.ofAuto().allocate(Math.max(bytes, 1)).asSlice(0, bytes);
+        MemorySegment copy = Arena.ofAuto().allocate(bytes);
         MemorySegment.copy(src, 0, copy, 0, bytes);
         return copy;
     }
@@ -44,7 +44,7 @@ final class Collectives {
             case ALLREDUCE -> Arrays.fill(results, fold(op, call.dtype(), call.count(), payloads));
             case ALLGATHER -> {
                 long block = call.count() * call.dtype().byteSize();
-                MemorySegment all = Arena.ofAuto().allocate(Math.max(block * n, 1));
+                MemorySegment all = Arena.ofAuto().allocate(block * n);
                 for (int r = 0; r < n; r++) {
                     MemorySegment.copy((MemorySegment) payloads[r], 0, all, r * block, block);
                 }
@@ -60,7 +60,7 @@ final class Collectives {
             case ALLTOALL -> {
                 long block = call.count() * call.dtype().byteSize();
                 for (int r = 0; r < n; r++) {
-                    MemorySegment out = Arena.ofAuto().allocate(Math.max(block * n, 1));
+                    MemorySegment out = Arena.ofAuto().allocate(block * n);
                     for (int j = 0; j < n; j++) {
                         MemorySegment.copy((MemorySegment) payloads[j], r * block, out, j * block, block);
                     }

@@ -2,6 +2,7 @@ package dev.weft.backends.comm.fake;
 
 import dev.weft.backends.comm.CommException;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -112,7 +113,7 @@ final class WorldMonitor {
             if (expiredReport == null) {
                 expiredReport = report(String.format(
                         "fake world timed out after %s s (set -Dweft.fake.timeout=<seconds> to change)",
-                        timeout.toMillis() / 1000.0));
+                        BigDecimal.valueOf(timeout.toMillis(), 3).stripTrailingZeros().toPlainString()));
                 changed.signalAll();
             }
             return expiredReport;

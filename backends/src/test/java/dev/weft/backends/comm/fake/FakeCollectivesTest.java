@@ -237,6 +237,17 @@ class FakeCollectivesTest {
     }
 
     @Test
+    void emptyBuffersAreValid() {
+        FakeWorld.run(2, world -> {
+            MemorySegment empty = MemorySegment.NULL;
+            world.allreduce(empty, empty, DType.F32, 0, ReduceOp.SUM, at(33));
+            world.alltoall(empty, empty, DType.I32, 0, at(34));
+            world.send(empty, DType.I64, 0, 1 - world.rank(), 0, at(35));
+            world.recv(empty, DType.I64, 0, 1 - world.rank(), 0, at(36));
+        });
+    }
+
+    @Test
     void reductionOnBoolIsRejectedAtTheCall() {
         assertThatThrownBy(() -> FakeWorld.run(1, world -> world.allreduce(of(DType.BOOL, 1), filler(DType.BOOL, 1),
                 DType.BOOL, 1, ReduceOp.SUM, at(32))))
