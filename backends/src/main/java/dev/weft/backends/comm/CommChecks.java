@@ -1,0 +1,59 @@
+package dev.weft.backends.comm;
+
+import dev.weft.DType;
+import dev.weft.spi.SourceLocation;
+
+import java.lang.foreign.MemorySegment;
+
+/** Argument validation shared by the {@link Communicator} implementations; every failure is a {@link CommException}. */
+public final class CommChecks {
+    private CommChecks() {
+    }
+
+    /** A peer (destination, source or root) of {@code op} must be a rank of {@code comm}. */
+    public static void peer(Communicator comm, String op, String role, int peer, SourceLocation where) {
+        if (peer < 0 || peer >= comm.size()) {
+            throw new CommException(where, String.format("%s on '%s': %s rank %d is outside [0, %d)",
+                    op, comm.name(), role, peer, comm.size()));
+        }
+    }
+
+    public static void tag(Communicator comm, String op, int tag, SourceLocation where) {
+        if (tag < 0) {
+            throw new CommException(where, String.format("%s on '%s': tag %d is negative", op, comm.name(), tag));
+        }
+    }
+
+    /** {@code buf} must hold {@code count} elements of {@code dtype}; returns their size in bytes. */
+    public static long buffer(Communicator comm, String op, String role, MemorySegment buf, DType dtype, long count,
+                              SourceLocation where) {
+        if (count < 0) {
+            throw new CommException(where, String.format("%s on '%s': negative count %d", op, comm.name(), count));
+        }
+        long bytes;
+        try {
+            bytes = Math.multiplyExact(count, dtype.byteSize());
+        } catch (ArithmeticException e) {
+            throw new CommException(where, String.format("%s on '%s': count %d is too large", op, comm.name(), count));
+        }
+        if (buf == null) {
+            throw new CommException(where, String.format("%s on '%s': %s buffer is null", op, comm.name(), role));
+        }
+        if (buf.byteSize() < bytes) {
+            throw new CommException(where, String.format(
+                    "%s on '%s': %s buffer of %d bytes cannot hold %d x %s (%d bytes)",
+                    op, comm.name(), role, buf.byteSize(), count, dtype.specName(), bytes));
+        }
+        return bytes;
+    }
+
+    public static void reduceOp(Communicator comm, String op, ReduceOp reduceOp, DType dtype, SourceLocation where) {
+        if (reduceOp == null) {
+            throw new CommException(where, String.format("%s on '%s': reduce op is null", op, comm.name()));
+        }
+        if (!reduceOp.supports(dtype)) {
+            throw new CommException(where, String.format("%s on '%s': %s is not defined on %s",
+                    op, comm.name(), reduceOp.name(), dtype.specName()));
+        }
+    }
+}

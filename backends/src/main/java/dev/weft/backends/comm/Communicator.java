@@ -1,0 +1,117 @@
+package dev.weft.backends.comm;
+
+import dev.weft.DType;
+import dev.weft.spi.SourceLocation;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * One rank's handle on one communicator: the runtime interface behind the eager {@code dev.weft.comm.Comm} calls
+ * and the executor's {@code weft.mpi.*} custom calls, implemented by the in-process fake and by the MPI binding.
+ *
+ * <p>The semantics are MPI's. Buffers are {@link MemorySegment}s holding {@code count} elements of a
+ * {@link DType}, read and written in place (an MPI binding passes their addresses without copying, so they
+ * should be native segments; a heap segment works with the fake only). A buffer may be larger than needed;
+ * only its first {@code count * dtype.byteSize()} bytes are used. Point-to-point messages match by
+ * (communicator, source, tag) in posting order, never overtaking each other between one pair of ranks; the
+ * receiver's count and dtype must equal the sender's. Collectives are called by every rank of the communicator
+ * in the same order with the same operation, counts, dtype, root and reduce operator. The reducing collectives
+ * accept the same segment as {@code in} and {@code out} (in place).
+ *
+ * <p>Every operation takes the user's source location {@code where} (or {@link SourceLocation#UNKNOWN}); it
+ * heads the message of any {@link CommException} the call raises and names the call in deadlock reports.
+ * Invalid arguments (a peer outside {@code [0, size())}, a negative tag or count, a buffer too small) raise a
+ * {@link CommException} before anything is communicated. A handle is used by one thread at a time.
+ */
+public interface Communicator {
+    /** This rank's index in the communicator, in {@code [0, size())}. */
+    int rank();
+
+    /** The number of ranks in the communicator. */
+    int size();
+
+    /** A name for messages: {@code world}, {@code world.split(1)#0}, {@code world.dup#2}. */
+    String name();
+
+    /** Blocks until every rank of the communicator has called it. */
+    void barrier(SourceLocation where);
+
+    /**
+     * Sends {@code count} elements of {@code buf} to {@code dest}. Returns once {@code buf} may be reused; the
+     * fake buffers every message (the send completes locally), an MPI runtime may wait for the matching receive.
+     */
+    void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where);
+
+    /** Receives exactly {@code count} elements of {@code dtype} from {@code src} with {@code tag} into {@code buf}. */
+    void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where);
+
+    /** Starts a send; {@code buf} must stay unchanged until {@link #wait} completes the request. */
+    Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where);
+
+    /** Starts a receive into {@code buf}, whose contents are defined once {@link #wait} returns. */
+    Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where);
+
+    /**
+     * Blocks until {@code request} completes. A request is waited exactly once, on the communicator that created
+     * it: waiting it again, or waiting another communicator's request, raises a {@link CommException}.
+     */
+    void wait(Request request, SourceLocation where);
+
+    /** Waits every request, in order. */
+    default void waitAll(List<? extends Request> requests, SourceLocation where) {
+        for (Request r : requests) {
+            wait(r, where);
+        }
+    }
+
+    /**
+     * Sends {@code count} elements of {@code sendbuf} to {@code dest} and receives {@code recvcount} elements from
+     * {@code src} into {@code recvbuf}, as one operation that cannot deadlock against the peers' matching calls
+     * (a ring shift is one {@code sendrecv} per rank). Both buffers hold {@code dtype}.
+     */
+    void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
+                  MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where);
+
+    /** {@code out = in_0 ⊕ in_1 ⊕ ... ⊕ in_{size-1}} on every rank, combined in rank order (see {@link ReduceOp}). */
+    void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, SourceLocation where);
+
+    /** {@code out} ({@code size() * countPerRank} elements) receives every rank's {@code in}, in rank order. */
+    void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
+
+    /**
+     * Reduces {@code in} ({@code size() * countPerRank} elements) over all ranks, in rank order, and leaves block
+     * {@code rank()} of the result ({@code countPerRank} elements) in {@code out} ({@code MPI_Reduce_scatter_block}).
+     */
+    void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+                       SourceLocation where);
+
+    /** Copies {@code root}'s {@code buf} into every other rank's {@code buf}. */
+    void bcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where);
+
+    /**
+     * Like {@link #allreduce}, but only {@code root}'s {@code out} receives the result; on the other ranks
+     * {@code out} is not touched and may be {@code null}.
+     */
+    void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+                SourceLocation where);
+
+    /**
+     * Block {@code j} of this rank's {@code in} goes to rank {@code j}, arriving as block {@code rank()} of its
+     * {@code out}; both buffers hold {@code size() * countPerRank} elements.
+     */
+    void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
+
+    /**
+     * Collective: partitions the ranks by {@code color}, ordering each part by {@code key} and then by rank here,
+     * and returns this rank's new communicator, or {@code null} when {@code color} is negative
+     * ({@code MPI_UNDEFINED}).
+     */
+    Communicator split(int color, int key, SourceLocation where);
+
+    /** Collective: a communicator with the same ranks whose messages never match this one's. */
+    Communicator dup(SourceLocation where);
+
+    /** Releases this handle; using it afterwards raises a {@link CommException}. The world cannot be freed. */
+    void free(SourceLocation where);
+}

@@ -1,0 +1,105 @@
+package dev.weft.backends.comm.fake;
+
+import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.ReduceOp;
+import dev.weft.spi.SourceLocation;
+
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+/**
+ * One collective of a communicator, matched across ranks by call order: each rank arrives with its call and
+ * payload; the first call is the reference the others must agree with; the last arrival computes every rank's
+ * result. A disagreement or a failing computation becomes the round's error, raised on every participant.
+ * Guarded by the world's lock.
+ */
+final class CollectiveRound {
+    private final CommGroup group;
+    private final long seq;
+    private final Object[] payloads;
+    private final boolean[] arrived;
+    private int arrivals;
+    private int departures;
+    private CollectiveCall reference;
+    private int referenceRank;
+    private ReduceOp op;
+    private Object[] results;
+    private String error;
+    private Throwable errorCause;
+
+    CollectiveRound(CommGroup group, long seq) {
+        this.group = group;
+        this.seq = seq;
+        this.payloads = new Object[group.size()];
+        this.arrived = new boolean[group.size()];
+    }
+
+    void arrive(int rank, CollectiveCall call, ReduceOp reduceOp, Object payload) {
+        if (reference == null) {
+            reference = call;
+            referenceRank = rank;
+            op = reduceOp;
+        } else if (error == null && !call.agreesWith(reference)) {
+            error = String.format("collective mismatch on '%s' (collective #%d): rank %d called %s at %s, "
+                            + "but rank %d called %s at %s",
+                    group.name, seq, rank, call, call.where(), referenceRank, reference, reference.where());
+        }
+        payloads[rank] = payload;
+        arrived[rank] = true;
+        arrivals++;
+        if (arrivals == group.size() && error == null) {
+            try {
+                results = Collectives.compute(group, reference, op, payloads);
+            } catch (RuntimeException e) {
+                error = String.format("%s on '%s' failed: %s", reference, group.name, WorldMonitor.summary(e));
+                errorCause = e;
+            }
+        }
+    }
+
+    boolean done() {
+        return results != null || error != null;
+    }
+
+    /** This rank's result (null where the collective gives it none); raises the round's error if it has one. */
+    Object depart(int rank, SourceLocation where) {
+        if (++departures == group.size()) {
+            group.retire(seq);
+        }
+        if (error != null) {
+            throw new CommException(where, error, errorCause);
+        }
+        return results[rank];
+    }
+
+    /** What {@code rank} waits for while blocked in this round with {@code call}. */
+    Wait waitFor(CollectiveCall call) {
+        return new Wait() {
+            @Override
+            public boolean ready() {
+                return done();
+            }
+
+            @Override
+            public int[] awaitedWorldRanks() {
+                return missing().map(r -> group.worldRanks[r]).toArray();
+            }
+
+            @Override
+            public String describe() {
+                return String.format("%s on '%s' (collective #%d) waiting for rank%s %s", call, group.name, seq,
+                        missing().count() == 1 ? "" : "s",
+                        missing().mapToObj(Integer::toString).collect(Collectors.joining(", ")));
+            }
+
+            @Override
+            public SourceLocation where() {
+                return call.where();
+            }
+        };
+    }
+
+    private IntStream missing() {
+        return IntStream.range(0, arrived.length).filter(r -> !arrived[r]);
+    }
+}

@@ -1,0 +1,116 @@
+package dev.weft.backends.comm.fake;
+
+import dev.weft.DType;
+import dev.weft.backends.comm.ReduceOp;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The results of a collective, computed from every rank's payload once all have arrived. Data payloads are
+ * private copies of the ranks' input buffers; results are segments each rank copies into its own output buffer
+ * (ranks never touch each other's buffers, so confined segments work).
+ */
+final class Collectives {
+    private Collectives() {
+    }
+
+    /** A private copy of the first {@code bytes} of {@code src}, readable from any thread. */
+    static MemorySegment copyOf(MemorySegment src, long bytes) {
+        MemorySegment copy = Arena.ofAuto().allocate(bytes);
+        MemorySegment.copy(src, 0, copy, 0, bytes);
+        return copy;
+    }
+
+    /** One result per rank: a segment, a {@link Membership}, or null where the rank receives nothing. */
+    static Object[] compute(CommGroup group, CollectiveCall call, ReduceOp op, Object[] payloads) {
+        int n = group.size();
+        Object[] results = new Object[n];
+        switch (call.kind()) {
+            case BARRIER -> {
+            }
+            case BCAST -> {
+                for (int r = 0; r < n; r++) {
+                    results[r] = r == call.root() ? null : payloads[call.root()];
+                }
+            }
+            case REDUCE -> results[call.root()] = fold(op, call.dtype(), call.count(), payloads);
+            case ALLREDUCE -> Arrays.fill(results, fold(op, call.dtype(), call.count(), payloads));
+            case ALLGATHER -> {
+                long block = call.count() * call.dtype().byteSize();
+                MemorySegment all = Arena.ofAuto().allocate(block * n);
+                for (int r = 0; r < n; r++) {
+                    MemorySegment.copy((MemorySegment) payloads[r], 0, all, r * block, block);
+                }
+                Arrays.fill(results, all);
+            }
+            case REDUCE_SCATTER -> {
+                long block = call.count() * call.dtype().byteSize();
+                MemorySegment sum = fold(op, call.dtype(), call.count() * n, payloads);
+                for (int r = 0; r < n; r++) {
+                    results[r] = sum.asSlice(r * block, block);
+                }
+            }
+            case ALLTOALL -> {
+                long block = call.count() * call.dtype().byteSize();
+                for (int r = 0; r < n; r++) {
+                    MemorySegment out = Arena.ofAuto().allocate(block * n);
+                    for (int j = 0; j < n; j++) {
+                        MemorySegment.copy((MemorySegment) payloads[j], r * block, out, j * block, block);
+                    }
+                    results[r] = out;
+                }
+            }
+            case SPLIT -> split(group, payloads, results);
+            case DUP -> {
+                CommGroup dup = new CommGroup(group.name + ".dup#" + group.nextDerivedIndex(), group.worldRanks);
+                for (int r = 0; r < n; r++) {
+                    results[r] = new Membership(dup, r);
+                }
+            }
+        }
+        return results;
+    }
+
+    /**
+     * {@code ((x0 ⊕ x1) ⊕ x2) ⊕ ...} in rank order. {@link dev.weft.backends.comm.ReduceFunction} computes
+     * {@code inout = in ⊕ inout}, so each step combines the accumulator (left) into a copy of the next rank's
+     * contribution (right), which becomes the accumulator.
+     */
+    private static MemorySegment fold(ReduceOp op, DType dtype, long count, Object[] payloads) {
+        long bytes = count * dtype.byteSize();
+        MemorySegment acc = copyOf((MemorySegment) payloads[0], bytes);
+        for (int r = 1; r < payloads.length; r++) {
+            MemorySegment next = copyOf((MemorySegment) payloads[r], bytes);
+            op.combine(next, acc, count, dtype);
+            acc = next;
+        }
+        return acc;
+    }
+
+    /** Payloads are {@code int[] {color, key}}; members of a color are ordered by key, then by old rank. */
+    private static void split(CommGroup parent, Object[] payloads, Object[] results) {
+        int index = parent.nextDerivedIndex();
+        Map<Integer, List<Integer>> byColor = new TreeMap<>();
+        for (int r = 0; r < payloads.length; r++) {
+            int color = ((int[]) payloads[r])[0];
+            if (color >= 0) {
+                byColor.computeIfAbsent(color, c -> new ArrayList<>()).add(r);
+            }
+        }
+        byColor.forEach((color, members) -> {
+            members.sort(Comparator.<Integer>comparingInt(r -> ((int[]) payloads[r])[1]).thenComparingInt(r -> r));
+            int[] worldRanks = members.stream().mapToInt(r -> parent.worldRanks[r]).toArray();
+            CommGroup child = new CommGroup(parent.name + ".split(" + color + ")#" + index, worldRanks);
+            for (int i = 0; i < members.size(); i++) {
+                results[members.get(i)] = new Membership(child, i);
+            }
+        });
+    }
+}

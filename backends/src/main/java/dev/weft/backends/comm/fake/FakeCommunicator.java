@@ -1,0 +1,326 @@
+package dev.weft.backends.comm.fake;
+
+import dev.weft.DType;
+import dev.weft.backends.comm.CommChecks;
+import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.Request;
+import dev.weft.spi.SourceLocation;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One rank's handle on a fake communicator. Sends copy their buffer when posted (they complete locally);
+ * receives and collectives block through the {@link WorldMonitor}. A rank only reads and writes its own
+ * buffers, on its own thread.
+ */
+final class FakeCommunicator implements Communicator {
+    private final WorldMonitor monitor;
+    private final CommGroup group;
+    private final int rank;
+    private final int worldRank;
+    private final boolean isWorld;
+    private long collectives;
+    private SourceLocation freedAt;
+
+    FakeCommunicator(WorldMonitor monitor, CommGroup group, int rank, boolean isWorld) {
+        this.monitor = monitor;
+        this.group = group;
+        this.rank = rank;
+        this.worldRank = group.worldRanks[rank];
+        this.isWorld = isWorld;
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return group.size();
+    }
+
+    @Override
+    public String name() {
+        return group.name;
+    }
+
+    @Override
+    public void barrier(SourceLocation where) {
+        live("barrier", where);
+        collective(CollectiveCall.of(CollectiveCall.Kind.BARRIER, where), null, null);
+    }
+
+    @Override
+    public void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        postSend("send", buf, dtype, count, dest, tag, where);
+    }
+
+    @Override
+    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        postSend("isend", buf, dtype, count, dest, tag, where);
+        return new FakeRequest(this, FakeRequest.Kind.SEND, buf, dtype, count, dest, tag, where);
+    }
+
+    @Override
+    public void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        complete(postRecv("recv", buf, dtype, count, src, tag, where), "recv", where);
+    }
+
+    @Override
+    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        return postRecv("irecv", buf, dtype, count, src, tag, where);
+    }
+
+    @Override
+    public void wait(Request request, SourceLocation where) {
+        live("wait", where);
+        if (!(request instanceof FakeRequest r) || r.owner != this) {
+            throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
+                    + "communicator handle", name(), rank, request == null ? "null request" : request.describe()));
+        }
+        SourceLocation before;
+        monitor.lock.lock();
+        try {
+            before = r.markWaited(where);
+        } finally {
+            monitor.lock.unlock();
+        }
+        if (before != null) {
+            throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
+                    name(), r.describe(), before));
+        }
+        complete(r, "wait", where);
+    }
+
+    @Override
+    public void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
+                         MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where) {
+        live("sendrecv", where);
+        CommChecks.peer(this, "sendrecv", "source", src, where);
+        CommChecks.tag(this, "sendrecv", recvtag, where);
+        CommChecks.buffer(this, "sendrecv", "receive", recvbuf, dtype, recvcount, where);
+        postSend("sendrecv", sendbuf, dtype, count, dest, sendtag, where);
+        complete(postRecv("sendrecv", recvbuf, dtype, recvcount, src, recvtag, where), "sendrecv", where);
+    }
+
+    @Override
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+                          SourceLocation where) {
+        live("allreduce", where);
+        CommChecks.reduceOp(this, "allreduce", op, dtype, where);
+        long bytes = CommChecks.buffer(this, "allreduce", "input", in, dtype, count, where);
+        CommChecks.buffer(this, "allreduce", "output", out, dtype, count, where);
+        Object result = collective(new CollectiveCall(CollectiveCall.Kind.ALLREDUCE, dtype, count, -1, op.name(),
+                where), op, Collectives.copyOf(in, bytes));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+    }
+
+    @Override
+    public void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        live("allgather", where);
+        long bytes = CommChecks.buffer(this, "allgather", "input", in, dtype, countPerRank, where);
+        long outBytes = CommChecks.buffer(this, "allgather", "output", out, dtype, total(countPerRank, where), where);
+        Object result = collective(new CollectiveCall(CollectiveCall.Kind.ALLGATHER, dtype, countPerRank, -1, null,
+                where), null, Collectives.copyOf(in, bytes));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, outBytes);
+    }
+
+    @Override
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+                              SourceLocation where) {
+        live("reduceScatter", where);
+        CommChecks.reduceOp(this, "reduceScatter", op, dtype, where);
+        long inBytes = CommChecks.buffer(this, "reduceScatter", "input", in, dtype, total(countPerRank, where), where);
+        long bytes = CommChecks.buffer(this, "reduceScatter", "output", out, dtype, countPerRank, where);
+        Object result = collective(new CollectiveCall(CollectiveCall.Kind.REDUCE_SCATTER, dtype, countPerRank, -1,
+                op.name(), where), op, Collectives.copyOf(in, inBytes));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+    }
+
+    @Override
+    public void bcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        live("bcast", where);
+        CommChecks.peer(this, "bcast", "root", root, where);
+        long bytes = CommChecks.buffer(this, "bcast", "broadcast", buf, dtype, count, where);
+        Object result = collective(new CollectiveCall(CollectiveCall.Kind.BCAST, dtype, count, root, null, where),
+                null, rank == root ? Collectives.copyOf(buf, bytes) : null);
+        if (rank != root) {
+            MemorySegment.copy((MemorySegment) result, 0, buf, 0, bytes);
+        }
+    }
+
+    @Override
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+                       SourceLocation where) {
+        live("reduce", where);
+        CommChecks.peer(this, "reduce", "root", root, where);
+        CommChecks.reduceOp(this, "reduce", op, dtype, where);
+        long bytes = CommChecks.buffer(this, "reduce", "input", in, dtype, count, where);
+        if (rank == root) {
+            CommChecks.buffer(this, "reduce", "output", out, dtype, count, where);
+        }
+        Object result = collective(new CollectiveCall(CollectiveCall.Kind.REDUCE, dtype, count, root, op.name(),
+                where), op, Collectives.copyOf(in, bytes));
+        if (rank == root) {
+            MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+        }
+    }
+
+    @Override
+    public void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        live("alltoall", where);
+        long total = total(countPerRank, where);
+        long bytes = CommChecks.buffer(this, "alltoall", "input", in, dtype, total, where);
+        CommChecks.buffer(this, "alltoall", "output", out, dtype, total, where);
+        Object result = collective(new CollectiveCall(CollectiveCall.Kind.ALLTOALL, dtype, countPerRank, -1, null,
+                where), null, Collectives.copyOf(in, bytes));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+    }
+
+    @Override
+    public Communicator split(int color, int key, SourceLocation where) {
+        live("split", where);
+        Object result = collective(CollectiveCall.of(CollectiveCall.Kind.SPLIT, where), null, new int[] {color, key});
+        return result == null ? null : handle((Membership) result);
+    }
+
+    @Override
+    public Communicator dup(SourceLocation where) {
+        live("dup", where);
+        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.DUP, where), null, null));
+    }
+
+    @Override
+    public void free(SourceLocation where) {
+        live("free", where);
+        if (isWorld) {
+            throw new CommException(where, "free: the world communicator cannot be freed");
+        }
+        freedAt = where;
+    }
+
+    @Override
+    public String toString() {
+        return "rank " + rank + " of '" + name() + "'";
+    }
+
+    private Communicator handle(Membership m) {
+        return new FakeCommunicator(monitor, m.group(), m.rank(), false);
+    }
+
+    private void live(String op, SourceLocation where) {
+        if (freedAt != null) {
+            throw new CommException(where, String.format("%s on '%s': the communicator was freed at %s",
+                    op, name(), freedAt));
+        }
+    }
+
+    private long total(long countPerRank, SourceLocation where) {
+        try {
+            return Math.multiplyExact(countPerRank, size());
+        } catch (ArithmeticException e) {
+            throw new CommException(where, String.format("count %d per rank is too large", countPerRank));
+        }
+    }
+
+    private void postSend(String op, MemorySegment buf, DType dtype, long count, int dest, int tag,
+                          SourceLocation where) {
+        live(op, where);
+        CommChecks.peer(this, op, "destination", dest, where);
+        CommChecks.tag(this, op, tag, where);
+        long bytes = CommChecks.buffer(this, op, "send", buf, dtype, count, where);
+        Message m = new Message(rank, tag, dtype, count, Collectives.copyOf(buf, bytes), where);
+        monitor.lock.lock();
+        try {
+            group.mailbox(dest).deliver(m);
+            monitor.changed();
+        } finally {
+            monitor.lock.unlock();
+        }
+    }
+
+    private FakeRequest postRecv(String op, MemorySegment buf, DType dtype, long count, int src, int tag,
+                                 SourceLocation where) {
+        live(op, where);
+        CommChecks.peer(this, op, "source", src, where);
+        CommChecks.tag(this, op, tag, where);
+        CommChecks.buffer(this, op, "receive", buf, dtype, count, where);
+        FakeRequest r = new FakeRequest(this, FakeRequest.Kind.RECV, buf, dtype, count, src, tag, where);
+        monitor.lock.lock();
+        try {
+            group.mailbox(rank).post(r);
+        } finally {
+            monitor.lock.unlock();
+        }
+        return r;
+    }
+
+    /** Blocks until {@code r} is matched, checks that the message fits, and copies it into the receive buffer. */
+    private void complete(FakeRequest r, String op, SourceLocation where) {
+        if (r.kind == FakeRequest.Kind.SEND) {
+            return;
+        }
+        Message m;
+        monitor.lock.lock();
+        try {
+            monitor.await(worldRank, receiveWait(r, op, where));
+            m = r.matched();
+        } finally {
+            monitor.lock.unlock();
+        }
+        if (m.dtype() != r.dtype || m.count() != r.count) {
+            throw new CommException(where, String.format(
+                    "message size mismatch on '%s': rank %d receives %d x %s from rank %d tag %d at %s, "
+                            + "but rank %d sent %d x %s to it at %s",
+                    name(), rank, r.count, r.dtype.specName(), r.peer, r.tag, r.where,
+                    m.source(), m.count(), m.dtype().specName(), m.where()));
+        }
+        MemorySegment.copy(m.data(), 0, r.buf, 0, m.data().byteSize());
+    }
+
+    private Wait receiveWait(FakeRequest r, String op, SourceLocation where) {
+        String what = op.equals("wait") ? "wait for " + r.describe()
+                : String.format("%s(%d x %s) on '%s' from rank %d tag %d", op, r.count, r.dtype.specName(), name(),
+                        r.peer, r.tag);
+        int[] peer = {group.worldRanks[r.peer]};
+        return new Wait() {
+            @Override
+            public boolean ready() {
+                return r.complete();
+            }
+
+            @Override
+            public int[] awaitedWorldRanks() {
+                return peer;
+            }
+
+            @Override
+            public String describe() {
+                return what;
+            }
+
+            @Override
+            public SourceLocation where() {
+                return where;
+            }
+        };
+    }
+
+    /** Joins this rank's next collective on the communicator, blocks until it completes, and returns its result. */
+    private Object collective(CollectiveCall call, ReduceOp op, Object payload) {
+        long seq = ++collectives;
+        monitor.lock.lock();
+        try {
+            CollectiveRound round = group.round(seq);
+            round.arrive(rank, call, op, payload);
+            monitor.changed();
+            monitor.await(worldRank, round.waitFor(call));
+            return round.depart(rank, call.where());
+        } finally {
+            monitor.lock.unlock();
+        }
+    }
+}

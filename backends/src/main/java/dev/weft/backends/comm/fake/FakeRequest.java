@@ -1,0 +1,75 @@
+package dev.weft.backends.comm.fake;
+
+import dev.weft.DType;
+import dev.weft.backends.comm.Request;
+import dev.weft.spi.SourceLocation;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A fake {@code isend} (complete from the start, as sends are buffered) or {@code irecv} (complete once matched
+ * with a message). Mutable state is guarded by the world's lock.
+ */
+final class FakeRequest implements Request {
+    enum Kind { SEND, RECV }
+
+    final FakeCommunicator owner;
+    final Kind kind;
+    final MemorySegment buf;
+    final DType dtype;
+    final long count;
+    final int peer;
+    final int tag;
+    final SourceLocation where;
+    private Message matched;
+    private SourceLocation waitedAt;
+
+    FakeRequest(FakeCommunicator owner, Kind kind, MemorySegment buf, DType dtype, long count, int peer, int tag,
+                SourceLocation where) {
+        this.owner = owner;
+        this.kind = kind;
+        this.buf = buf;
+        this.dtype = dtype;
+        this.count = count;
+        this.peer = peer;
+        this.tag = tag;
+        this.where = where;
+    }
+
+    boolean matches(Message m) {
+        return m.source() == peer && m.tag() == tag;
+    }
+
+    void match(Message m) {
+        matched = m;
+    }
+
+    Message matched() {
+        return matched;
+    }
+
+    boolean complete() {
+        return kind == Kind.SEND || matched != null;
+    }
+
+    /** Marks the request waited at {@code at}; returns where it was waited before, or null the first time. */
+    SourceLocation markWaited(SourceLocation at) {
+        SourceLocation before = waitedAt;
+        if (before == null) {
+            waitedAt = at;
+        }
+        return before;
+    }
+
+    @Override
+    public String describe() {
+        return String.format("%s(%d x %s) on '%s' %s rank %d tag %d at %s",
+                kind == Kind.SEND ? "isend" : "irecv", count, dtype.specName(), owner.name(),
+                kind == Kind.SEND ? "to" : "from", peer, tag, where);
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+}

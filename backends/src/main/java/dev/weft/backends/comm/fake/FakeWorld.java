@@ -1,0 +1,133 @@
+package dev.weft.backends.comm.fake;
+
+import dev.weft.WeftException;
+import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.spi.SourceLocation;
+
+import java.time.Duration;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+/**
+ * Runs N ranks as threads of this JVM, each with its handle on a fresh world communicator named {@code world},
+ * with MPI's matching semantics (see {@link Communicator}).
+ *
+ * <p>Nothing hangs. When every live rank is blocked and none can proceed, every blocked rank fails with a
+ * {@link DeadlockException} reporting what each rank waits for. A rank blocked on a peer that has failed or
+ * finished (and so will never send, or join the collective) fails at once with an error naming that peer. A
+ * watchdog fails everything with the same state report once the world has run longer than its timeout: by
+ * default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
+ */
+public final class FakeWorld {
+    /** The watchdog limit when {@code weft.fake.timeout} is not set. */
+    public static final int DEFAULT_TIMEOUT_SECONDS = 120;
+    private static final long GRACE_MILLIS = 2000;
+
+    /** The code one rank runs. */
+    @FunctionalInterface
+    public interface RankBody {
+        void run(Communicator world) throws Exception;
+    }
+
+    private FakeWorld() {
+    }
+
+    /** Runs {@code body} on {@code n} ranks under the default watchdog; see {@link #run(int, Duration, RankBody)}. */
+    public static void run(int n, RankBody body) {
+        run(n, defaultTimeout(), body);
+    }
+
+    /**
+     * Runs {@code body} once per rank, each on its own thread, and returns when every rank has finished.
+     *
+     * @throws RanksFailedException if any rank threw (or was still running when the watchdog expired and did not
+     *                              stop within a grace period); it names each failed rank
+     */
+    public static void run(int n, Duration timeout, RankBody body) {
+        if (n < 1) {
+            throw new IllegalArgumentException("a fake world needs at least one rank, got " + n);
+        }
+        WorldMonitor monitor = new WorldMonitor(n, timeout);
+        CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
+        Throwable[] failures = new Throwable[n];
+        Thread[] threads = new Thread[n];
+        for (int r = 0; r < n; r++) {
+            int rank = r;
+            Communicator comm = new FakeCommunicator(monitor, world, rank, true);
+            threads[r] = Thread.ofPlatform().name("weft-fake-rank-" + rank).daemon().start(() -> {
+                Throwable failure = null;
+                try {
+                    body.run(comm);
+                } catch (Throwable t) {
+                    failure = t;
+                }
+                failures[rank] = failure;
+                monitor.finish(rank, failure);
+            });
+        }
+        joinAll(threads, timeout, monitor);
+        SortedMap<Integer, Throwable> failed = new TreeMap<>();
+        for (int r = 0; r < n; r++) {
+            if (threads[r].isAlive()) {
+                failed.put(r, new CommException(SourceLocation.UNKNOWN,
+                        "rank " + r + " did not stop after the watchdog expired\n" + monitor.expire()));
+            } else if (failures[r] != null) {
+                failed.put(r, failures[r]);
+            }
+        }
+        if (!failed.isEmpty()) {
+            Throwable first = monitor.firstFailure();
+            throw new RanksFailedException(n, failed, first == null ? failed.get(failed.firstKey()) : first);
+        }
+    }
+
+    /** Joins every rank until the deadline; then fires the watchdog and interrupts the ranks still running. */
+    private static void joinAll(Thread[] threads, Duration timeout, WorldMonitor monitor) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            for (Thread t : threads) {
+                long left = deadline - System.nanoTime();
+                if (left > 0) {
+                    t.join(Duration.ofNanos(left));
+                }
+            }
+            if (IntStream.range(0, threads.length).noneMatch(i -> threads[i].isAlive())) {
+                return;
+            }
+            monitor.expire();
+            for (Thread t : threads) {
+                t.interrupt();
+            }
+            long graceEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
+            for (Thread t : threads) {
+                long left = graceEnd - System.nanoTime();
+                if (left > 0) {
+                    t.join(Duration.ofNanos(left));
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new WeftException(SourceLocation.UNKNOWN, "interrupted while running a fake world", e);
+        }
+    }
+
+    private static Duration defaultTimeout() {
+        String s = System.getProperty("weft.fake.timeout");
+        if (s == null) {
+            return Duration.ofSeconds(DEFAULT_TIMEOUT_SECONDS);
+        }
+        try {
+            double seconds = Double.parseDouble(s.trim());
+            if (!(seconds > 0)) {
+                throw new NumberFormatException();
+            }
+            return Duration.ofNanos((long) (seconds * 1e9));
+        } catch (NumberFormatException e) {
+            throw new WeftException(SourceLocation.UNKNOWN,
+                    "weft.fake.timeout must be a positive number of seconds, got '" + s + "'");
+        }
+    }
+}
