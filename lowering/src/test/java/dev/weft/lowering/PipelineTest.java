@@ -45,12 +45,12 @@ class PipelineTest {
             texts.add(mlir);
         });
 
-        assertThat(stages).containsExactly("lowered", "verify", "dce", "cse", "fuse-elementwise", "verify",
-                "plan-buffers");
-        assertThat(Pipeline.standard().passes()).extracting(Pass::name).containsExactlyElementsOf(stages.subList(1, 7));
+        assertThat(stages).containsExactly("lowered", "verify", "thread-tokens", "dce", "cse", "fuse-elementwise",
+                "verify", "plan-buffers");
+        assertThat(Pipeline.standard().passes()).extracting(Pass::name).containsExactlyElementsOf(stages.subList(1, 8));
         assertThat(texts.get(0)).contains("stablehlo.tanh");
-        assertThat(texts.get(2)).doesNotContain("stablehlo.tanh");
-        assertThat(texts.get(6)).isEqualTo(m.toMlir()).contains("weft.last_use = array<i64");
+        assertThat(texts.get(3)).doesNotContain("stablehlo.tanh");
+        assertThat(texts.get(7)).isEqualTo(m.toMlir()).contains("weft.last_use = array<i64");
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
         Op fusion = m.main().body().ops().getFirst();
@@ -65,10 +65,10 @@ class PipelineTest {
         Lowering.lower(graph(), "cpu", StageListener.toDirectory(out));
         try (Stream<Path> files = Files.list(out)) {
             assertThat(files.map(p -> p.getFileName().toString()).sorted()).containsExactly("00-lowered.mlir",
-                    "01-verify.mlir", "02-dce.mlir", "03-cse.mlir", "04-fuse-elementwise.mlir", "05-verify.mlir",
-                    "06-plan-buffers.mlir");
+                    "01-verify.mlir", "02-thread-tokens.mlir", "03-dce.mlir", "04-cse.mlir", "05-fuse-elementwise.mlir",
+                    "06-verify.mlir", "07-plan-buffers.mlir");
         }
-        assertThat(Files.readString(out.resolve("04-fuse-elementwise.mlir"))).contains("\"weft.fusion\"");
+        assertThat(Files.readString(out.resolve("05-fuse-elementwise.mlir"))).contains("\"weft.fusion\"");
     }
 
     @Test

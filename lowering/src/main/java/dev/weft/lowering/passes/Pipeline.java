@@ -24,10 +24,11 @@ public final class Pipeline {
         return new Pipeline(List.of(passes));
     }
 
-    /** verify, dce, cse, fuse-elementwise, verify, plan-buffers. */
+    /** verify, thread-tokens, dce, cse, fuse-elementwise, verify, plan-buffers. */
     public static Pipeline standard() {
         return of(
                 new Verifier(),
+                new ThreadTokens(),
                 new DeadCodeElimination(),
                 new CommonSubexpressionElimination(),
                 new ElementwiseFusion(),
