@@ -11,7 +11,6 @@ import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
-import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -81,14 +80,14 @@ public final class Comm {
     /** Starts sending {@code x}; complete it with {@link #wait(Request)}, which returns {@code x}. */
     public Request isend(Tensor x, int dest, int tag) {
         Tensor h = one(Bind.bind(CommPrims.ISEND, CommParams.p2p(handle, dest, tag, null), x));
-        return new Request(this, h, TensorAccess.aval(x), SourceLocation.capture());
+        return Request.send(this, h, x, SourceLocation.capture());
     }
 
     /** Starts receiving; {@link #wait(Request)} returns the tensor. */
     public Request irecv(DType dtype, long[] shape, int src, int tag) {
         Aval result = new Aval(dtype, Shape.of(shape));
         Tensor h = one(Bind.bind(CommPrims.IRECV, CommParams.p2p(handle, src, tag, result)));
-        return new Request(this, h, result, SourceLocation.capture());
+        return Request.receive(this, h, result, SourceLocation.capture());
     }
 
     /** Completes {@code r}: the received tensor, or the sent one. Each request is waited exactly once. */
@@ -99,6 +98,10 @@ public final class Comm {
                     + " waited on " + handle.name());
         }
         r.complete(where);
+        if (r.sent() != null) {
+            Bind.bind(CommPrims.WAIT, CommParams.waitFor(handle, null), r.handle(), r.sent());
+            return r.sent();
+        }
         return one(Bind.bind(CommPrims.WAIT, CommParams.waitFor(handle, r.result()), r.handle()));
     }
 

@@ -13,15 +13,30 @@ import dev.weft.spi.SourceLocation;
 public final class Request {
     private final Comm comm;
     private final Tensor handle;
+    private final Tensor sent;
     private final Aval result;
     private final SourceLocation origin;
     private boolean waited;
 
-    Request(Comm comm, Tensor handle, Aval result, SourceLocation origin) {
+    private Request(Comm comm, Tensor handle, Tensor sent, Aval result, SourceLocation origin) {
         this.comm = comm;
         this.handle = handle;
+        this.sent = sent;
         this.result = result;
         this.origin = origin;
+    }
+
+    static Request send(Comm comm, Tensor handle, Tensor sent, SourceLocation origin) {
+        return new Request(comm, handle, sent, null, origin);
+    }
+
+    static Request receive(Comm comm, Tensor handle, Aval result, SourceLocation origin) {
+        return new Request(comm, handle, null, result, origin);
+    }
+
+    /** The tensor being sent, or {@code null} for a receive. */
+    Tensor sent() {
+        return sent;
     }
 
     Comm comm() {
@@ -32,6 +47,7 @@ public final class Request {
         return handle;
     }
 
+    /** What a receive produces, or {@code null} for a send. */
     Aval result() {
         return result;
     }
@@ -51,6 +67,7 @@ public final class Request {
 
     @Override
     public String toString() {
-        return "Request(" + result + " from " + origin + (waited ? ", completed)" : ")");
+        return "Request(" + (sent != null ? "send " + sent.dtype().specName() + java.util.Arrays.toString(sent.shape())
+                : "recv " + result) + " from " + origin + (waited ? ", completed)" : ")");
     }
 }

@@ -49,8 +49,12 @@ public final class CommPrims {
         return List.of(REQUEST);
     });
 
-    /** Completes a request: the received tensor, or for a send request the tensor that was sent. */
-    public static final Primitive<CommParams> WAIT = ordered("wait", (in, p) -> List.of(p.result()));
+    /**
+     * Completes a request. Receive: inputs [request], output the received tensor ({@code result}). Send: inputs
+     * [request, sent tensor] (keeping the buffer alive until the send completes), no output.
+     */
+    public static final Primitive<CommParams> WAIT = ordered("wait",
+            (in, p) -> p.result() == null ? List.of() : List.of(p.result()));
 
     public static final Primitive<CommParams> ALLREDUCE = ordered("allreduce", (in, p) -> {
         numeric("allreduce", in.getFirst());

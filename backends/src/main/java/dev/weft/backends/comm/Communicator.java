@@ -1,6 +1,7 @@
 package dev.weft.backends.comm;
 
 import dev.weft.DType;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -24,7 +25,7 @@ import java.util.List;
  * Invalid arguments (a peer outside {@code [0, size())}, a negative tag or count, a buffer too small) raise a
  * {@link CommException} before anything is communicated. A handle is used by one thread at a time.
  */
-public interface Communicator {
+public interface Communicator extends CommHandle {
     /** This rank's index in the communicator, in {@code [0, size())}. */
     int rank();
 

@@ -121,6 +121,22 @@ public sealed interface Attr {
         }
     }
 
+    /** An array of attributes: {@code [@f, @g]}. */
+    record Array(List<Attr> elements) implements Attr {
+        public Array {
+            elements = List.copyOf(elements);
+        }
+
+        @Override
+        public String mlir() {
+            StringBuilder b = new StringBuilder("[");
+            for (int i = 0; i < elements.size(); i++) {
+                b.append(i == 0 ? "" : ", ").append(elements.get(i).mlir());
+            }
+            return b.append(']').toString();
+        }
+    }
+
     /** A reference to a function: {@code @name}. */
     record Symbol(String name) implements Attr {
         @Override

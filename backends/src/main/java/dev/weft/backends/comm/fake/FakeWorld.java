@@ -35,6 +35,15 @@ public final class FakeWorld {
     private FakeWorld() {
     }
 
+    /**
+     * A one-rank world for a process running neither under {@code mpirun} nor on fake ranks: every collective is
+     * local, and a receive with no matching send fails as a deadlock instead of blocking.
+     */
+    public static Communicator single() {
+        return new FakeCommunicator(new WorldMonitor(1, Duration.ofDays(365)), new CommGroup("world", new int[] {0}),
+                0, true);
+    }
+
     /** Runs {@code body} on {@code n} ranks under the default watchdog; see {@link #run(int, Duration, RankBody)}. */
     public static void run(int n, RankBody body) {
         run(n, defaultTimeout(), body);

@@ -1,0 +1,106 @@
+package dev.weft.backends.comm.exec;
+
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.WeftException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ReduceFunction;
+import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.lowering.CommLoweringRules;
+import dev.weft.backends.cpu.exec.CpuExecutable;
+import dev.weft.backends.cpu.exec.CustomCallHandler;
+import dev.weft.backends.cpu.exec.CustomCallRegistry;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.TokenType;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Shape;
+import dev.weft.spi.TensorAccess;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Handlers for the {@code weft.mpi.<op>} custom calls of one module: each op's {@code backend_config} is decoded
+ * once, when the executable is built, into a {@link CommCall} on the communicator the module names; token
+ * operands are dropped and token results returned as {@link CustomCallRegistry#TOKEN}.
+ */
+public final class CommCustomCalls {
+    public static final String PREFIX = "weft.mpi.";
+    private static final List<String> OPS = List.of("comm_rank", "barrier", "send", "recv", "isend", "irecv", "wait",
+            "allreduce", "allgather", "reduce_scatter", "bcast", "reduce", "alltoall", "sendrecv");
+
+    private CommCustomCalls() {
+    }
+
+    /** A registry running every {@code weft.mpi.*} call of {@code module}. */
+    public static CustomCallRegistry registry(Module module) {
+        CustomCallRegistry r = new CustomCallRegistry();
+        for (String op : OPS) {
+            r.register(PREFIX + op, handler(module, op));
+        }
+        return r;
+    }
+
+    private static CustomCallHandler handler(Module module, String opName) {
+        Map<Op, CommCall> decoded = new java.util.concurrent.ConcurrentHashMap<>();
+        return (op, operands) -> {
+            CommCall call = decoded.computeIfAbsent(op, o -> decode(module, opName, o));
+            List<MemorySegment> tensors = new ArrayList<>(operands.size());
+            for (MemorySegment s : operands) {
+                if (!s.equals(CustomCallRegistry.TOKEN)) {
+                    tensors.add(s);
+                }
+            }
+            List<MemorySegment> results = opName.equals("sendrecv")
+                    ? call.sendrecv(tensors.getFirst(), ((TensorType) op.results().getFirst().type()).aval())
+                    : call.run(tensors);
+            List<MemorySegment> out = new ArrayList<>(results);
+            for (var v : op.results()) {
+                if (v.type() instanceof TokenType) {
+                    out.add(CustomCallRegistry.TOKEN);
+                }
+            }
+            return out;
+        };
+    }
+
+    private static CommCall decode(Module module, String opName, Op op) {
+        Map<String, Attr> c = ((Attr.Dict) op.attr("backend_config")).entries();
+        String commName = ((Attr.Str) c.get("comm")).value();
+        Communicator comm = (Communicator) module.resource(CommLoweringRules.resourceKey(commName));
+        Aval data = null;
+        if (c.get("dtype") instanceof Attr.Str(String dt)) {
+            data = new Aval(DType.fromSpecName(dt), Shape.of(((Attr.Int) c.get("count")).value()));
+        }
+        ReduceOp reduce = null;
+        if (c.get("reduce_op") instanceof Attr.Str(String name)) {
+            reduce = op.attr("called_computations") instanceof Attr.Array(List<Attr> fs)
+                    ? ReduceOp.custom(name, compiled(module, ((Attr.Symbol) fs.getFirst()).name()))
+                    : ReduceOps.builtin(name);
+        }
+        return new CommCall(opName, comm, intOf(c, "peer"), intOf(c, "tag"), intOf(c, "source"),
+                intOf(c, "recv_tag"), reduce, intOf(c, "root"), data, op.location());
+    }
+
+    /** The module's function {@code name}, run on (in, inout) as 1-D tensors, result stored in inout. */
+    private static ReduceFunction compiled(Module module, String name) {
+        CpuExecutable exe = new CpuExecutable(new Module(module.target(), List.of(module.function(name))));
+        return (inout, in, count, dtype) -> {
+            Tensor r = exe.run(List.of(ReduceOps.wrap(in, count, dtype), ReduceOps.wrap(inout, count, dtype)))
+                    .getFirst();
+            if (r.size() != count) {
+                throw new WeftException(null, "custom reduce op " + name + " was compiled for " + r.size()
+                        + " elements but is applied to " + count);
+            }
+            MemorySegment.copy(TensorAccess.data(r), 0, inout, 0, count * dtype.byteSize());
+        };
+    }
+
+    private static int intOf(Map<String, Attr> c, String key) {
+        return c.get(key) instanceof Attr.Int(long v, String type) ? (int) v : -1;
+    }
+}

@@ -1,0 +1,46 @@
+package dev.weft.backends.comm.exec;
+
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.cpu.CpuEagerInterpreter;
+import dev.weft.prim.CommParams;
+import dev.weft.prim.CommPrims;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Primitive;
+import dev.weft.spi.SourceLocation;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.List;
+
+/** Eager implementations of the communication primitives: each call runs at once on the communicator. */
+public final class CommEagerRules {
+    private CommEagerRules() {
+    }
+
+    public static void registerAll(CpuEagerInterpreter interp) {
+        for (Primitive<CommParams> prim : List.of(CommPrims.COMM_RANK, CommPrims.BARRIER, CommPrims.SEND,
+                CommPrims.RECV, CommPrims.ISEND, CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE,
+                CommPrims.ALLGATHER, CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE,
+                CommPrims.ALLTOALL)) {
+            interp.register(prim, (p, inAvals, in, outAvals, out) -> {
+                List<MemorySegment> results = call(prim, p, inAvals).run(Arrays.asList(in));
+                copyInto(results, out, outAvals);
+            });
+        }
+        interp.register(CommPrims.SENDRECV, (p, inAvals, in, outAvals, out) ->
+                copyInto(call(CommPrims.SENDRECV, p, inAvals).sendrecv(in[0], outAvals.getFirst()), out, outAvals));
+    }
+
+    private static CommCall call(Primitive<CommParams> prim, CommParams p, List<Aval> inAvals) {
+        Aval data = prim == CommPrims.WAIT ? (inAvals.size() > 1 ? inAvals.get(1) : p.result())
+                : inAvals.isEmpty() ? p.result() : inAvals.getFirst();
+        return new CommCall(prim.name(), (Communicator) p.comm(), p.peer(), p.tag(), p.source(), p.recvTag(),
+                p.op() == null ? null : ReduceOps.of(p.op(), ReduceOps.viaTensors(p.op().function())), p.root(),
+                data, SourceLocation.capture());
+    }
+
+    private static void copyInto(List<MemorySegment> results, MemorySegment[] out, List<Aval> outAvals) {
+        for (int i = 0; i < out.length; i++) {
+            MemorySegment.copy(results.get(i), 0, out[i], 0, outAvals.get(i).byteSize());
+        }
+    }
+}

@@ -1,0 +1,44 @@
+package dev.weft.backends.comm.exec;
+
+import dev.weft.WeftException;
+import dev.weft.backends.comm.Request;
+import dev.weft.spi.SourceLocation;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Pending requests by id: a request travels through a program as an i64 scalar holding its id, and the one
+ * {@code wait} that consumes it takes it out of the table.
+ */
+final class RequestTable {
+    record Pending(Request request, MemorySegment buffer) {
+    }
+
+    private static final AtomicLong NEXT = new AtomicLong(1);
+    private static final Map<Long, Pending> PENDING = new ConcurrentHashMap<>();
+
+    private RequestTable() {
+    }
+
+    /** Registers a request (with the buffer a receive fills, or null) and returns its id as an i64 scalar. */
+    static MemorySegment put(Request r, MemorySegment buffer) {
+        long id = NEXT.getAndIncrement();
+        PENDING.put(id, new Pending(r, buffer));
+        MemorySegment seg = Arena.ofAuto().allocate(8, 8);
+        seg.set(ValueLayout.JAVA_LONG, 0, id);
+        return seg;
+    }
+
+    static Pending take(MemorySegment id, SourceLocation where) {
+        long key = id.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
+        Pending p = PENDING.remove(key);
+        if (p == null) {
+            throw new WeftException(where, "request #" + key + " is unknown or was already waited");
+        }
+        return p;
+    }
+}
