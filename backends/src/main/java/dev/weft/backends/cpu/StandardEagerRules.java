@@ -119,7 +119,8 @@ final class StandardEagerRules {
             DataMovement.pad(t, in[0], dims(ia.getFirst()), value, p.lowArray(), p.highArray(),
                     new long[ia.getFirst().shape().rank()], out[0]);
         });
-        interp.register(Prims.IOTA, (p, ia, in, oa, out) -> DataMovement.iota(p.dtype(), new long[] {p.n()}, 0, out[0]));
+        interp.register(Prims.IOTA, (p, ia, in, oa, out) ->
+                DataMovement.iota(p.dtype(), new long[] {p.n()}, 0, out[0]));
         interp.register(Prims.CONSTANT, (p, ia, in, oa, out) ->
                 DataMovement.copy(p.value().dtype(), TensorAccess.data(p.value()), out[0], p.value().size()));
     }

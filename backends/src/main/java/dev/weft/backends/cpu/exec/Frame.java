@@ -3,6 +3,9 @@ package dev.weft.backends.cpu.exec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -12,14 +15,13 @@ import java.util.concurrent.atomic.LongAdder;
 final class Frame {
     final Buffer[] slots;
     private final long[] classBytes;
-    private final ArrayDeque<MemorySegment>[] pools;
+    private final List<ArrayDeque<MemorySegment>> pools;
     private final LongAdder allocations;
 
-    @SuppressWarnings("unchecked")
     Frame(int slotCount, long[] classBytes, LongAdder allocations) {
         this.slots = new Buffer[slotCount];
         this.classBytes = classBytes;
-        this.pools = new ArrayDeque[classBytes.length];
+        this.pools = new ArrayList<>(Collections.nCopies(classBytes.length, null));
         this.allocations = allocations;
     }
 
@@ -30,7 +32,7 @@ final class Frame {
 
     /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
     MemorySegment allocateSegment(int sizeClass) {
-        ArrayDeque<MemorySegment> pool = pools[sizeClass];
+        ArrayDeque<MemorySegment> pool = pools.get(sizeClass);
         if (pool != null && !pool.isEmpty()) {
             return pool.pop();
         }
@@ -39,9 +41,10 @@ final class Frame {
     }
 
     void recycle(int sizeClass, MemorySegment segment) {
-        ArrayDeque<MemorySegment> pool = pools[sizeClass];
+        ArrayDeque<MemorySegment> pool = pools.get(sizeClass);
         if (pool == null) {
-            pool = pools[sizeClass] = new ArrayDeque<>();
+            pool = new ArrayDeque<>();
+            pools.set(sizeClass, pool);
         }
         pool.push(segment);
     }

@@ -68,7 +68,7 @@ final class FusionInstruction {
             int out = registerBytes.size();
             reg.put(inner.result(), out);
             registerBytes.add(inner.result().tensorType().dtype().byteSize());
-            fused.add(new FusedOp(ElementwiseKernel.of(inner), in[0], in.length > 1 ? in[1] : -1,
+            fused.add(new FusedOp(ElementwiseKernels.of(inner), in[0], in.length > 1 ? in[1] : -1,
                     in.length > 2 ? in[2] : -1, out));
         }
         int registers = registerBytes.size();

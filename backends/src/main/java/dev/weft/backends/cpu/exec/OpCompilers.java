@@ -45,7 +45,7 @@ final class OpCompilers {
     }
 
     private static Instruction elementwise(Op op, ProgramBuilder b) {
-        ElementwiseKernel k = ElementwiseKernel.of(op);
+        ElementwiseKernel k = ElementwiseKernels.of(op);
         int[] in = b.slots(op.operands());
         int a0 = in[0], a1 = in.length > 1 ? in[1] : -1, a2 = in.length > 2 ? in[2] : -1;
         int out = b.slot(op.result());

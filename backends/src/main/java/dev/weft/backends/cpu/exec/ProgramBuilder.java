@@ -82,7 +82,6 @@ final class ProgramBuilder {
                 steps.add(new Step(op, compileOp(op), dyingSlots(op)));
                 local.addAll(op.results());
                 defined.addAll(op.results());
-                slots(op.results());
             }
             return new CompiledBlock(args, steps.toArray(Step[]::new), slots(block.results()), slots(defined));
         } finally {
@@ -95,7 +94,6 @@ final class ProgramBuilder {
         if (c == null) {
             throw new WeftException(op.location(), "the CPU executor does not support op " + op.name());
         }
-        slots(op.results());
         try {
             return c.compile(op, this);
         } catch (IllegalArgumentException | IllegalStateException | ClassCastException e) {

@@ -55,7 +55,9 @@ final class ReduceInstruction {
             MemorySegment acc = o.segment, x = f.slots[in].segment;
             DataMovement.fill(t, acc, outSize, f.slots[init].segment);
             MemorySegment accArg = f.allocateSegment(scalarClass), xArg = f.allocateSegment(scalarClass);
-            Buffer[] args = {new Buffer(accArg, Buffer.Kind.READ_ONLY, -1), new Buffer(xArg, Buffer.Kind.READ_ONLY, -1)};
+            Buffer[] args = {
+                new Buffer(accArg, Buffer.Kind.READ_ONLY, -1), new Buffer(xArg, Buffer.Kind.READ_ONLY, -1)
+            };
             long[] target = Reductions.outputIndexOfEachInput(dims, axes);
             for (int i = 0; i < target.length; i++) {
                 MemorySegment.copy(acc, target[i] * es, accArg, 0, es);

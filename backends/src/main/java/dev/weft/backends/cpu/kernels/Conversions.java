@@ -18,7 +18,10 @@ public final class Conversions {
     private Conversions() {
     }
 
-    /** {@code out[i] = (to) a[i]} for the first {@code n} elements; {@code out} may be {@code a} when both dtypes have one byte size. */
+    /**
+     * {@code out[i] = (to) a[i]} for the first {@code n} elements; {@code out} may be {@code a} when both dtypes
+     * have one byte size.
+     */
     public static void convert(DType from, DType to, MemorySegment a, MemorySegment out, long n) {
         switch (to) {
             case F32 -> {

@@ -14,7 +14,8 @@ import java.util.stream.IntStream;
  * {@code dot_general} (batch axes leading, lhs contracting its last axis, rhs its first non-batch axis; a rank-1
  * side is a matrix with {@code m} or {@code n} equal to 1). Loops run i-k-j so the innermost loop streams a row
  * of {@code rhs} into a row of {@code out} (vectorizable), blocked over k and j to stay in cache; large products
- * split their rows over the common fork-join pool. Integer products wrap.
+ * split their rows over the common fork-join pool. The innermost index is a {@code long} so that C2 vectorizes
+ * the segment accesses. Integer products wrap.
  */
 public final class DotGeneral {
     private static final int K_BLOCK = 128;
@@ -40,8 +41,8 @@ public final class DotGeneral {
             if (tasks == 1) {
                 rows(t, a, bm, c, 0, m, k, n);
             } else {
-                IntStream.range(0, tasks).parallel().forEach(task ->
-                        rows(t, a, bm, c, (int) ((long) m * task / tasks), (int) ((long) m * (task + 1) / tasks), k, n));
+                IntStream.range(0, tasks).parallel().forEach(task -> rows(t, a, bm, c,
+                        (int) ((long) m * task / tasks), (int) ((long) m * (task + 1) / tasks), k, n));
             }
         }
     }
@@ -70,7 +71,7 @@ public final class DotGeneral {
             for (int p = k0; p < k1; p++) {
                 float aip = a.getAtIndex(F32, (long) i * k + p);
                 long bp = (long) p * n;
-                for (int j = j0; j < j1; j++) {
+                for (long j = j0; j < j1; j++) {
                     c.setAtIndex(F32, ci + j, c.getAtIndex(F32, ci + j) + aip * b.getAtIndex(F32, bp + j));
                 }
             }
@@ -84,7 +85,7 @@ public final class DotGeneral {
             for (int p = k0; p < k1; p++) {
                 double aip = a.getAtIndex(F64, (long) i * k + p);
                 long bp = (long) p * n;
-                for (int j = j0; j < j1; j++) {
+                for (long j = j0; j < j1; j++) {
                     c.setAtIndex(F64, ci + j, c.getAtIndex(F64, ci + j) + aip * b.getAtIndex(F64, bp + j));
                 }
             }
@@ -98,7 +99,7 @@ public final class DotGeneral {
             for (int p = k0; p < k1; p++) {
                 int aip = a.getAtIndex(I32, (long) i * k + p);
                 long bp = (long) p * n;
-                for (int j = j0; j < j1; j++) {
+                for (long j = j0; j < j1; j++) {
                     c.setAtIndex(I32, ci + j, c.getAtIndex(I32, ci + j) + aip * b.getAtIndex(I32, bp + j));
                 }
             }
@@ -112,7 +113,7 @@ public final class DotGeneral {
             for (int p = k0; p < k1; p++) {
                 long aip = a.getAtIndex(I64, (long) i * k + p);
                 long bp = (long) p * n;
-                for (int j = j0; j < j1; j++) {
+                for (long j = j0; j < j1; j++) {
                     c.setAtIndex(I64, ci + j, c.getAtIndex(I64, ci + j) + aip * b.getAtIndex(I64, bp + j));
                 }
             }

@@ -389,7 +389,7 @@ public final class Elementwise {
         }
     }
 
-    /** {@code out[i] = a[i] cmp b[i]} as BOOL bytes; {@code GT}/{@code GE} swap operands, {@code NE} negates {@code EQ}. */
+    /** {@code out[i] = a[i] cmp b[i]} as BOOL bytes; GT and GE swap the operands, NE negates EQ. */
     public static void compare(Comparison cmp, DType t, MemorySegment a, MemorySegment b, MemorySegment out, long n) {
         switch (cmp) {
             case EQ -> equal(t, a, b, out, n, 0);
@@ -492,7 +492,7 @@ public final class Elementwise {
         }
     }
 
-    /** {@code out[i] = cond[i] != 0 ? a[i] : b[i]}, {@code cond} BOOL, {@code a}, {@code b}, {@code out} of {@code t}. */
+    /** {@code out[i] = cond[i] != 0 ? a[i] : b[i]} with {@code cond} BOOL and the others of {@code t}. */
     public static void select(DType t, MemorySegment cond, MemorySegment a, MemorySegment b, MemorySegment out,
                               long n) {
         switch (t.byteSize()) {

@@ -191,6 +191,31 @@ class CpuExecutableTest {
         }
     }
 
+    @Test
+    void fusionWritesOverADyingInputAcrossChunks() {
+        int n = 3 * FusionInstruction.CHUNK + 5;
+        TensorType vec = t(DType.I32, n);
+        Ir ir = new Ir();
+        List<Value> a = args(vec);
+        Value v = ir.op(StableHlo.NEGATE, vec, a.getFirst());
+        ir.begin();
+        List<Value> fa = args(vec, vec);
+        Block region = ir.close(fa, ir.binary(StableHlo.SUBTRACT, ir.binary(StableHlo.MULTIPLY, fa.get(0), fa.get(0)),
+                fa.get(1)));
+        Value r = ir.op(StableHlo.FUSION, List.of(v, a.getFirst()), List.of(vec),
+                Map.of(StableHlo.LAST_USE, Attr.I64Array.of(0)), List.of(region)).result();
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r));
+        int[] x = new int[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = i % 1000 - 500;
+        }
+        int[] got = exe.run(List.of(Tensor.of(x))).getFirst().toIntArray();
+        for (int i = 0; i < n; i++) {
+            assertThat(got[i]).isEqualTo(x[i] * x[i] - x[i]);
+        }
+        assertThat(exe.allocationCount()).as("negate's buffer, then chunk scratch only").isEqualTo(3);
+    }
+
     /** {@code v_{k+1} = v_k + x}, 50 times, so the result is {@code 51 x}. */
     private static Module chain(boolean annotated) {
         Ir ir = new Ir();
