@@ -30,6 +30,8 @@ final class ProgramBuilder {
     private final CustomCallRegistry customCalls;
     /** Values defined by the block being compiled, innermost last. */
     private final List<Set<Value>> scopes = new ArrayList<>();
+    /** For each block being compiled, innermost last: the last of its ops that uses each value. */
+    private final List<Map<Value, Op>> lastUsers = new ArrayList<>();
 
     ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls) {
         this.compilers = compilers;
@@ -73,6 +75,7 @@ final class ProgramBuilder {
         Set<Value> local = Collections.newSetFromMap(new IdentityHashMap<>());
         local.addAll(block.arguments());
         scopes.add(local);
+        lastUsers.add(lastUsers(block));
         try {
             int[] args = slots(block.arguments());
             List<Op> ops = block.ops();
@@ -86,6 +89,27 @@ final class ProgramBuilder {
             return new CompiledBlock(args, steps.toArray(Step[]::new), slots(block.results()), slots(defined));
         } finally {
             scopes.removeLast();
+            lastUsers.removeLast();
+        }
+    }
+
+    /** The last op of {@code block} (terminator included) that uses each value, directly or in its regions. */
+    private static Map<Value, Op> lastUsers(Block block) {
+        Map<Value, Op> last = new IdentityHashMap<>();
+        for (Op op : block.ops()) {
+            recordUses(op, op, last);
+        }
+        return last;
+    }
+
+    private static void recordUses(Op op, Op user, Map<Value, Op> last) {
+        for (Value v : op.operands()) {
+            last.put(v, user);
+        }
+        for (Block region : op.regions()) {
+            for (Op inner : region.ops()) {
+                recordUses(inner, user, last);
+            }
         }
     }
 
@@ -101,17 +125,21 @@ final class ProgramBuilder {
         }
     }
 
-    /** Indices of the operands whose value dies at {@code op} and was defined in {@code op}'s block. */
+    /**
+     * Indices of the operands whose value dies at {@code op}: marked in {@code weft.last_use}, defined in
+     * {@code op}'s block, and used by no later op of it (a wrong mark is ignored rather than freeing a live buffer).
+     */
     List<Integer> dyingOperands(Op op) {
         if (!(op.attr(StableHlo.LAST_USE) instanceof Attr.I64Array a)) {
             return List.of();
         }
         Set<Value> local = scopes.getLast();
+        Map<Value, Op> last = lastUsers.getLast();
         Set<Value> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         List<Integer> out = new ArrayList<>();
         for (long i : a.toArray()) {
             Value v = op.operand((int) i);
-            if (local.contains(v) && seen.add(v)) {
+            if (local.contains(v) && last.get(v) == op && seen.add(v)) {
                 out.add((int) i);
             }
         }

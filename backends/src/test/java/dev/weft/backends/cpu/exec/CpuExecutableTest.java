@@ -241,6 +241,17 @@ class CpuExecutableTest {
     }
 
     @Test
+    void aLastUseMarkOnAValueStillInUseIsIgnored() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value v = ir.op(StableHlo.NEGATE, F32_4, a.getFirst());
+        Value twice = ir.binary(StableHlo.ADD, v, v, 0, 1);
+        Value r = ir.binary(StableHlo.MULTIPLY, v, twice);
+        Tensor out = new CpuExecutable(ir.module(a, r)).run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst();
+        assertThat(out.toFloatArray()).containsExactly(2, 8, 18, 32);
+    }
+
+    @Test
     void resultsNeverAliasArguments() {
         Ir ir = new Ir();
         List<Value> a = args(F32_4);
