@@ -5,6 +5,7 @@ import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +24,7 @@ final class CustomCallInstruction {
                         + "\" (registered: " + b.customCalls().targets() + ")"));
         int[] in = b.slots(op.operands());
         int[] out = b.slots(op.results());
-        List<Type> types = op.results().stream().map(v -> v.type()).toList();
+        List<Type> types = op.results().stream().map(Value::type).toList();
         return f -> {
             List<MemorySegment> operands = new ArrayList<>(in.length);
             for (int s : in) {
