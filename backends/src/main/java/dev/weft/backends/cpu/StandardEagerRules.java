@@ -1,0 +1,149 @@
+package dev.weft.backends.cpu;
+
+import dev.weft.DType;
+import dev.weft.backends.cpu.kernels.BinaryOp;
+import dev.weft.backends.cpu.kernels.Comparison;
+import dev.weft.backends.cpu.kernels.Conversions;
+import dev.weft.backends.cpu.kernels.DataMovement;
+import dev.weft.backends.cpu.kernels.DotGeneral;
+import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.Reduction;
+import dev.weft.backends.cpu.kernels.Reductions;
+import dev.weft.backends.cpu.kernels.Scalars;
+import dev.weft.backends.cpu.kernels.UnaryOp;
+import dev.weft.prim.AxesParams;
+import dev.weft.prim.Prims;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Params;
+import dev.weft.spi.Primitive;
+import dev.weft.spi.Shape;
+import dev.weft.spi.TensorAccess;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/** The eager rules of the primitives in {@link Prims}, each a call to a kernel. */
+final class StandardEagerRules {
+    private StandardEagerRules() {
+    }
+
+    static void registerAll(CpuEagerInterpreter interp) {
+        registerElementwise(interp);
+        registerReductions(interp);
+        registerStructural(interp);
+    }
+
+    private static void registerElementwise(CpuEagerInterpreter interp) {
+        binary(interp, Prims.ADD, BinaryOp.ADD);
+        binary(interp, Prims.SUB, BinaryOp.SUB);
+        binary(interp, Prims.MUL, BinaryOp.MUL);
+        binary(interp, Prims.DIV, BinaryOp.DIV);
+        binary(interp, Prims.POW, BinaryOp.POW);
+        binary(interp, Prims.MAX, BinaryOp.MAX);
+        binary(interp, Prims.MIN, BinaryOp.MIN);
+        binary(interp, Prims.REM, BinaryOp.REM);
+        compare(interp, Prims.EQ, Comparison.EQ);
+        compare(interp, Prims.NE, Comparison.NE);
+        compare(interp, Prims.LT, Comparison.LT);
+        compare(interp, Prims.LE, Comparison.LE);
+        compare(interp, Prims.GT, Comparison.GT);
+        compare(interp, Prims.GE, Comparison.GE);
+        unary(interp, Prims.NEG, UnaryOp.NEG);
+        unary(interp, Prims.ABS, UnaryOp.ABS);
+        unary(interp, Prims.EXP, UnaryOp.EXP);
+        unary(interp, Prims.LOG, UnaryOp.LOG);
+        unary(interp, Prims.SQRT, UnaryOp.SQRT);
+        unary(interp, Prims.RSQRT, UnaryOp.RSQRT);
+        unary(interp, Prims.TANH, UnaryOp.TANH);
+        unary(interp, Prims.SIN, UnaryOp.SIN);
+        unary(interp, Prims.COS, UnaryOp.COS);
+        interp.register(Prims.SELECT, (p, ia, in, oa, out) ->
+                Elementwise.select(oa.getFirst().dtype(), in[0], in[1], in[2], out[0], size(oa.getFirst())));
+        interp.register(Prims.CONVERT, (p, ia, in, oa, out) ->
+                Conversions.convert(ia.getFirst().dtype(), p.to(), in[0], out[0], size(oa.getFirst())));
+    }
+
+    private static void binary(CpuEagerInterpreter interp, Primitive<Params> prim, BinaryOp op) {
+        interp.register(prim, (p, ia, in, oa, out) ->
+                Elementwise.binary(op, ia.getFirst().dtype(), in[0], in[1], out[0], size(oa.getFirst())));
+    }
+
+    private static void compare(CpuEagerInterpreter interp, Primitive<Params> prim, Comparison cmp) {
+        interp.register(prim, (p, ia, in, oa, out) ->
+                Elementwise.compare(cmp, ia.getFirst().dtype(), in[0], in[1], out[0], size(oa.getFirst())));
+    }
+
+    private static void unary(CpuEagerInterpreter interp, Primitive<Params> prim, UnaryOp op) {
+        interp.register(prim, (p, ia, in, oa, out) ->
+                Elementwise.unary(op, ia.getFirst().dtype(), in[0], out[0], size(oa.getFirst())));
+    }
+
+    private static void registerReductions(CpuEagerInterpreter interp) {
+        reduction(interp, Prims.REDUCE_SUM, Reduction.SUM);
+        reduction(interp, Prims.REDUCE_PROD, Reduction.PROD);
+        reduction(interp, Prims.REDUCE_MAX, Reduction.MAX);
+        reduction(interp, Prims.REDUCE_MIN, Reduction.MIN);
+    }
+
+    private static void reduction(CpuEagerInterpreter interp, Primitive<AxesParams> prim, Reduction r) {
+        interp.register(prim, (p, ia, in, oa, out) -> {
+            DType t = ia.getFirst().dtype();
+            Reductions.fillIdentity(r, t, out[0], size(oa.getFirst()));
+            Reductions.accumulate(r, t, in[0], ia.getFirst().shape().dims(), p.toArray(), out[0]);
+        });
+    }
+
+    private static void registerStructural(CpuEagerInterpreter interp) {
+        interp.register(Prims.MATMUL, (p, ia, in, oa, out) -> matmul(ia.get(0), ia.get(1), in, out[0]));
+        interp.register(Prims.RESHAPE, (p, ia, in, oa, out) ->
+                DataMovement.copy(ia.getFirst().dtype(), in[0], out[0], size(oa.getFirst())));
+        interp.register(Prims.TRANSPOSE, (p, ia, in, oa, out) ->
+                DataMovement.transpose(ia.getFirst().dtype(), in[0], dims(ia.getFirst()), p.toArray(), out[0]));
+        interp.register(Prims.BROADCAST_IN_DIM, (p, ia, in, oa, out) ->
+                DataMovement.broadcastInDim(ia.getFirst().dtype(), in[0], dims(ia.getFirst()), p.dimsArray(),
+                        p.shape().dims(), out[0]));
+        interp.register(Prims.SLICE, (p, ia, in, oa, out) -> {
+            long[] step = new long[ia.getFirst().shape().rank()];
+            Arrays.fill(step, 1);
+            DataMovement.slice(ia.getFirst().dtype(), in[0], dims(ia.getFirst()), p.startArray(), p.limitArray(),
+                    step, out[0]);
+        });
+        interp.register(Prims.CONCAT, (p, ia, in, oa, out) -> {
+            long[][] partDims = ia.stream().map(StandardEagerRules::dims).toArray(long[][]::new);
+            DataMovement.concatenate(oa.getFirst().dtype(), in, partDims, p.axis(), dims(oa.getFirst()), out[0]);
+        });
+        interp.register(Prims.PAD, (p, ia, in, oa, out) -> {
+            DType t = ia.getFirst().dtype();
+            MemorySegment value = Arena.ofAuto().allocate(Long.BYTES, Long.BYTES);
+            Scalars.setDouble(t, value, 0, p.value());
+            DataMovement.pad(t, in[0], dims(ia.getFirst()), value, p.lowArray(), p.highArray(),
+                    new long[ia.getFirst().shape().rank()], out[0]);
+        });
+        interp.register(Prims.IOTA, (p, ia, in, oa, out) ->
+                DataMovement.iota(p.dtype(), new long[] {p.n()}, 0, out[0]));
+        interp.register(Prims.CONSTANT, (p, ia, in, oa, out) ->
+                DataMovement.copy(p.value().dtype(), TensorAccess.data(p.value()), out[0], p.value().size()));
+    }
+
+    /** NumPy matmul as a batched product: a rank-1 lhs is one row, a rank-1 rhs one column. */
+    private static void matmul(Aval a, Aval b, MemorySegment[] in, MemorySegment out) {
+        Shape sa = a.shape(), sb = b.shape();
+        int ra = sa.rank(), rb = sb.rank();
+        long batch = 1;
+        for (int i = 0; i < ra - 2; i++) {
+            batch *= sa.dim(i);
+        }
+        int m = ra >= 2 ? Math.toIntExact(sa.dim(ra - 2)) : 1;
+        int k = Math.toIntExact(sa.dim(ra - 1));
+        int n = rb >= 2 ? Math.toIntExact(sb.dim(rb - 1)) : 1;
+        DotGeneral.matmul(a.dtype(), in[0], in[1], out, batch, m, k, n);
+    }
+
+    private static long size(Aval a) {
+        return a.shape().size();
+    }
+
+    private static long[] dims(Aval a) {
+        return a.shape().dims();
+    }
+}

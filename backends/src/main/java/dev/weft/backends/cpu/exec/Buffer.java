@@ -1,0 +1,44 @@
+package dev.weft.backends.cpu.exec;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A buffer during one run, shared by every value that aliases it ({@code reshape} results, loop carries,
+ * branch results). {@link #refs} counts the frame slots and loop holds that reference it; a {@link Kind#TEMP}
+ * buffer whose count drops to zero returns to the frame's pool.
+ */
+final class Buffer {
+    enum Kind {
+        /** Allocated by this run; pooled when dead unless it escaped. */
+        TEMP,
+        /** A function argument or constant: never written, freed or handed out without a copy. */
+        READ_ONLY,
+        /** Produced by a custom call: never pooled. */
+        EXTERNAL,
+        /** The ordering token. */
+        TOKEN
+    }
+
+    final MemorySegment segment;
+    final Kind kind;
+    /** Index of the pool this buffer returns to ({@code -1} when it never does). */
+    final int sizeClass;
+    int refs;
+    /** Set when the buffer left the executor's control (given to a custom call or returned to the caller). */
+    boolean escaped;
+
+    Buffer(MemorySegment segment, Kind kind, int sizeClass) {
+        this.segment = segment;
+        this.kind = kind;
+        this.sizeClass = sizeClass;
+    }
+
+    /** True if nothing else can observe this buffer, so an op may overwrite it. */
+    boolean isExclusiveTemp() {
+        return kind == Kind.TEMP && !escaped && refs == 1;
+    }
+
+    boolean isPoolable() {
+        return kind == Kind.TEMP && !escaped;
+    }
+}

@@ -1,0 +1,73 @@
+package dev.weft.backends.cpu.exec;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The state of one run: a slot per SSA value of the function (regions included) and a pool of dead buffers per
+ * size class. Slots and pools are confined to the running thread.
+ */
+final class Frame {
+    final Buffer[] slots;
+    private final long[] classBytes;
+    private final List<ArrayDeque<MemorySegment>> pools;
+    private final LongAdder allocations;
+
+    Frame(int slotCount, long[] classBytes, LongAdder allocations) {
+        this.slots = new Buffer[slotCount];
+        this.classBytes = classBytes;
+        this.pools = new ArrayList<>(Collections.nCopies(classBytes.length, null));
+        this.allocations = allocations;
+    }
+
+    /** A buffer of size class {@code sizeClass}, from the pool when one is free. */
+    Buffer allocate(int sizeClass) {
+        return new Buffer(allocateSegment(sizeClass), Buffer.Kind.TEMP, sizeClass);
+    }
+
+    /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
+    MemorySegment allocateSegment(int sizeClass) {
+        ArrayDeque<MemorySegment> pool = pools.get(sizeClass);
+        if (pool != null && !pool.isEmpty()) {
+            return pool.pop();
+        }
+        allocations.increment();
+        return Arena.ofAuto().allocate(Math.max(1, classBytes[sizeClass]), 64);
+    }
+
+    void recycle(int sizeClass, MemorySegment segment) {
+        ArrayDeque<MemorySegment> pool = pools.get(sizeClass);
+        if (pool == null) {
+            pool = new ArrayDeque<>();
+            pools.set(sizeClass, pool);
+        }
+        pool.push(segment);
+    }
+
+    /** Binds {@code slot} to {@code b}, taking a reference. */
+    void define(int slot, Buffer b) {
+        b.refs++;
+        slots[slot] = b;
+    }
+
+    /** Drops the reference of {@code slot}, if it still holds one. */
+    void release(int slot) {
+        Buffer b = slots[slot];
+        if (b != null) {
+            slots[slot] = null;
+            drop(b);
+        }
+    }
+
+    /** Drops one reference to {@code b}; the last one returns a pooled buffer to its pool. */
+    void drop(Buffer b) {
+        if (--b.refs == 0 && b.isPoolable()) {
+            recycle(b.sizeClass, b.segment);
+        }
+    }
+}

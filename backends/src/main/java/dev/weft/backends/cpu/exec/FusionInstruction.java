@@ -1,0 +1,129 @@
+package dev.weft.backends.cpu.exec;
+
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.Value;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code weft.fusion}: the region's elementwise ops run chunk by chunk ({@value #CHUNK} elements), each
+ * intermediate living in a chunk-sized scratch buffer, so no full-size temporaries exist. Registers
+ * {@code 0..views-1} are windows onto full-size buffers (the inputs, then constants of the fused shape); the rest
+ * are scratch. A result may overwrite a dying input: each chunk is read completely before it is written.
+ */
+final class FusionInstruction {
+    static final int CHUNK = 4096;
+
+    private record FusedOp(ElementwiseKernel kernel, int a, int b, int c, int out) {
+    }
+
+    private FusionInstruction() {
+    }
+
+    static Instruction compile(Op op, ProgramBuilder b) {
+        Block region = op.regions().getFirst();
+        long n = op.results().getFirst().tensorType().shape().size();
+        int chunk = (int) Math.min(CHUNK, Math.max(1, n));
+        Map<Value, Integer> reg = new IdentityHashMap<>();
+        List<Integer> viewSlots = new ArrayList<>();
+        List<MemorySegment> constants = new ArrayList<>();
+        List<Integer> registerBytes = new ArrayList<>();
+        for (int i = 0; i < region.arguments().size(); i++) {
+            reg.put(region.arguments().get(i), i);
+            viewSlots.add(b.slot(op.operand(i)));
+            registerBytes.add(op.operand(i).tensorType().dtype().byteSize());
+        }
+        List<Op> body = region.ops().subList(0, region.ops().size() - 1);
+        for (Op inner : body) {
+            if (inner.name().equals(StableHlo.CONSTANT) && inner.attr("value") instanceof Attr.Dense d
+                    && d.type().shape().size() == n) {
+                reg.put(inner.result(), registerBytes.size());
+                registerBytes.add(d.type().dtype().byteSize());
+                constants.add(d.data());
+            }
+        }
+        int views = registerBytes.size();
+        List<FusedOp> fused = new ArrayList<>();
+        for (Op inner : body) {
+            if (reg.containsKey(inner.result())) {
+                continue;
+            }
+            if (!StableHlo.isElementwise(inner.name())) {
+                throw new IllegalArgumentException("fusion contains non-elementwise op " + inner.name());
+            }
+            int[] in = inner.operands().stream().mapToInt(v -> {
+                Integer r = reg.get(v);
+                if (r == null) {
+                    throw new IllegalArgumentException("fusion region uses a value it does not define");
+                }
+                return r;
+            }).toArray();
+            int out = registerBytes.size();
+            reg.put(inner.result(), out);
+            registerBytes.add(inner.result().tensorType().dtype().byteSize());
+            fused.add(new FusedOp(ElementwiseKernels.of(inner), in[0], in.length > 1 ? in[1] : -1,
+                    in.length > 2 ? in[2] : -1, out));
+        }
+        int registers = registerBytes.size();
+        int[] bytesPerElement = registerBytes.stream().mapToInt(Integer::intValue).toArray();
+        int[] scratchClass = new int[registers];
+        for (int r = views; r < registers; r++) {
+            scratchClass[r] = b.sizeClass((long) chunk * bytesPerElement[r]);
+        }
+        int results = op.results().size();
+        int[] resultReg = region.results().stream().mapToInt(reg::get).toArray();
+        int[] resultSlot = new int[results];
+        int[] resultClass = new int[results];
+        int[][] candidates = new int[results][];
+        for (int r = 0; r < results; r++) {
+            TensorType t = op.results().get(r).tensorType();
+            resultSlot[r] = b.slot(op.results().get(r));
+            resultClass[r] = b.sizeClass(t);
+            candidates[r] = b.inPlaceCandidates(op, r);
+        }
+        int[] inputSlots = viewSlots.stream().mapToInt(Integer::intValue).toArray();
+        MemorySegment[] constantData = constants.toArray(MemorySegment[]::new);
+        FusedOp[] program = fused.toArray(FusedOp[]::new);
+        return f -> {
+            MemorySegment[] full = new MemorySegment[views];
+            for (int i = 0; i < inputSlots.length; i++) {
+                full[i] = f.slots[inputSlots[i]].segment;
+            }
+            System.arraycopy(constantData, 0, full, inputSlots.length, constantData.length);
+            MemorySegment[] outs = new MemorySegment[results];
+            for (int r = 0; r < results; r++) {
+                Buffer o = ProgramBuilder.output(f, candidates[r], resultClass[r]);
+                f.define(resultSlot[r], o);
+                outs[r] = o.segment;
+            }
+            MemorySegment[] regs = new MemorySegment[registers];
+            for (int r = views; r < registers; r++) {
+                regs[r] = f.allocateSegment(scratchClass[r]);
+            }
+            for (long off = 0; off < n; off += chunk) {
+                long len = Math.min(chunk, n - off);
+                for (int v = 0; v < views; v++) {
+                    regs[v] = full[v].asSlice(off * bytesPerElement[v], len * bytesPerElement[v]);
+                }
+                for (FusedOp p : program) {
+                    p.kernel.apply(regs[p.a], p.b < 0 ? null : regs[p.b], p.c < 0 ? null : regs[p.c], regs[p.out],
+                            len);
+                }
+                for (int r = 0; r < results; r++) {
+                    int es = bytesPerElement[resultReg[r]];
+                    MemorySegment.copy(regs[resultReg[r]], 0, outs[r], off * es, len * es);
+                }
+            }
+            for (int r = views; r < registers; r++) {
+                f.recycle(scratchClass[r], regs[r]);
+            }
+        };
+    }
+}

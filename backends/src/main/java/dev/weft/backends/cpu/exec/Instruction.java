@@ -1,0 +1,7 @@
+package dev.weft.backends.cpu.exec;
+
+/** One pre-decoded op: reads its operand slots and defines its result slots in a frame. */
+@FunctionalInterface
+interface Instruction {
+    void execute(Frame f);
+}

@@ -1,0 +1,230 @@
+package dev.weft.backends.cpu.exec;
+
+import dev.weft.DType;
+import dev.weft.backends.cpu.kernels.DataMovement;
+import dev.weft.backends.cpu.kernels.DotGeneral;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TensorType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/** The table from op name to {@link OpCompiler} for every op the CPU executor runs. */
+final class OpCompilers {
+    private OpCompilers() {
+    }
+
+    static Map<String, OpCompiler> standard() {
+        Map<String, OpCompiler> m = new HashMap<>();
+        for (String name : List.of(StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY, StableHlo.DIVIDE,
+                StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER, StableHlo.NEGATE,
+                StableHlo.ABS, StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT, StableHlo.RSQRT, StableHlo.TANH,
+                StableHlo.SINE, StableHlo.COSINE, StableHlo.COMPARE, StableHlo.SELECT, StableHlo.CONVERT)) {
+            m.put(name, OpCompilers::elementwise);
+        }
+        m.put(StableHlo.CONSTANT, OpCompilers::constant);
+        m.put(StableHlo.RESHAPE, OpCompilers::reshape);
+        m.put(StableHlo.TRANSPOSE, OpCompilers::transpose);
+        m.put(StableHlo.BROADCAST_IN_DIM, OpCompilers::broadcastInDim);
+        m.put(StableHlo.SLICE, OpCompilers::slice);
+        m.put(StableHlo.CONCATENATE, OpCompilers::concatenate);
+        m.put(StableHlo.PAD, OpCompilers::pad);
+        m.put(StableHlo.IOTA, OpCompilers::iota);
+        m.put(StableHlo.DOT_GENERAL, OpCompilers::dotGeneral);
+        m.put(StableHlo.REDUCE, ReduceInstruction::compile);
+        m.put(StableHlo.FUSION, FusionInstruction::compile);
+        m.put(StableHlo.WHILE, ControlFlow::compileWhile);
+        m.put(StableHlo.IF, ControlFlow::compileIf);
+        m.put(StableHlo.CUSTOM_CALL, CustomCallInstruction::compile);
+        return Map.copyOf(m);
+    }
+
+    private static Instruction elementwise(Op op, ProgramBuilder b) {
+        ElementwiseKernel k = ElementwiseKernels.of(op);
+        int[] in = b.slots(op.operands());
+        int a0 = in[0], a1 = in.length > 1 ? in[1] : -1, a2 = in.length > 2 ? in[2] : -1;
+        int out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        int[] candidates = b.inPlaceCandidates(op, 0);
+        long n = op.result().tensorType().shape().size();
+        return f -> {
+            Buffer[] s = f.slots;
+            Buffer o = ProgramBuilder.output(f, candidates, cls);
+            k.apply(s[a0].segment, a1 < 0 ? null : s[a1].segment, a2 < 0 ? null : s[a2].segment, o.segment, n);
+            f.define(out, o);
+        };
+    }
+
+    private static Instruction constant(Op op, ProgramBuilder b) {
+        if (!(op.attr("value") instanceof Attr.Dense d)) {
+            throw new IllegalArgumentException("missing dense value");
+        }
+        MemorySegment data = d.data();
+        int out = b.slot(op.result());
+        return f -> f.define(out, new Buffer(data, Buffer.Kind.READ_ONLY, -1));
+    }
+
+    /** Row-major reshape changes no bytes: the result aliases the operand's buffer. */
+    private static Instruction reshape(Op op, ProgramBuilder b) {
+        int in = b.slot(op.operand(0)), out = b.slot(op.result());
+        return f -> f.define(out, f.slots[in]);
+    }
+
+    private static Instruction transpose(Op op, ProgramBuilder b) {
+        TensorType t = op.operand(0).tensorType();
+        long[] dims = t.shape().dims();
+        int[] perm = ints(longs(op, "permutation"));
+        return unaryStructural(op, b, (in, out) -> DataMovement.transpose(t.dtype(), in, dims, perm, out));
+    }
+
+    private static Instruction broadcastInDim(Op op, ProgramBuilder b) {
+        TensorType t = op.operand(0).tensorType();
+        long[] dims = t.shape().dims();
+        int[] map = ints(longs(op, "broadcast_dimensions"));
+        long[] outDims = op.result().tensorType().shape().dims();
+        return unaryStructural(op, b, (in, out) -> DataMovement.broadcastInDim(t.dtype(), in, dims, map, outDims, out));
+    }
+
+    private static Instruction slice(Op op, ProgramBuilder b) {
+        TensorType t = op.operand(0).tensorType();
+        long[] dims = t.shape().dims();
+        long[] start = longs(op, "start_indices"), limit = longs(op, "limit_indices");
+        long[] step = op.attr("strides") == null ? ones(dims.length) : longs(op, "strides");
+        return unaryStructural(op, b, (in, out) -> DataMovement.slice(t.dtype(), in, dims, start, limit, step, out));
+    }
+
+    private static Instruction pad(Op op, ProgramBuilder b) {
+        TensorType t = op.operand(0).tensorType();
+        long[] dims = t.shape().dims();
+        long[] low = longs(op, "edge_padding_low"), high = longs(op, "edge_padding_high");
+        long[] interior = op.attr("interior_padding") == null ? new long[dims.length] : longs(op, "interior_padding");
+        for (int i = 0; i < dims.length; i++) {
+            if (low[i] < 0 || high[i] < 0 || interior[i] < 0) {
+                throw new IllegalArgumentException("negative padding is not supported");
+            }
+        }
+        int in = b.slot(op.operand(0)), value = b.slot(op.operand(1)), out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        return f -> {
+            Buffer o = f.allocate(cls);
+            DataMovement.pad(t.dtype(), f.slots[in].segment, dims, f.slots[value].segment, low, high, interior,
+                    o.segment);
+            f.define(out, o);
+        };
+    }
+
+    private static Instruction concatenate(Op op, ProgramBuilder b) {
+        int axis = Math.toIntExact(intAttr(op, "dimension"));
+        int[] in = b.slots(op.operands());
+        long[][] partDims = op.operands().stream().map(v -> v.tensorType().shape().dims()).toArray(long[][]::new);
+        TensorType rt = op.result().tensorType();
+        long[] outDims = rt.shape().dims();
+        int out = b.slot(op.result());
+        int cls = b.sizeClass(rt);
+        return f -> {
+            MemorySegment[] parts = new MemorySegment[in.length];
+            for (int i = 0; i < in.length; i++) {
+                parts[i] = f.slots[in[i]].segment;
+            }
+            Buffer o = f.allocate(cls);
+            DataMovement.concatenate(rt.dtype(), parts, partDims, axis, outDims, o.segment);
+            f.define(out, o);
+        };
+    }
+
+    private static Instruction iota(Op op, ProgramBuilder b) {
+        TensorType rt = op.result().tensorType();
+        int axis = Math.toIntExact(intAttr(op, "iota_dimension"));
+        long[] dims = rt.shape().dims();
+        int out = b.slot(op.result());
+        int cls = b.sizeClass(rt);
+        return f -> {
+            Buffer o = f.allocate(cls);
+            DataMovement.iota(rt.dtype(), dims, axis, o.segment);
+            f.define(out, o);
+        };
+    }
+
+    /**
+     * Only the canonical matmul form: batch axes {@code 0..B-1} on both sides, lhs contracting its last axis and
+     * rhs the axis after its batch axes.
+     */
+    private static Instruction dotGeneral(Op op, ProgramBuilder b) {
+        if (!(op.attr("dot_dimension_numbers") instanceof Attr.DotDimensions dd)) {
+            throw new IllegalArgumentException("missing dot_dimension_numbers");
+        }
+        TensorType lt = op.operand(0).tensorType(), rt = op.operand(1).tensorType();
+        int batchRank = dd.lhsBatch().size();
+        int lr = lt.shape().rank(), rr = rt.shape().rank();
+        boolean canonical = dd.rhsBatch().size() == batchRank && dd.lhsContracting().equals(List.of((long) lr - 1))
+                && dd.rhsContracting().equals(List.of((long) batchRank)) && lr - batchRank <= 2 && rr - batchRank <= 2;
+        for (int i = 0; i < batchRank && canonical; i++) {
+            canonical = dd.lhsBatch().get(i) == i && dd.rhsBatch().get(i) == i;
+        }
+        if (!canonical) {
+            throw new IllegalArgumentException("only the canonical matmul form of dot_general is supported, got "
+                    + dd.mlir());
+        }
+        long batch = 1;
+        for (int i = 0; i < batchRank; i++) {
+            batch *= lt.shape().dim(i);
+        }
+        int m = lr - batchRank == 2 ? Math.toIntExact(lt.shape().dim(lr - 2)) : 1;
+        int k = Math.toIntExact(lt.shape().dim(lr - 1));
+        int n = rr - batchRank == 2 ? Math.toIntExact(rt.shape().dim(rr - 1)) : 1;
+        long batches = batch;
+        DType t = lt.dtype();
+        int lhs = b.slot(op.operand(0)), rhs = b.slot(op.operand(1)), out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        return f -> {
+            Buffer o = f.allocate(cls);
+            DotGeneral.matmul(t, f.slots[lhs].segment, f.slots[rhs].segment, o.segment, batches, m, k, n);
+            f.define(out, o);
+        };
+    }
+
+    /** A one-operand op writing a fresh buffer. */
+    private static Instruction unaryStructural(Op op, ProgramBuilder b, BiConsumer<MemorySegment,
+            MemorySegment> kernel) {
+        int in = b.slot(op.operand(0)), out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        return f -> {
+            Buffer o = f.allocate(cls);
+            kernel.accept(f.slots[in].segment, o.segment);
+            f.define(out, o);
+        };
+    }
+
+    static long[] longs(Op op, String name) {
+        if (op.attr(name) instanceof Attr.I64Array a) {
+            return a.toArray();
+        }
+        throw new IllegalArgumentException("missing array attribute " + name);
+    }
+
+    static long intAttr(Op op, String name) {
+        if (op.attr(name) instanceof Attr.Int i) {
+            return i.value();
+        }
+        throw new IllegalArgumentException("missing integer attribute " + name);
+    }
+
+    private static int[] ints(long[] v) {
+        int[] out = new int[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = Math.toIntExact(v[i]);
+        }
+        return out;
+    }
+
+    private static long[] ones(int n) {
+        long[] v = new long[n];
+        Arrays.fill(v, 1);
+        return v;
+    }
+}

@@ -1,0 +1,179 @@
+package dev.weft.backends.cpu.exec;
+
+import dev.weft.WeftException;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.Value;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Compiles a function body into {@link CompiledBlock}s: numbers every SSA value with a frame slot, assigns byte
+ * sizes to pool classes, decodes each op once through the {@link OpCompiler} table, and turns
+ * {@code weft.last_use} into the slots released after each op. A last use is honoured only for values defined in
+ * the op's own block; a value from an enclosing block may still be needed by a later loop iteration.
+ */
+final class ProgramBuilder {
+    private final Map<Value, Integer> slots = new IdentityHashMap<>();
+    private final Map<Long, Integer> sizeClasses = new HashMap<>();
+    private final List<Long> classBytes = new ArrayList<>();
+    private final Map<String, OpCompiler> compilers;
+    private final CustomCallRegistry customCalls;
+    /** Values defined by the block being compiled, innermost last. */
+    private final List<Set<Value>> scopes = new ArrayList<>();
+    /** For each block being compiled, innermost last: the last of its ops that uses each value. */
+    private final List<Map<Value, Op>> lastUsers = new ArrayList<>();
+
+    ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls) {
+        this.compilers = compilers;
+        this.customCalls = customCalls;
+    }
+
+    CustomCallRegistry customCalls() {
+        return customCalls;
+    }
+
+    int slot(Value v) {
+        return slots.computeIfAbsent(v, k -> slots.size());
+    }
+
+    int[] slots(List<Value> values) {
+        return values.stream().mapToInt(this::slot).toArray();
+    }
+
+    int slotCount() {
+        return slots.size();
+    }
+
+    /** The pool class of buffers of {@code bytes} bytes. */
+    int sizeClass(long bytes) {
+        return sizeClasses.computeIfAbsent(bytes, b -> {
+            classBytes.add(b);
+            return classBytes.size() - 1;
+        });
+    }
+
+    /** The pool class of a buffer holding {@code type}. */
+    int sizeClass(TensorType type) {
+        return sizeClass(type.byteSize());
+    }
+
+    long[] classBytes() {
+        return classBytes.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    CompiledBlock compile(Block block) {
+        Set<Value> local = Collections.newSetFromMap(new IdentityHashMap<>());
+        local.addAll(block.arguments());
+        scopes.add(local);
+        lastUsers.add(lastUsers(block));
+        try {
+            int[] args = slots(block.arguments());
+            List<Op> ops = block.ops();
+            List<Step> steps = new ArrayList<>();
+            List<Value> defined = new ArrayList<>(block.arguments());
+            for (Op op : ops.subList(0, ops.size() - 1)) {
+                steps.add(new Step(op, compileOp(op), dyingSlots(op)));
+                local.addAll(op.results());
+                defined.addAll(op.results());
+            }
+            return new CompiledBlock(args, steps.toArray(Step[]::new), slots(block.results()), slots(defined));
+        } finally {
+            scopes.removeLast();
+            lastUsers.removeLast();
+        }
+    }
+
+    /** The last op of {@code block} (terminator included) that uses each value, directly or in its regions. */
+    private static Map<Value, Op> lastUsers(Block block) {
+        Map<Value, Op> last = new IdentityHashMap<>();
+        for (Op op : block.ops()) {
+            recordUses(op, op, last);
+        }
+        return last;
+    }
+
+    private static void recordUses(Op op, Op user, Map<Value, Op> last) {
+        for (Value v : op.operands()) {
+            last.put(v, user);
+        }
+        for (Block region : op.regions()) {
+            for (Op inner : region.ops()) {
+                recordUses(inner, user, last);
+            }
+        }
+    }
+
+    private Instruction compileOp(Op op) {
+        OpCompiler c = compilers.get(op.name());
+        if (c == null) {
+            throw new WeftException(op.location(), "the CPU executor does not support op " + op.name());
+        }
+        try {
+            return c.compile(op, this);
+        } catch (IllegalArgumentException | IllegalStateException | ClassCastException e) {
+            throw new WeftException(op.location(), op.name() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Indices of the operands whose value dies at {@code op}: marked in {@code weft.last_use}, defined in
+     * {@code op}'s block, and used by no later op of it (a wrong mark is ignored rather than freeing a live buffer).
+     */
+    List<Integer> dyingOperands(Op op) {
+        if (!(op.attr(StableHlo.LAST_USE) instanceof Attr.I64Array a)) {
+            return List.of();
+        }
+        Set<Value> local = scopes.getLast();
+        Map<Value, Op> last = lastUsers.getLast();
+        Set<Value> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<Integer> out = new ArrayList<>();
+        for (long i : a.toArray()) {
+            Value v = op.operand((int) i);
+            if (local.contains(v) && last.get(v) == op && seen.add(v)) {
+                out.add((int) i);
+            }
+        }
+        return out;
+    }
+
+    private int[] dyingSlots(Op op) {
+        return dyingOperands(op).stream().mapToInt(i -> slot(op.operand(i))).toArray();
+    }
+
+    /**
+     * Slots of the dying operands whose buffers have the byte size of {@code op}'s result {@code result}: an
+     * elementwise op may write its result over one of them.
+     */
+    int[] inPlaceCandidates(Op op, int result) {
+        long bytes = op.results().get(result).tensorType().byteSize();
+        Set<Integer> out = new LinkedHashSet<>();
+        for (int i : dyingOperands(op)) {
+            Value v = op.operand(i);
+            if (v.type() instanceof TensorType t && t.byteSize() == bytes) {
+                out.add(slot(v));
+            }
+        }
+        return out.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** A buffer for a result: an exclusively owned dying operand among {@code candidates}, else a fresh one. */
+    static Buffer output(Frame f, int[] candidates, int sizeClass) {
+        for (int s : candidates) {
+            Buffer c = f.slots[s];
+            if (c != null && c.isExclusiveTemp()) {
+                return c;
+            }
+        }
+        return f.allocate(sizeClass);
+    }
+}

@@ -1,0 +1,91 @@
+package dev.weft.backends.cpu.exec;
+
+import dev.weft.DType;
+import dev.weft.backends.cpu.kernels.DataMovement;
+import dev.weft.backends.cpu.kernels.Reduction;
+import dev.weft.backends.cpu.kernels.Reductions;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TensorType;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code stablehlo.reduce} of one operand with a scalar init. A body that is a single add, multiply, maximum or
+ * minimum of its two arguments runs as a {@link Reductions} kernel; any other body is evaluated once per input
+ * element, folding the elements of each output position in row-major order.
+ */
+final class ReduceInstruction {
+    private static final Map<String, Reduction> LIBRARY = Map.of(StableHlo.ADD, Reduction.SUM,
+            StableHlo.MULTIPLY, Reduction.PROD, StableHlo.MAXIMUM, Reduction.MAX, StableHlo.MINIMUM, Reduction.MIN);
+
+    private ReduceInstruction() {
+    }
+
+    static Instruction compile(Op op, ProgramBuilder b) {
+        if (op.operands().size() != 2) {
+            throw new IllegalArgumentException("only single-operand reductions are supported");
+        }
+        TensorType inType = op.operand(0).tensorType();
+        TensorType outType = op.result().tensorType();
+        DType t = inType.dtype();
+        long[] dims = inType.shape().dims();
+        int[] axes = Arrays.stream(OpCompilers.longs(op, "dimensions")).mapToInt(Math::toIntExact).toArray();
+        long outSize = outType.shape().size();
+        int in = b.slot(op.operand(0)), init = b.slot(op.operand(1)), out = b.slot(op.result());
+        int cls = b.sizeClass(outType);
+        Block body = op.regions().getFirst();
+        Reduction library = libraryReduction(body);
+        if (library != null) {
+            return f -> {
+                Buffer o = f.allocate(cls);
+                DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
+                Reductions.accumulate(library, t, f.slots[in].segment, dims, axes, o.segment);
+                f.define(out, o);
+            };
+        }
+        CompiledBlock region = b.compile(body);
+        int scalarClass = b.sizeClass(t.byteSize());
+        long es = t.byteSize();
+        return f -> {
+            Buffer o = f.allocate(cls);
+            MemorySegment acc = o.segment, x = f.slots[in].segment;
+            DataMovement.fill(t, acc, outSize, f.slots[init].segment);
+            MemorySegment accArg = f.allocateSegment(scalarClass), xArg = f.allocateSegment(scalarClass);
+            Buffer[] args = {
+                new Buffer(accArg, Buffer.Kind.READ_ONLY, -1), new Buffer(xArg, Buffer.Kind.READ_ONLY, -1)
+            };
+            long[] target = Reductions.outputIndexOfEachInput(dims, axes);
+            for (int i = 0; i < target.length; i++) {
+                MemorySegment.copy(acc, target[i] * es, accArg, 0, es);
+                MemorySegment.copy(x, i * es, xArg, 0, es);
+                region.bindArguments(f, args);
+                region.run(f);
+                MemorySegment.copy(f.slots[region.resultSlots()[0]].segment, 0, acc, target[i] * es, es);
+                region.exitScope(f);
+            }
+            f.recycle(scalarClass, accArg);
+            f.recycle(scalarClass, xArg);
+            f.define(out, o);
+        };
+    }
+
+    /** The library reduction a body computes, or {@code null} if it is anything else. */
+    private static Reduction libraryReduction(Block body) {
+        List<Op> ops = body.ops();
+        if (ops.size() != 2 || body.arguments().size() != 2) {
+            return null;
+        }
+        Op combine = ops.getFirst();
+        Reduction r = LIBRARY.get(combine.name());
+        List<?> args = body.arguments();
+        boolean onArguments = combine.operands().size() == 2
+                && (combine.operand(0) == args.get(0) && combine.operand(1) == args.get(1)
+                    || combine.operand(0) == args.get(1) && combine.operand(1) == args.get(0));
+        boolean returnsIt = body.results().size() == 1 && body.results().getFirst() == combine.result();
+        return r != null && onArguments && returnsIt ? r : null;
+    }
+}

@@ -1,0 +1,141 @@
+package dev.weft.backends.cpu.kernels;
+
+import static dev.weft.backends.cpu.kernels.Layouts.BOOL;
+import static dev.weft.backends.cpu.kernels.Layouts.I32;
+import static dev.weft.backends.cpu.kernels.Layouts.I64;
+
+import dev.weft.DType;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Kernels that move elements without computing on them, on row-major buffers; {@code out} never overlaps an
+ * input. Shapes are given as dimension arrays; attributes follow StableHLO.
+ */
+public final class DataMovement {
+    private DataMovement() {
+    }
+
+    /** A row-major copy of {@code n} elements ({@code reshape}, {@code constant}). */
+    public static void copy(DType t, MemorySegment in, MemorySegment out, long n) {
+        MemorySegment.copy(in, 0, out, 0, n * t.byteSize());
+    }
+
+    /** Output axis {@code i} is input axis {@code perm[i]}. */
+    public static void transpose(DType t, MemorySegment in, long[] inDims, int[] perm, MemorySegment out) {
+        long[] inStrides = strides(inDims);
+        long[] outDims = new long[perm.length];
+        long[] srcStrides = new long[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            outDims[i] = inDims[perm[i]];
+            srcStrides[i] = inStrides[perm[i]];
+        }
+        StridedCopy.copy(in, 0, srcStrides, out, 0, strides(outDims), outDims, t.byteSize());
+    }
+
+    /** Input axis {@code i} becomes output axis {@code dims[i]}; input axes of size 1 repeat. */
+    public static void broadcastInDim(DType t, MemorySegment in, long[] inDims, int[] dims, long[] outDims,
+                                      MemorySegment out) {
+        long[] inStrides = strides(inDims);
+        long[] srcStrides = new long[outDims.length];
+        for (int i = 0; i < dims.length; i++) {
+            srcStrides[dims[i]] = inDims[i] == 1 ? 0 : inStrides[i];
+        }
+        StridedCopy.copy(in, 0, srcStrides, out, 0, strides(outDims), outDims, t.byteSize());
+    }
+
+    /** Elements {@code start[i], start[i] + step[i], ...} below {@code limit[i]} along each axis. */
+    public static void slice(DType t, MemorySegment in, long[] inDims, long[] start, long[] limit, long[] step,
+                             MemorySegment out) {
+        long[] inStrides = strides(inDims);
+        long[] outDims = new long[inDims.length];
+        long[] srcStrides = new long[inDims.length];
+        long offset = 0;
+        for (int i = 0; i < inDims.length; i++) {
+            outDims[i] = Math.max(0, (limit[i] - start[i] + step[i] - 1) / step[i]);
+            srcStrides[i] = inStrides[i] * step[i];
+            offset += start[i] * inStrides[i];
+        }
+        StridedCopy.copy(in, offset, srcStrides, out, 0, strides(outDims), outDims, t.byteSize());
+    }
+
+    /** Joins {@code parts} (of {@code partDims}) along {@code axis} into {@code out} of {@code outDims}. */
+    public static void concatenate(DType t, MemorySegment[] parts, long[][] partDims, int axis, long[] outDims,
+                                   MemorySegment out) {
+        long[] outStrides = strides(outDims);
+        long offset = 0;
+        for (int p = 0; p < parts.length; p++) {
+            StridedCopy.copy(parts[p], 0, strides(partDims[p]), out, offset * outStrides[axis], outStrides,
+                    partDims[p], t.byteSize());
+            offset += partDims[p][axis];
+        }
+    }
+
+    /**
+     * StableHLO {@code pad} with non-negative padding: {@code low[i]} elements before, {@code high[i]} after and
+     * {@code interior[i]} between the elements of axis {@code i}, all equal to the scalar {@code value}.
+     */
+    public static void pad(DType t, MemorySegment in, long[] inDims, MemorySegment value, long[] low, long[] high,
+                           long[] interior, MemorySegment out) {
+        long[] outDims = new long[inDims.length];
+        for (int i = 0; i < inDims.length; i++) {
+            outDims[i] = low[i] + high[i] + inDims[i] + Math.max(0, inDims[i] - 1) * interior[i];
+        }
+        fill(t, out, size(outDims), value);
+        long[] outStrides = strides(outDims);
+        long[] dstStrides = new long[inDims.length];
+        long offset = 0;
+        for (int i = 0; i < inDims.length; i++) {
+            dstStrides[i] = outStrides[i] * (interior[i] + 1);
+            offset += low[i] * outStrides[i];
+        }
+        StridedCopy.copy(in, 0, strides(inDims), out, offset, dstStrides, inDims, t.byteSize());
+    }
+
+    /** Every one of the first {@code n} elements of {@code out} set to the scalar {@code value}. */
+    public static void fill(DType t, MemorySegment out, long n, MemorySegment value) {
+        switch (t.byteSize()) {
+            case 8 -> {
+                long v = value.get(I64, 0);
+                for (long i = 0; i < n; i++) {
+                    out.setAtIndex(I64, i, v);
+                }
+            }
+            case 4 -> {
+                int v = value.get(I32, 0);
+                for (long i = 0; i < n; i++) {
+                    out.setAtIndex(I32, i, v);
+                }
+            }
+            default -> out.asSlice(0, n).fill(value.get(BOOL, 0));
+        }
+    }
+
+    /** Each element of {@code out} (of {@code dims}) is its index along {@code axis}. */
+    public static void iota(DType t, long[] dims, int axis, MemorySegment out) {
+        long stride = strides(dims)[axis];
+        long extent = dims[axis];
+        long n = size(dims);
+        for (long i = 0; i < n; i++) {
+            Scalars.setLong(t, out, i, i / stride % extent);
+        }
+    }
+
+    /** Row-major strides, in elements, of {@code dims}. */
+    public static long[] strides(long[] dims) {
+        long[] s = new long[dims.length];
+        long acc = 1;
+        for (int i = dims.length - 1; i >= 0; i--) {
+            s[i] = acc;
+            acc *= dims[i];
+        }
+        return s;
+    }
+
+    private static long size(long[] dims) {
+        long n = 1;
+        for (long d : dims) {
+            n *= d;
+        }
+        return n;
+    }
+}

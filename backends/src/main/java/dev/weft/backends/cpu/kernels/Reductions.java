@@ -1,0 +1,300 @@
+package dev.weft.backends.cpu.kernels;
+
+import static dev.weft.backends.cpu.kernels.Layouts.F32;
+import static dev.weft.backends.cpu.kernels.Layouts.F64;
+import static dev.weft.backends.cpu.kernels.Layouts.I32;
+import static dev.weft.backends.cpu.kernels.Layouts.I64;
+
+import dev.weft.DType;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Reductions over any set of axes of a row-major tensor. The output (the input's shape without the reduced
+ * axes) is an accumulator: the caller fills it with the initial value ({@link #fillIdentity} or an explicit init)
+ * and {@link #accumulate} folds every input element into it. Adjacent axes of one kind are merged, so each
+ * innermost run is either a contiguous reduction or a contiguous elementwise combination; f32 sums and products
+ * of a contiguous run are accumulated in double. Floating max/min propagate NaN.
+ */
+public final class Reductions {
+    private Reductions() {
+    }
+
+    /** Fills the first {@code n} elements of {@code out} with the identity of {@code r} ({@code -inf} for f32 max). */
+    public static void fillIdentity(Reduction r, DType t, MemorySegment out, long n) {
+        for (long i = 0; i < n; i++) {
+            switch (r) {
+                case SUM -> Scalars.setLong(t, out, i, 0);
+                case PROD -> Scalars.setLong(t, out, i, 1);
+                case MAX -> setExtreme(t, out, i, false);
+                case MIN -> setExtreme(t, out, i, true);
+            }
+        }
+    }
+
+    private static void setExtreme(DType t, MemorySegment out, long i, boolean largest) {
+        switch (t) {
+            case F32 -> out.setAtIndex(F32, i, largest ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY);
+            case F64 -> out.setAtIndex(F64, i, largest ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY);
+            case I32 -> out.setAtIndex(I32, i, largest ? Integer.MAX_VALUE : Integer.MIN_VALUE);
+            case I64 -> out.setAtIndex(I64, i, largest ? Long.MAX_VALUE : Long.MIN_VALUE);
+            case BOOL -> throw new IllegalArgumentException("reduction is not defined on bool");
+        }
+    }
+
+    /**
+     * Folds {@code in} (of {@code dims}) over {@code axes} into {@code out}: {@code out[k] = r(out[k], in[j])} for
+     * every input element {@code j} that maps to output element {@code k}.
+     */
+    public static void accumulate(Reduction r, DType t, MemorySegment in, long[] dims, int[] axes,
+                                  MemorySegment out) {
+        Groups g = Groups.of(dims, axes);
+        if (g == null) {
+            return;
+        }
+        int last = g.sizes.length - 1;
+        long inner = g.sizes[last];
+        boolean innerReduced = g.reduced[last];
+        long[] counts = new long[last];
+        long outOffset = 0;
+        long es = t.byteSize();
+        for (long inOffset = 0, total = g.total; inOffset < total; inOffset += inner) {
+            if (innerReduced && t.isFloating()) {
+                combineFloating(r, t, out, outOffset, reduceFloatingRun(r, t, in, inOffset, inner));
+            } else if (innerReduced) {
+                combineInteger(r, t, out, outOffset, reduceIntegerRun(r, t, in, inOffset, inner));
+            } else {
+                MemorySegment row = out.asSlice(outOffset * es, inner * es);
+                Elementwise.binary(r.combiner(), t, row, in.asSlice(inOffset * es, inner * es), row, inner);
+            }
+            for (int ax = last - 1; ax >= 0; ax--) {
+                outOffset += g.outStrides[ax];
+                if (++counts[ax] < g.sizes[ax]) {
+                    break;
+                }
+                outOffset -= g.outStrides[ax] * counts[ax];
+                counts[ax] = 0;
+            }
+        }
+    }
+
+    /**
+     * For generic (non-library) reductions: the output index of every input element, in row-major input order.
+     */
+    public static long[] outputIndexOfEachInput(long[] dims, int[] axes) {
+        Groups g = Groups.of(dims, axes);
+        if (g == null) {
+            return new long[0];
+        }
+        long[] map = new long[Math.toIntExact(g.total)];
+        int rank = g.sizes.length;
+        long[] counts = new long[rank];
+        long out = 0;
+        for (int i = 0; i < map.length; i++) {
+            map[i] = out;
+            for (int ax = rank - 1; ax >= 0; ax--) {
+                out += g.outStrides[ax];
+                if (++counts[ax] < g.sizes[ax]) {
+                    break;
+                }
+                out -= g.outStrides[ax] * counts[ax];
+                counts[ax] = 0;
+            }
+        }
+        return map;
+    }
+
+    /** Axes merged into groups of one kind; each group has an output stride (0 for reduced groups). */
+    private record Groups(long[] sizes, boolean[] reduced, long[] outStrides, long total) {
+        /** The groups, or {@code null} for an empty input. */
+        static Groups of(long[] dims, int[] axes) {
+            boolean[] isReduced = new boolean[dims.length];
+            for (int a : axes) {
+                isReduced[a] = true;
+            }
+            List<long[]> groups = new ArrayList<>();
+            long total = 1;
+            for (int i = 0; i < dims.length; i++) {
+                total *= dims[i];
+                if (dims[i] == 1) {
+                    continue;
+                }
+                long kind = isReduced[i] ? 1 : 0;
+                if (!groups.isEmpty() && groups.getLast()[1] == kind) {
+                    groups.getLast()[0] *= dims[i];
+                } else {
+                    groups.add(new long[] {dims[i], kind});
+                }
+            }
+            if (total == 0) {
+                return null;
+            }
+            if (groups.isEmpty()) {
+                groups.add(new long[] {1, 0});
+            }
+            int n = groups.size();
+            long[] sizes = new long[n];
+            boolean[] reduced = new boolean[n];
+            long[] strides = new long[n];
+            long acc = 1;
+            for (int i = n - 1; i >= 0; i--) {
+                sizes[i] = groups.get(i)[0];
+                reduced[i] = groups.get(i)[1] == 1;
+                if (!reduced[i]) {
+                    strides[i] = acc;
+                    acc *= sizes[i];
+                }
+            }
+            return new Groups(sizes, reduced, strides, total);
+        }
+    }
+
+    private static void combineFloating(Reduction r, DType t, MemorySegment out, long k, double v) {
+        if (t == DType.F32) {
+            out.setAtIndex(F32, k, (float) combine(r, out.getAtIndex(F32, k), v));
+        } else {
+            out.setAtIndex(F64, k, combine(r, out.getAtIndex(F64, k), v));
+        }
+    }
+
+    /** Integer results wrap; the low 32 bits of a 64-bit sum or product are the i32 result. */
+    private static void combineInteger(Reduction r, DType t, MemorySegment out, long k, long v) {
+        if (t == DType.I32) {
+            out.setAtIndex(I32, k, (int) combine(r, out.getAtIndex(I32, k), v));
+        } else {
+            out.setAtIndex(I64, k, combine(r, out.getAtIndex(I64, k), v));
+        }
+    }
+
+    private static double combine(Reduction r, double a, double b) {
+        return switch (r) {
+            case SUM -> a + b;
+            case PROD -> a * b;
+            case MAX -> Math.max(a, b);
+            case MIN -> Math.min(a, b);
+        };
+    }
+
+    private static long combine(Reduction r, long a, long b) {
+        return switch (r) {
+            case SUM -> a + b;
+            case PROD -> a * b;
+            case MAX -> Math.max(a, b);
+            case MIN -> Math.min(a, b);
+        };
+    }
+
+    private static double reduceFloatingRun(Reduction r, DType t, MemorySegment in, long from, long n) {
+        long to = from + n;
+        double acc;
+        if (t == DType.F32) {
+            acc = in.getAtIndex(F32, from);
+            switch (r) {
+                case SUM -> {
+                    for (long i = from + 1; i < to; i++) {
+                        acc += in.getAtIndex(F32, i);
+                    }
+                }
+                case PROD -> {
+                    for (long i = from + 1; i < to; i++) {
+                        acc *= in.getAtIndex(F32, i);
+                    }
+                }
+                case MAX -> {
+                    float m = in.getAtIndex(F32, from);
+                    for (long i = from + 1; i < to; i++) {
+                        m = Math.max(m, in.getAtIndex(F32, i));
+                    }
+                    acc = m;
+                }
+                case MIN -> {
+                    float m = in.getAtIndex(F32, from);
+                    for (long i = from + 1; i < to; i++) {
+                        m = Math.min(m, in.getAtIndex(F32, i));
+                    }
+                    acc = m;
+                }
+            }
+            return acc;
+        }
+        acc = in.getAtIndex(F64, from);
+        switch (r) {
+            case SUM -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc += in.getAtIndex(F64, i);
+                }
+            }
+            case PROD -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc *= in.getAtIndex(F64, i);
+                }
+            }
+            case MAX -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc = Math.max(acc, in.getAtIndex(F64, i));
+                }
+            }
+            case MIN -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc = Math.min(acc, in.getAtIndex(F64, i));
+                }
+            }
+        }
+        return acc;
+    }
+
+    private static long reduceIntegerRun(Reduction r, DType t, MemorySegment in, long from, long n) {
+        long to = from + n;
+        if (t == DType.I32) {
+            int acc = in.getAtIndex(I32, from);
+            switch (r) {
+                case SUM -> {
+                    for (long i = from + 1; i < to; i++) {
+                        acc += in.getAtIndex(I32, i);
+                    }
+                }
+                case PROD -> {
+                    for (long i = from + 1; i < to; i++) {
+                        acc *= in.getAtIndex(I32, i);
+                    }
+                }
+                case MAX -> {
+                    for (long i = from + 1; i < to; i++) {
+                        acc = Math.max(acc, in.getAtIndex(I32, i));
+                    }
+                }
+                case MIN -> {
+                    for (long i = from + 1; i < to; i++) {
+                        acc = Math.min(acc, in.getAtIndex(I32, i));
+                    }
+                }
+            }
+            return acc;
+        }
+        long acc = in.getAtIndex(I64, from);
+        switch (r) {
+            case SUM -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc += in.getAtIndex(I64, i);
+                }
+            }
+            case PROD -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc *= in.getAtIndex(I64, i);
+                }
+            }
+            case MAX -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc = Math.max(acc, in.getAtIndex(I64, i));
+                }
+            }
+            case MIN -> {
+                for (long i = from + 1; i < to; i++) {
+                    acc = Math.min(acc, in.getAtIndex(I64, i));
+                }
+            }
+        }
+        return acc;
+    }
+}

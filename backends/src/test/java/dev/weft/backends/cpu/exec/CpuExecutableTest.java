@@ -1,0 +1,363 @@
+package dev.weft.backends.cpu.exec;
+
+import static dev.weft.backends.cpu.exec.Ir.args;
+import static dev.weft.backends.cpu.exec.Ir.t;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.WeftException;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.TokenType;
+import dev.weft.lowering.ir.Value;
+import dev.weft.spi.TensorAccess;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CpuExecutableTest {
+    private static final TensorType F32_4 = t(DType.F32, 4);
+
+    @Test
+    void elementwiseChainWithCompareSelectConvert() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4, F32_4);
+        Value x = a.get(0), y = a.get(1);
+        Value s = ir.binary(StableHlo.ADD, x, y);
+        Value p = ir.binary(StableHlo.MULTIPLY, s, x);
+        Value gt = ir.compare("GT", p, y);
+        Value r = ir.op(StableHlo.SELECT, F32_4, gt, p, y);
+        Value c = ir.op(StableHlo.CONVERT, t(DType.I32, 4), r);
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r, c));
+        List<Tensor> out = exe.run(List.of(Tensor.of(new float[] {1, -2, 3, 0.5f}),
+                Tensor.of(new float[] {2, 1, -1, 10})));
+        // s = [3, -1, 2, 10.5]; p = [3, 2, 6, 5.25]; p > y = [T, T, T, F]
+        assertThat(out.get(0).toFloatArray()).containsExactly(3, 2, 6, 10);
+        assertThat(out.get(1).dtype()).isEqualTo(DType.I32);
+        assertThat(out.get(1).toIntArray()).containsExactly(3, 2, 6, 10);
+    }
+
+    private static Block libraryBody(Ir ir, String combiner, DType d) {
+        ir.begin();
+        List<Value> ba = args(t(d), t(d));
+        return ir.close(ba, ir.binary(combiner, ba.get(0), ba.get(1)));
+    }
+
+    @Test
+    void reduceWithLibraryBodyUsesTheInitValue() {
+        Ir ir = new Ir();
+        List<Value> a = args(t(DType.F32, 2, 3));
+        Value init = ir.f32(10);
+        Block body = libraryBody(ir, StableHlo.ADD, DType.F32);
+        Value sum = ir.op(StableHlo.REDUCE, List.of(a.get(0), init), List.of(t(DType.F32, 2)),
+                Map.of("dimensions", Attr.I64Array.of(1)), List.of(body)).result();
+        Value lo = ir.f32(Float.NEGATIVE_INFINITY);
+        Block maxBody = libraryBody(ir, StableHlo.MAXIMUM, DType.F32);
+        Value max = ir.op(StableHlo.REDUCE, List.of(a.get(0), lo), List.of(t(DType.F32, 3)),
+                Map.of("dimensions", Attr.I64Array.of(0)), List.of(maxBody)).result();
+        List<Tensor> out = new CpuExecutable(ir.module(a, sum, max))
+                .run(List.of(Tensor.of(new float[] {1, 2, 3, 4, -5, 6}, 2, 3)));
+        assertThat(out.get(0).toFloatArray()).containsExactly(16, 15);
+        assertThat(out.get(1).toFloatArray()).containsExactly(4, 2, 6);
+    }
+
+    @Test
+    void reduceWithCustomBodyEvaluatesTheRegion() {
+        Ir ir = new Ir();
+        List<Value> a = args(t(DType.I64, 2, 3));
+        Value init = ir.constant(t(DType.I64), MemorySegment.ofArray(new long[] {0}));
+        ir.begin();
+        List<Value> ba = args(t(DType.I64), t(DType.I64));
+        Value sq = ir.binary(StableHlo.MULTIPLY, ba.get(1), ba.get(1));
+        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), sq));
+        Value r = ir.op(StableHlo.REDUCE, List.of(a.get(0), init), List.of(t(DType.I64, 2)),
+                Map.of("dimensions", Attr.I64Array.of(1)), List.of(body)).result();
+        Tensor out = new CpuExecutable(ir.module(a, r)).run(List.of(Tensor.of(new long[] {1, 2, 3, 4, 5, 6}, 2, 3)))
+                .getFirst();
+        assertThat(out.toLongArray()).containsExactly(14, 77);
+    }
+
+    @Test
+    void dotGeneralInCanonicalForm() {
+        Ir ir = new Ir();
+        List<Value> a = args(t(DType.F64, 2, 2, 3), t(DType.F64, 2, 3, 2));
+        Value d = ir.op(StableHlo.DOT_GENERAL, List.of(a.get(0), a.get(1)), List.of(t(DType.F64, 2, 2, 2)),
+                Map.of("dot_dimension_numbers", new Attr.DotDimensions(List.of(0L), List.of(0L), List.of(2L),
+                        List.of(1L))), List.of()).result();
+        Tensor lhs = Tensor.of(new double[] {1, 2, 3, 4, 5, 6, 1, 0, 0, 0, 1, 0}, 2, 2, 3);
+        Tensor rhs = Tensor.of(new double[] {1, 0, 0, 1, 1, 1, 2, 3, 4, 5, 6, 7}, 2, 3, 2);
+        assertThat(new CpuExecutable(ir.module(a, d)).run(List.of(lhs, rhs)).getFirst().toDoubleArray())
+                .containsExactly(4, 5, 10, 11, 2, 3, 4, 5);
+    }
+
+    @Test
+    void whileLoopSumsWithACapture() {
+        Ir ir = new Ir();
+        TensorType i32 = t(DType.I32);
+        List<Value> a = args(i32);
+        Value x = a.getFirst();
+        Value zero = ir.i32(0), one = ir.i32(1);
+        ir.begin();
+        List<Value> ca = args(i32, i32);
+        Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(10)));
+        ir.begin();
+        List<Value> ba = args(i32, i32);
+        Value acc = ir.binary(StableHlo.ADD, ba.get(1), ir.binary(StableHlo.ADD, ba.get(0), x));
+        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), one), acc);
+        var loop = ir.op(StableHlo.WHILE, List.of(zero, zero), List.of(i32, i32), Map.of(), List.of(cond, body));
+        Module m = ir.module(a, loop.results().get(1), loop.results().get(0));
+        List<Tensor> out = new CpuExecutable(m).run(List.of(Tensor.scalar(DType.I32, 100)));
+        assertThat(out.get(0).item()).isEqualTo(45 + 1000);
+        assertThat(out.get(1).item()).isEqualTo(10);
+    }
+
+    @Test
+    void whileLoopOverwritesItsCarryInPlace() {
+        Ir ir = new Ir();
+        TensorType vec = t(DType.F32, 1000), i32 = t(DType.I32);
+        List<Value> a = args(vec);
+        Value start = ir.i32(0), one = ir.i32(1), half = ir.constant(vec, MemorySegment.ofArray(fill(1000, 0.5f)));
+        ir.begin();
+        List<Value> ca = args(i32, vec);
+        Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(20)));
+        ir.begin();
+        List<Value> ba = args(i32, vec);
+        Value next = ir.binary(StableHlo.ADD, ba.get(1), half, 0);
+        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), one, 0), next);
+        var loop = ir.op(StableHlo.WHILE, List.of(start, a.getFirst()), List.of(i32, vec), Map.of(),
+                List.of(cond, body));
+        CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(1)));
+        Tensor x = Tensor.of(fill(1000, 1));
+        assertThat(exe.run(List.of(x)).getFirst().toFloatArray()).containsOnly(11f);
+        assertThat(x.toFloatArray()).containsOnly(1f);
+        long perRun = exe.allocationCount();
+        assertThat(perRun).as("buffers for 20 iterations").isLessThan(10);
+    }
+
+    @Test
+    void ifRunsOneBranchOverOuterValues() {
+        Ir ir = new Ir();
+        List<Value> a = args(t(DType.F64));
+        Value x = a.getFirst();
+        Value pred = ir.compare("GT", x, ir.constant(t(DType.F64), MemorySegment.ofArray(new double[] {0})));
+        ir.begin();
+        Block onTrue = ir.close(List.of(), ir.binary(StableHlo.MULTIPLY, x, x));
+        ir.begin();
+        Block onFalse = ir.close(List.of(), ir.op(StableHlo.NEGATE, t(DType.F64), x));
+        Value r = ir.op(StableHlo.IF, List.of(pred), List.of(t(DType.F64)), Map.of(), List.of(onTrue, onFalse))
+                .result();
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r));
+        assertThat(exe.run(List.of(Tensor.scalar(DType.F64, 3))).getFirst().item()).isEqualTo(9);
+        assertThat(exe.run(List.of(Tensor.scalar(DType.F64, -2))).getFirst().item()).isEqualTo(2);
+    }
+
+    @Test
+    void fusionComputesChunkByChunk() {
+        int n = 10_000;
+        TensorType vec = t(DType.F32, n);
+        Ir ir = new Ir();
+        List<Value> a = args(vec, vec);
+        ir.begin();
+        List<Value> fa = args(vec, vec);
+        Value prod = ir.binary(StableHlo.MULTIPLY, fa.get(0), fa.get(1));
+        Value sum = ir.binary(StableHlo.ADD, prod, fa.get(0));
+        Value pos = ir.compare("GT", sum, ir.constant(vec, MemorySegment.ofArray(new float[n])));
+        Value relu = ir.op(StableHlo.SELECT, vec, pos, sum, ir.op(StableHlo.NEGATE, vec, fa.get(1)));
+        Block region = ir.close(fa, sum, relu);
+        var fusion = ir.op(StableHlo.FUSION, a, List.of(vec, vec), Map.of(StableHlo.LAST_USE, Attr.I64Array.of()),
+                List.of(region));
+        CpuExecutable exe = new CpuExecutable(ir.module(a, fusion.results().get(0), fusion.results().get(1)));
+        float[] x = new float[n], y = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = (i % 17) - 8;
+            y[i] = (i % 5) - 2;
+        }
+        List<Tensor> out = exe.run(List.of(Tensor.of(x), Tensor.of(y)));
+        float[] s = out.get(0).toFloatArray(), r = out.get(1).toFloatArray();
+        for (int i = 0; i < n; i++) {
+            float want = x[i] * y[i] + x[i];
+            assertThat(s[i]).isEqualTo(want);
+            assertThat(r[i]).isEqualTo(want > 0 ? want : -y[i]);
+        }
+    }
+
+    @Test
+    void fusionWritesOverADyingInputAcrossChunks() {
+        int n = 3 * FusionInstruction.CHUNK + 5;
+        TensorType vec = t(DType.I32, n);
+        Ir ir = new Ir();
+        List<Value> a = args(vec);
+        Value v = ir.op(StableHlo.NEGATE, vec, a.getFirst());
+        ir.begin();
+        List<Value> fa = args(vec, vec);
+        Block region = ir.close(fa, ir.binary(StableHlo.SUBTRACT, ir.binary(StableHlo.MULTIPLY, fa.get(0), fa.get(0)),
+                fa.get(1)));
+        Value r = ir.op(StableHlo.FUSION, List.of(v, a.getFirst()), List.of(vec),
+                Map.of(StableHlo.LAST_USE, Attr.I64Array.of(0)), List.of(region)).result();
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r));
+        int[] x = new int[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = i % 1000 - 500;
+        }
+        int[] got = exe.run(List.of(Tensor.of(x))).getFirst().toIntArray();
+        for (int i = 0; i < n; i++) {
+            assertThat(got[i]).isEqualTo(x[i] * x[i] - x[i]);
+        }
+        assertThat(exe.allocationCount()).as("negate's buffer, then chunk scratch only").isEqualTo(3);
+    }
+
+    /** {@code v_{k+1} = v_k + x}, 50 times, so the result is {@code 51 x}. */
+    private static Module chain(boolean annotated) {
+        Ir ir = new Ir();
+        TensorType vec = t(DType.F32, 1000);
+        List<Value> a = args(vec);
+        Value v = ir.op(StableHlo.NEGATE, vec, a.getFirst());
+        v = ir.op(StableHlo.NEGATE, vec, v);
+        for (int k = 0; k < 50; k++) {
+            v = annotated ? ir.binary(StableHlo.ADD, v, a.getFirst(), 0) : ir.binary(StableHlo.ADD, v, a.getFirst());
+        }
+        return ir.module(a, v);
+    }
+
+    @Test
+    void lastUseAnnotationsLetBuffersBeReused() {
+        Tensor x = Tensor.of(fill(1000, 2));
+        CpuExecutable plain = new CpuExecutable(chain(false)), reusing = new CpuExecutable(chain(true));
+        assertThat(plain.run(List.of(x)).getFirst().toFloatArray()).containsOnly(102f);
+        assertThat(reusing.run(List.of(x)).getFirst().toFloatArray()).containsOnly(102f);
+        assertThat(plain.allocationCount()).isEqualTo(52);
+        assertThat(reusing.allocationCount()).isLessThanOrEqualTo(2);
+        assertThat(x.toFloatArray()).containsOnly(2f);
+    }
+
+    @Test
+    void aLastUseMarkOnAValueStillInUseIsIgnored() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value v = ir.op(StableHlo.NEGATE, F32_4, a.getFirst());
+        Value twice = ir.binary(StableHlo.ADD, v, v, 0, 1);
+        Value r = ir.binary(StableHlo.MULTIPLY, v, twice);
+        Tensor out = new CpuExecutable(ir.module(a, r)).run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst();
+        assertThat(out.toFloatArray()).containsExactly(2, 8, 18, 32);
+    }
+
+    @Test
+    void resultsNeverAliasArguments() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value reshaped = ir.op(StableHlo.RESHAPE, t(DType.F32, 2, 2), a.getFirst());
+        Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
+        List<Tensor> out = new CpuExecutable(ir.module(a, a.getFirst(), reshaped)).run(List.of(x));
+        long in = TensorAccess.data(x).address();
+        assertThat(TensorAccess.data(out.get(0)).address()).isNotEqualTo(in);
+        assertThat(TensorAccess.data(out.get(1)).address()).isNotEqualTo(in);
+        assertThat(out.get(1).shape()).containsExactly(2, 2);
+        assertThat(out.get(1).toFloatArray()).containsExactly(1, 2, 3, 4);
+    }
+
+    @Test
+    void runTimeErrorsNameTheOpsLocation() {
+        Ir ir = new Ir();
+        List<Value> a = args(t(DType.I32, 2), t(DType.I32, 2));
+        Value q = ir.binary(StableHlo.DIVIDE, a.get(0), a.get(1));
+        CpuExecutable exe = new CpuExecutable(ir.module(a, q));
+        assertThat(exe.run(List.of(Tensor.of(new int[] {7, -7}), Tensor.of(new int[] {2, 2}))).getFirst().toIntArray())
+                .containsExactly(3, -3);
+        assertThatThrownBy(() -> exe.run(List.of(Tensor.of(new int[] {1, 1}), Tensor.of(new int[] {1, 0}))))
+                .isInstanceOf(WeftException.class).hasMessageStartingWith("Prog.java:42: ")
+                .hasMessageContaining("integer division by zero");
+    }
+
+    @Test
+    void argumentsAreChecked() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        CpuExecutable exe = new CpuExecutable(ir.module(a, ir.op(StableHlo.NEGATE, F32_4, a.getFirst())));
+        assertThatThrownBy(() -> exe.run(List.of(Tensor.of(new double[] {1, 2, 3, 4}))))
+                .isInstanceOf(WeftException.class).hasMessageContaining("dtype");
+        assertThatThrownBy(() -> exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}, 2, 2))))
+                .isInstanceOf(WeftException.class);
+    }
+
+    @Test
+    void dataMovementOps() {
+        Ir ir = new Ir();
+        List<Value> a = args(t(DType.I32, 2, 3));
+        Value x = a.getFirst();
+        Value tr = ir.op(StableHlo.TRANSPOSE, List.of(x), List.of(t(DType.I32, 3, 2)),
+                Map.of("permutation", Attr.I64Array.of(1, 0)), List.of()).result();
+        Value bc = ir.op(StableHlo.BROADCAST_IN_DIM, List.of(x), List.of(t(DType.I32, 2, 2, 3)),
+                Map.of("broadcast_dimensions", Attr.I64Array.of(1, 2)), List.of()).result();
+        Value sl = ir.op(StableHlo.SLICE, List.of(x), List.of(t(DType.I32, 2, 2)),
+                Map.of("start_indices", Attr.I64Array.of(0, 0), "limit_indices", Attr.I64Array.of(2, 3),
+                        "strides", Attr.I64Array.of(1, 2)), List.of()).result();
+        Value cat = ir.op(StableHlo.CONCATENATE, List.of(x, sl), List.of(t(DType.I32, 2, 5)),
+                Map.of("dimension", Attr.Int.i64(1)), List.of()).result();
+        Value pd = ir.op(StableHlo.PAD, List.of(sl, ir.i32(-1)), List.of(t(DType.I32, 3, 3)),
+                Map.of("edge_padding_low", Attr.I64Array.of(0, 1), "edge_padding_high", Attr.I64Array.of(0, 0),
+                        "interior_padding", Attr.I64Array.of(1, 0)), List.of()).result();
+        Value io = ir.op(StableHlo.IOTA, List.of(), List.of(t(DType.I64, 2, 3)),
+                Map.of("iota_dimension", Attr.Int.i64(1)), List.of()).result();
+        List<Tensor> out = new CpuExecutable(ir.module(a, tr, bc, sl, cat, pd, io))
+                .run(List.of(Tensor.of(new int[] {1, 2, 3, 4, 5, 6}, 2, 3)));
+        assertThat(out.get(0).toIntArray()).containsExactly(1, 4, 2, 5, 3, 6);
+        assertThat(out.get(1).toIntArray()).containsExactly(1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6);
+        assertThat(out.get(2).toIntArray()).containsExactly(1, 3, 4, 6);
+        assertThat(out.get(3).toIntArray()).containsExactly(1, 2, 3, 1, 3, 4, 5, 6, 4, 6);
+        assertThat(out.get(4).toIntArray()).containsExactly(-1, 1, 3, -1, -1, -1, -1, 4, 6);
+        assertThat(out.get(5).toLongArray()).containsExactly(0, 1, 2, 0, 1, 2);
+    }
+
+    @Test
+    void customCallsDispatchByTargetAndThreadTokens() {
+        List<String> seen = new ArrayList<>();
+        CustomCallRegistry calls = new CustomCallRegistry().register("test.twice", (op, in) -> {
+            seen.add(((Attr.Str) op.attr("backend_config")).value());
+            assertThat(in.get(1)).isEqualTo(CustomCallRegistry.TOKEN);
+            MemorySegment out = Arena.ofAuto().allocate(16);
+            for (int i = 0; i < 4; i++) {
+                out.setAtIndex(ValueLayout.JAVA_FLOAT, i, 2 * in.get(0).getAtIndex(ValueLayout.JAVA_FLOAT, i));
+            }
+            return List.of(out, CustomCallRegistry.TOKEN);
+        }).register("test.token", (op, in) -> List.of(CustomCallRegistry.TOKEN));
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value token = ir.op("stablehlo.custom_call", List.of(), List.of(TokenType.INSTANCE),
+                Map.of("call_target_name", new Attr.Str("test.token")), List.of()).result();
+        var call = ir.op(StableHlo.CUSTOM_CALL, List.of(a.getFirst(), token), List.of(F32_4, TokenType.INSTANCE),
+                Map.of("call_target_name", new Attr.Str("test.twice"), "backend_config", new Attr.Str("cfg")),
+                List.of());
+        Value r = ir.binary(StableHlo.ADD, call.results().getFirst(), a.getFirst());
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r), calls);
+        assertThat(exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst().toFloatArray())
+                .containsExactly(3, 6, 9, 12);
+        assertThat(seen).containsExactly("cfg");
+    }
+
+    @Test
+    void unknownCustomCallTargetFailsAtConstructionWithTheLocation() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value r = ir.op(StableHlo.CUSTOM_CALL, List.of(a.getFirst()), List.of(F32_4),
+                Map.of("call_target_name", new Attr.Str("weft.mpi.nope")), List.of()).result();
+        Module m = ir.module(a, r);
+        assertThatThrownBy(() -> new CpuExecutable(m)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("Prog.java:42").hasMessageContaining("weft.mpi.nope");
+    }
+
+    private static float[] fill(int n, float v) {
+        float[] a = new float[n];
+        Arrays.fill(a, v);
+        return a;
+    }
+}
