@@ -1,8 +1,10 @@
 package dev.weft.backends;
 
 import dev.weft.WeftException;
-import dev.weft.backends.cpu.CpuExecutable;
+import dev.weft.backends.cpu.exec.CpuExecutable;
+import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.lowering.Lowering;
+import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.StageListener;
 import dev.weft.spi.SourceLocation;
 import dev.weft.tracer.CompilePipeline;
@@ -17,6 +19,7 @@ public final class CpuCompilePipeline implements CompilePipeline {
             throw new WeftException(SourceLocation.UNKNOWN, "target '" + target + "' is not available;"
                     + " this build runs compiled programs on 'cpu'");
         }
-        return new CpuExecutable(Lowering.lower(graph, target, StageListener.NONE));
+        Module module = Lowering.lower(graph, target, StageListener.NONE);
+        return new CpuExecutable(module, CommCustomCalls.registry(module));
     }
 }

@@ -2,6 +2,7 @@ package dev.weft.backends.comm.exec;
 
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
+import dev.weft.backends.cpu.EagerRuleProvider;
 import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
@@ -12,11 +13,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /** Eager implementations of the communication primitives: each call runs at once on the communicator. */
-public final class CommEagerRules {
-    private CommEagerRules() {
-    }
-
-    public static void registerAll(CpuEagerInterpreter interp) {
+public final class CommEagerRules implements EagerRuleProvider {
+    @Override
+    public void register(CpuEagerInterpreter interp) {
         for (Primitive<CommParams> prim : List.of(CommPrims.COMM_RANK, CommPrims.BARRIER, CommPrims.SEND,
                 CommPrims.RECV, CommPrims.ISEND, CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE,
                 CommPrims.ALLGATHER, CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE,
