@@ -16,9 +16,9 @@ public final class DataParallel {
     private static final int SAMPLES = 240;
     private static final int FEATURES = 4;
     private static final int EPOCHS = 200;
-    private static final double LEARNING_RATE = 0.1;
+    private static final double LEARNING_RATE = 0.5;
     private static final double[] TRUE_WEIGHTS = {1.5, -2.0, 0.5, 3.0};
-    private static final double MAX_LOSS = 1e-6;
+    private static final double MAX_LOSS = 1e-20;
 
     private DataParallel() {
     }
@@ -50,7 +50,7 @@ public final class DataParallel {
         for (int i = 0; i < mine; i++) {
             int s = r * mine + i;
             for (int f = 0; f < FEATURES; f++) {
-                xs[i * FEATURES + f] = Math.sin(0.37 * s + 1.3 * f) + (f == 0 ? 0.2 : 0);
+                xs[i * FEATURES + f] = Math.sin(s * (0.37 + 0.61 * f) + f);
                 ys[i] += xs[i * FEATURES + f] * TRUE_WEIGHTS[f];
             }
         }

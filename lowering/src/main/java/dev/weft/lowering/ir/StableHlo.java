@@ -53,6 +53,8 @@ public final class StableHlo {
     public static final String IF = "stablehlo.if";
     public static final String RETURN = "stablehlo.return";
     public static final String CUSTOM_CALL = "stablehlo.custom_call";
+    /** With no operands: a fresh {@code !stablehlo.token} starting a chain of effects. */
+    public static final String AFTER_ALL = "stablehlo.after_all";
     public static final String FUNC_RETURN = "func.return";
     /** A group of fused elementwise ops (Weft's own op). */
     public static final String FUSION = "weft.fusion";

@@ -25,8 +25,6 @@ import java.util.Set;
  * function.
  */
 public final class ThreadTokens implements Pass {
-    public static final String AFTER_ALL = "stablehlo.after_all";
-
     @Override
     public String name() {
         return "thread-tokens";
@@ -42,7 +40,7 @@ public final class ThreadTokens implements Pass {
             Map<String, Value> tokens = new LinkedHashMap<>();
             List<Op> starts = new ArrayList<>();
             for (String c : comms) {
-                Op start = new Op(AFTER_ALL, List.of(), List.of(TokenType.INSTANCE), Map.of(), List.of(), null);
+                Op start = new Op(StableHlo.AFTER_ALL, List.of(), List.of(TokenType.INSTANCE), Map.of(), List.of(), null);
                 starts.add(start);
                 tokens.put(c, start.result());
             }

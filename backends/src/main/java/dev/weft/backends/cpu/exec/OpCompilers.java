@@ -41,6 +41,7 @@ final class OpCompilers {
         m.put(StableHlo.WHILE, ControlFlow::compileWhile);
         m.put(StableHlo.IF, ControlFlow::compileIf);
         m.put(StableHlo.CUSTOM_CALL, CustomCallInstruction::compile);
+        m.put(StableHlo.AFTER_ALL, OpCompilers::afterAll);
         return Map.copyOf(m);
     }
 
@@ -67,6 +68,12 @@ final class OpCompilers {
         MemorySegment data = d.data();
         int out = b.slot(op.result());
         return f -> f.define(out, new Buffer(data, Buffer.Kind.READ_ONLY, -1));
+    }
+
+    /** A token only orders effects; at run time it is a marker. */
+    private static Instruction afterAll(Op op, ProgramBuilder b) {
+        int out = b.slot(op.result());
+        return f -> f.define(out, new Buffer(CustomCallRegistry.TOKEN, Buffer.Kind.TOKEN, -1));
     }
 
     /** Row-major reshape changes no bytes: the result aliases the operand's buffer. */
