@@ -55,6 +55,9 @@ final class Mlir {
      */
     static String dense(TensorType t, MemorySegment data) {
         long n = t.shape().size();
+        if (n > 1 && isSplat(data, t.dtype().byteSize(), n)) {
+            return "dense<" + element(t.dtype(), data, 0) + "> : " + t.mlir();
+        }
         if (n > LITERAL_LIMIT || n == 0) {
             byte[] bytes = t.dtype() == DType.BOOL ? packBits(data, n)
                     : data.asSlice(0, t.byteSize()).toArray(ValueLayout.JAVA_BYTE);
@@ -81,6 +84,17 @@ final class Mlir {
             }
         }
         return packed;
+    }
+
+    /** True when all {@code n} elements of {@code size} bytes are bitwise equal. */
+    private static boolean isSplat(MemorySegment data, int size, long n) {
+        MemorySegment first = data.asSlice(0, size);
+        for (long i = 1; i < n; i++) {
+            if (MemorySegment.mismatch(first, 0, size, data, i * size, (i + 1) * size) >= 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String element(DType dtype, MemorySegment d, long i) {
