@@ -649,14 +649,15 @@ public final class Tensor {
         }
         long n = aval.shape().dim(axis);
         b.append('[');
+        String separator = axis == rank() - 1 ? " " : "\n".repeat(rank() - axis - 1) + " ".repeat(axis + 1);
         for (long i = 0; i < n; i++) {
+            if (i > 0) {
+                b.append(separator);
+            }
             if (elide && n > 2 * PRINT_EDGE && i == PRINT_EDGE) {
-                b.append(axis == rank() - 1 ? "... " : "...\n" + " ".repeat(axis + 1));
+                b.append("...");
                 i = n - PRINT_EDGE - 1;
                 continue;
-            }
-            if (i > 0) {
-                b.append(axis == rank() - 1 ? " " : "\n".repeat(rank() - axis - 1) + " ".repeat(axis + 1));
             }
             print(b, axis + 1, offset + i * strides[axis], strides, elide);
         }
