@@ -3,17 +3,18 @@ package dev.weft.it;
 import static dev.weft.it.Ref.assertExact;
 import static dev.weft.it.Ref.assertUlps;
 import static dev.weft.it.Ref.make;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.function.DoubleBinaryOperator;
 import java.util.function.DoubleUnaryOperator;
-import java.util.function.LongBinaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -397,7 +398,7 @@ class CompiledOpsTest {
         long[] outShape = outDims.stream().mapToLong(Long::longValue).toArray();
         double[] acc = new double[(int) Ref.size(outShape)];
         long[] count = new long[acc.length];
-        java.util.Arrays.fill(acc, switch (op) {
+        Arrays.fill(acc, switch (op) {
             case "max" -> Double.NEGATIVE_INFINITY;
             case "min" -> Double.POSITIVE_INFINITY;
             case "prod" -> 1;
@@ -429,10 +430,10 @@ class CompiledOpsTest {
             double[] got = compiled.toDoubleArray();
             double rel = t == DType.F32 ? 1e-5 : 1e-12;
             for (int j = 0; j < acc.length; j++) {
-                org.assertj.core.api.Assertions.assertThat(got[j]).as("%s[%d]", op, j)
-                        .isCloseTo(acc[j], org.assertj.core.api.Assertions.within(rel * (1 + Math.abs(acc[j]))));
+                assertThat(got[j]).as("%s[%d]", op, j)
+                        .isCloseTo(acc[j], within(rel * (1 + Math.abs(acc[j]))));
             }
-            org.assertj.core.api.Assertions.assertThat(compiled.shape()).containsExactly(outShape);
+            assertThat(compiled.shape()).containsExactly(outShape);
         } else {
             assertUlps(op + " vs reference", compiled, t, outShape, acc, 0);
         }

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -83,7 +84,7 @@ class RandomProgramsTest {
     }
 
     static Stream<Case> cases() {
-        return java.util.stream.IntStream.range(0, PROGRAMS).mapToObj(RandomProgramsTest::generate);
+        return IntStream.range(0, PROGRAMS).mapToObj(RandomProgramsTest::generate);
     }
 
     private static Case generate(int seed) {
