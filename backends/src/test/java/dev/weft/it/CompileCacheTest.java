@@ -3,7 +3,6 @@ package dev.weft.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.Compile;
-import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import org.junit.jupiter.api.BeforeAll;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.weft.Compile;
-import dev.weft.DTypeException;
 import dev.weft.DType;
+import dev.weft.DTypeException;
 import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.TracedValueException;
