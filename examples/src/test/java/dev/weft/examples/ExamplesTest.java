@@ -1,0 +1,75 @@
+package dev.weft.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.weft.backends.comm.fake.FakeWorld;
+import dev.weft.spi.CommBinding;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.parallel.Isolated;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Each example's {@code main} on 1 to 4 fake ranks, as {@code bin/weft run --comm fake} runs it: it must finish on
+ * every rank (the examples check their own answers) and rank 0 prints its one result line.
+ */
+@Isolated
+class ExamplesTest {
+    private static final String NUMBER = "-?\\d+\\.\\d+(e[+-]\\d+)?";
+
+    /** Runs {@code main} on {@code n} fake ranks and returns what they printed to standard output. */
+    private static String run(int n, Consumer<String[]> main) {
+        PrintStream saved = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            FakeWorld.run(n, world -> CommBinding.with(world, () -> {
+                main.accept(new String[0]);
+                return null;
+            }));
+        } finally {
+            System.setOut(saved);
+        }
+        return captured.toString(StandardCharsets.UTF_8);
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4})
+    void pi(int n) {
+        String out = run(n, Pi::main);
+        assertThat(out).matches("pi = 3\\.14\\d+ error = " + NUMBER + "\\R");
+        double error = Double.parseDouble(out.trim().split(" = ")[2]);
+        assertThat(error).isLessThan(1e-6);
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4})
+    void ring(int n) {
+        assertThat(run(n, Ring::main)).isEqualTo("ring ok" + System.lineSeparator());
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4})
+    void heat(int n) {
+        String out = run(n, Heat::main);
+        assertThat(out).matches("heat max_error = " + NUMBER + "\\R");
+        assertThat(Double.parseDouble(out.trim().split(" = ")[1])).isLessThan(1e-4);
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4})
+    void dataParallelReachesTheOneRankLoss(int n) {
+        String out = run(n, DataParallel::main);
+        assertThat(out).matches("loss = " + NUMBER + "\\R");
+        double oneRank = loss(run(1, DataParallel::main));
+        assertThat(loss(out)).isNotNegative().isCloseTo(oneRank, within(1e-6));
+    }
+
+    private static double loss(String line) {
+        return Double.parseDouble(line.trim().split(" = ")[1]);
+    }
+}
