@@ -38,7 +38,8 @@ class MpiFaultTest {
             assertThat(line).isNotEqualTo("-1");
             assertThat(e).startsWith("FaultPrograms.java:" + line + ": ");
         }
-        assertThat(errors.get(0)).contains("recv on 'world' (rank 1 of 2, peer rank 0) failed", "MPI_ERR_TRUNCATE");
+        assertThat(errors.get(0)).contains("recv on 'world' (rank 1 of 2, peer rank 0) failed")
+                .containsIgnoringCase("truncated");
         assertThat(errors.get(1)).contains("message size mismatch on 'world': rank 1 receives 8 x f64 from rank 0 "
                 + "tag 2, but 4 elements were sent");
         assertThat(errors.get(2)).contains("request of communicator world.dup#0 waited on world");
