@@ -2,7 +2,6 @@ package dev.weft.backends.comm.exec;
 
 import dev.weft.DType;
 import dev.weft.Tensor;
-import dev.weft.WeftException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceFunction;
 import dev.weft.backends.comm.ReduceOp;
@@ -11,6 +10,7 @@ import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallHandler;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
@@ -18,6 +18,7 @@ import dev.weft.lowering.ir.TokenType;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
 import dev.weft.spi.TensorAccess;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,18 +87,41 @@ public final class CommCustomCalls {
                 intOf(c, "recv_tag"), reduce, intOf(c, "root"), data, op.location());
     }
 
-    /** The module's function {@code name}, run on (in, inout) as 1-D tensors, result stored in inout. */
+    /**
+     * The module's function {@code name}, run on (in, inout) as 1-D tensors, result stored in inout. It was traced
+     * for one element count, but MPI may apply a reduce function to any split of the vector, so other counts run
+     * in pieces of the traced width, the last one padded with copies of its first element (the function is
+     * elementwise, so padding never changes the elements kept).
+     */
     private static ReduceFunction compiled(Module module, String name) {
-        CpuExecutable exe = new CpuExecutable(new Module(module.target(), List.of(module.function(name))));
+        Func f = module.function(name);
+        CpuExecutable exe = new CpuExecutable(new Module(module.target(), List.of(f)));
+        long width = ((TensorType) f.argumentTypes().getFirst()).aval().shape().size();
         return (inout, in, count, dtype) -> {
-            Tensor r = exe.run(List.of(ReduceOps.wrap(in, count, dtype), ReduceOps.wrap(inout, count, dtype)))
-                    .getFirst();
-            if (r.size() != count) {
-                throw new WeftException(null, "custom reduce op " + name + " was compiled for " + r.size()
-                        + " elements but is applied to " + count);
+            long size = dtype.byteSize();
+            for (long start = 0; start < count; start += width) {
+                long n = Math.min(width, count - start);
+                MemorySegment a = piece(in, start, n, width, dtype);
+                MemorySegment b = piece(inout, start, n, width, dtype);
+                Tensor r = exe.run(List.of(ReduceOps.wrap(a, width, dtype), ReduceOps.wrap(b, width, dtype)))
+                        .getFirst();
+                MemorySegment.copy(TensorAccess.data(r), 0, inout, start * size, n * size);
             }
-            MemorySegment.copy(TensorAccess.data(r), 0, inout, 0, count * dtype.byteSize());
         };
+    }
+
+    /** Elements {@code [start, start + n)} of {@code v} as {@code width} elements, padded with the first. */
+    private static MemorySegment piece(MemorySegment v, long start, long n, long width, DType dtype) {
+        long size = dtype.byteSize();
+        if (n == width) {
+            return v.asSlice(start * size, width * size);
+        }
+        MemorySegment p = Arena.ofAuto().allocate(width * size);
+        MemorySegment.copy(v, start * size, p, 0, n * size);
+        for (long i = n; i < width; i++) {
+            MemorySegment.copy(v, start * size, p, i * size, size);
+        }
+        return p;
     }
 
     private static int intOf(Map<String, Attr> c, String key) {

@@ -1,0 +1,377 @@
+package dev.weft.backends.comm.mpi;
+
+import dev.weft.DType;
+import dev.weft.backends.comm.CommChecks;
+import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.Request;
+import dev.weft.spi.SourceLocation;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.function.LongToIntFunction;
+
+/**
+ * One process's handle on an MPI communicator. Buffers go to MPI by address (zero copy) and must be native
+ * segments; a reducing collective whose {@code in} and {@code out} start at the same address runs with
+ * {@code MPI_IN_PLACE}, and other overlapping buffers are copied first. Every communicator returns errors
+ * ({@code MPI_ERRORS_RETURN}); a non-zero code becomes a {@link CommException} naming the operation, the
+ * communicator, the peer, {@code MPI_Error_string} and the user's source line. A receive that gets fewer
+ * elements than it posted fails like the fake's size mismatch; more is MPI's {@code MPI_ERR_TRUNCATE}.
+ *
+ * <p>Built-in reduce operators are MPI's own ({@code MPI_SUM}, ...): their floating-point association and their
+ * handling of NaN and signed zeros in {@code MIN}/{@code MAX} are the library's, and not necessarily the rank-order
+ * left fold that {@link ReduceOp} describes (results are exact whenever every partial result is). Custom
+ * operators keep the rank order (see {@link MpiUserOp}).
+ *
+ * <p>Derived communicators are named like the fake's ({@code world.split(1)#0}, {@code world.dup#2}), so the
+ * communicator names in compiled programs agree between the two runtimes.
+ */
+final class MpiCommunicator implements Communicator {
+    private final MpiWorld world;
+    private final MpiLibrary mpi;
+    private final long handle;
+    private final String name;
+    private final int rank;
+    private final int size;
+    private final boolean isWorld;
+    private int derived;
+    private SourceLocation freedAt;
+
+    MpiCommunicator(MpiWorld world, long handle, String name, boolean isWorld) {
+        this.world = world;
+        this.mpi = world.mpi;
+        this.handle = handle;
+        this.name = name;
+        this.isWorld = isWorld;
+        String op = "attach " + name;
+        check(mpi.commSetErrhandler(handle, mpi.errorsReturn), op, -1, SourceLocation.UNKNOWN);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment v = arena.allocate(ValueLayout.JAVA_INT);
+            check(mpi.commRank(handle, v), op, -1, SourceLocation.UNKNOWN);
+            this.rank = v.get(ValueLayout.JAVA_INT, 0);
+            check(mpi.commSize(handle, v), op, -1, SourceLocation.UNKNOWN);
+            this.size = v.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public void barrier(SourceLocation where) {
+        live("barrier", where);
+        check(mpi.barrier(handle), "barrier", -1, where);
+    }
+
+    @Override
+    public void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        int n = p2pArgs("send", "destination", buf, dtype, count, dest, tag, where);
+        check(mpi.send(buf, n, mpi.datatype(dtype), dest, tag, handle), "send", dest, where);
+    }
+
+    @Override
+    public void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        int n = p2pArgs("recv", "source", buf, dtype, count, src, tag, where);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment status = arena.allocate(mpi.statusBytes);
+            check(mpi.recv(buf, n, mpi.datatype(dtype), src, tag, handle, status), "recv", src, where);
+            received(status, dtype, count, src, tag, "recv", where);
+        }
+    }
+
+    @Override
+    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        int n = p2pArgs("isend", "destination", buf, dtype, count, dest, tag, where);
+        MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
+        check(mpi.isend(buf, n, mpi.datatype(dtype), dest, tag, handle, cell), "isend", dest, where);
+        return new MpiRequest(this, false, cell, buf, dtype, count, dest, tag, where);
+    }
+
+    @Override
+    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        int n = p2pArgs("irecv", "source", buf, dtype, count, src, tag, where);
+        MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
+        check(mpi.irecv(buf, n, mpi.datatype(dtype), src, tag, handle, cell), "irecv", src, where);
+        return new MpiRequest(this, true, cell, buf, dtype, count, src, tag, where);
+    }
+
+    @Override
+    public void wait(Request request, SourceLocation where) {
+        live("wait", where);
+        if (!(request instanceof MpiRequest r) || r.owner != this) {
+            throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
+                    + "communicator handle", name, rank, request == null ? "null request" : request.describe()));
+        }
+        SourceLocation before = r.markWaited(where);
+        if (before != null) {
+            throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
+                    name, r.describe(), before));
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment status = arena.allocate(mpi.statusBytes);
+            check(mpi.waitRequest(r.cell, status), "wait for " + r.describe(), r.peer, where);
+            r.release();
+            if (r.receive) {
+                received(status, r.dtype, r.count, r.peer, r.tag, "wait for " + r.describe(), where);
+            }
+        }
+    }
+
+    @Override
+    public void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
+                         MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where) {
+        int n = p2pArgs("sendrecv", "destination", sendbuf, dtype, count, dest, sendtag, where);
+        int m = p2pArgs("sendrecv", "source", recvbuf, dtype, recvcount, src, recvtag, where);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment status = arena.allocate(mpi.statusBytes);
+            long t = mpi.datatype(dtype);
+            check(mpi.sendrecv(sendbuf, n, t, dest, sendtag, recvbuf, m, t, src, recvtag, handle, status),
+                    "sendrecv", src, where);
+            received(status, dtype, recvcount, src, recvtag, "sendrecv", where);
+        }
+    }
+
+    @Override
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+                          SourceLocation where) {
+        live("allreduce", where);
+        CommChecks.reduceOp(this, "allreduce", op, dtype, where);
+        long bytes = CommChecks.buffer(this, "allreduce", "input", in, dtype, count, where);
+        CommChecks.buffer(this, "allreduce", "output", out, dtype, count, where);
+        int n = intCount("allreduce", count, where);
+        requireNative("allreduce", in, where);
+        requireNative("allreduce", out, where);
+        MemorySegment send = inPlaceOrCopy(in, bytes, out);
+        reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, mpi.datatype(dtype), o, handle));
+    }
+
+    @Override
+    public void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        live("allgather", where);
+        long bytes = CommChecks.buffer(this, "allgather", "input", in, dtype, countPerRank, where);
+        CommChecks.buffer(this, "allgather", "output", out, dtype, total(countPerRank, where), where);
+        int n = intCount("allgather", total(countPerRank, where), where);
+        requireNative("allgather", in, where);
+        requireNative("allgather", out, where);
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        check(mpi.allgather(send, n / size, mpi.datatype(dtype), out, handle), "allgather", -1, where);
+    }
+
+    @Override
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+                              SourceLocation where) {
+        live("reduceScatter", where);
+        CommChecks.reduceOp(this, "reduceScatter", op, dtype, where);
+        long inBytes = CommChecks.buffer(this, "reduceScatter", "input", in, dtype, total(countPerRank, where), where);
+        CommChecks.buffer(this, "reduceScatter", "output", out, dtype, countPerRank, where);
+        int n = intCount("reduceScatter", total(countPerRank, where), where) / size;
+        requireNative("reduceScatter", in, where);
+        requireNative("reduceScatter", out, where);
+        boolean inPlace = in.address() == out.address();
+        MemorySegment send = inPlace ? mpi.inPlace : copyIfOverlapping(in, inBytes, out);
+        MemorySegment recv = inPlace ? in : out;
+        reduceCall("reduceScatter", op, where,
+                o -> mpi.reduceScatterBlock(send, recv, n, mpi.datatype(dtype), o, handle));
+    }
+
+    @Override
+    public void bcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        live("bcast", where);
+        CommChecks.peer(this, "bcast", "root", root, where);
+        CommChecks.buffer(this, "bcast", "broadcast", buf, dtype, count, where);
+        int n = intCount("bcast", count, where);
+        requireNative("bcast", buf, where);
+        check(mpi.bcast(buf, n, mpi.datatype(dtype), root, handle), "bcast", root, where);
+    }
+
+    @Override
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+                       SourceLocation where) {
+        live("reduce", where);
+        CommChecks.peer(this, "reduce", "root", root, where);
+        CommChecks.reduceOp(this, "reduce", op, dtype, where);
+        long bytes = CommChecks.buffer(this, "reduce", "input", in, dtype, count, where);
+        int n = intCount("reduce", count, where);
+        requireNative("reduce", in, where);
+        MemorySegment send = in;
+        MemorySegment recv = MemorySegment.NULL;
+        if (rank == root) {
+            CommChecks.buffer(this, "reduce", "output", out, dtype, count, where);
+            requireNative("reduce", out, where);
+            send = inPlaceOrCopy(in, bytes, out);
+            recv = out;
+        }
+        MemorySegment s = send;
+        MemorySegment r = recv;
+        reduceCall("reduce", op, where, o -> mpi.reduce(s, r, n, mpi.datatype(dtype), o, root, handle));
+    }
+
+    @Override
+    public void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        live("alltoall", where);
+        long total = total(countPerRank, where);
+        long bytes = CommChecks.buffer(this, "alltoall", "input", in, dtype, total, where);
+        CommChecks.buffer(this, "alltoall", "output", out, dtype, total, where);
+        int n = intCount("alltoall", total, where) / size;
+        requireNative("alltoall", in, where);
+        requireNative("alltoall", out, where);
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        check(mpi.alltoall(send, n, mpi.datatype(dtype), out, handle), "alltoall", -1, where);
+    }
+
+    @Override
+    public Communicator split(int color, int key, SourceLocation where) {
+        live("split", where);
+        String childName = name + ".split(" + color + ")#" + derived++;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(mpi.handleBytes());
+            check(mpi.commSplit(handle, color < 0 ? MpiLibrary.UNDEFINED : color, key, cell), "split", -1, where);
+            return color < 0 ? null : new MpiCommunicator(world, mpi.readHandle(cell), childName, false);
+        }
+    }
+
+    @Override
+    public Communicator dup(SourceLocation where) {
+        live("dup", where);
+        String childName = name + ".dup#" + derived++;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(mpi.handleBytes());
+            check(mpi.commDup(handle, cell), "dup", -1, where);
+            return new MpiCommunicator(world, mpi.readHandle(cell), childName, false);
+        }
+    }
+
+    @Override
+    public void free(SourceLocation where) {
+        live("free", where);
+        if (isWorld) {
+            throw new CommException(where, "free: the world communicator cannot be freed");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(mpi.handleBytes());
+            mpi.writeHandle(cell, handle);
+            check(mpi.commFree(cell), "free", -1, where);
+        }
+        freedAt = where;
+    }
+
+    @Override
+    public String toString() {
+        return "rank " + rank + " of MPI communicator '" + name + "'";
+    }
+
+    private void live(String op, SourceLocation where) {
+        if (freedAt != null) {
+            throw new CommException(where, String.format("%s on '%s': the communicator was freed at %s",
+                    op, name, freedAt));
+        }
+    }
+
+    /** Checks a point-to-point call's arguments; returns the count as MPI's int. */
+    private int p2pArgs(String op, String role, MemorySegment buf, DType dtype, long count, int peer, int tag,
+                        SourceLocation where) {
+        live(op, where);
+        CommChecks.peer(this, op, role, peer, where);
+        CommChecks.tag(this, op, tag, where);
+        CommChecks.buffer(this, op, role.equals("source") ? "receive" : "send", buf, dtype, count, where);
+        requireNative(op, buf, where);
+        return intCount(op, count, where);
+    }
+
+    private void requireNative(String op, MemorySegment buf, SourceLocation where) {
+        if (!buf.isNative()) {
+            throw new CommException(where, String.format("%s on '%s': MPI needs native buffers, got a heap segment",
+                    op, name));
+        }
+    }
+
+    private int intCount(String op, long count, SourceLocation where) {
+        if (count > Integer.MAX_VALUE) {
+            throw new CommException(where, String.format("%s on '%s': %d elements exceed MPI's int count",
+                    op, name, count));
+        }
+        return (int) count;
+    }
+
+    private long total(long countPerRank, SourceLocation where) {
+        try {
+            return Math.multiplyExact(countPerRank, size);
+        } catch (ArithmeticException e) {
+            throw new CommException(where, String.format("count %d per rank is too large", countPerRank));
+        }
+    }
+
+    /** {@code MPI_IN_PLACE} when {@code in} starts where {@code out} does (MPI forbids aliased buffers). */
+    private MemorySegment inPlaceOrCopy(MemorySegment in, long bytes, MemorySegment out) {
+        return in.address() == out.address() ? mpi.inPlace : copyIfOverlapping(in, bytes, out);
+    }
+
+    private static MemorySegment copyIfOverlapping(MemorySegment in, long bytes, MemorySegment out) {
+        MemorySegment used = in.asSlice(0, bytes);
+        if (used.asOverlappingSlice(out).isEmpty()) {
+            return in;
+        }
+        MemorySegment copy = Arena.ofAuto().allocate(Math.max(1, bytes));
+        MemorySegment.copy(in, 0, copy, 0, bytes);
+        return copy;
+    }
+
+    /** Runs a reducing collective with {@code op}'s MPI handle. */
+    private void reduceCall(String op, ReduceOp reduceOp, SourceLocation where, LongToIntFunction call) {
+        int rc = switch (reduceOp) {
+            case ReduceOp.Builtin b -> call.applyAsInt(switch (b) {
+                case SUM -> mpi.sum;
+                case PROD -> mpi.prod;
+                case MIN -> mpi.min;
+                case MAX -> mpi.max;
+            });
+            case ReduceOp.Custom c -> {
+                try {
+                    yield world.userOp().run(c.function(), call);
+                } catch (RuntimeException e) {
+                    throw new CommException(where, String.format("%s on '%s': custom reduce op %s failed: %s",
+                            op, name, c.name(), e), e);
+                }
+            }
+        };
+        check(rc, op, -1, where);
+    }
+
+    /** Checks that a completed receive got exactly {@code count} elements. */
+    private void received(MemorySegment status, DType dtype, long count, int src, int tag, String op,
+                          SourceLocation where) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment got = arena.allocate(ValueLayout.JAVA_INT);
+            check(mpi.getCount(status, mpi.datatype(dtype), got), op, src, where);
+            int n = got.get(ValueLayout.JAVA_INT, 0);
+            if (n != count) {
+                throw new CommException(where, String.format("message size mismatch on '%s': rank %d receives "
+                        + "%d x %s from rank %d tag %d, but %s were sent", name, rank, count, dtype.specName(), src,
+                        tag, n == MpiLibrary.UNDEFINED ? "a different number of bytes" : n + " elements"));
+            }
+        }
+    }
+
+    /** Raises a {@link CommException} for a non-zero MPI return code. */
+    private void check(int rc, String op, int peer, SourceLocation where) {
+        if (rc != MpiLibrary.SUCCESS) {
+            throw new CommException(where, String.format("%s on '%s' (rank %d of %d%s) failed: %s", op, name, rank,
+                    size, peer >= 0 ? ", peer rank " + peer : "", mpi.errorString(rc)));
+        }
+    }
+}

@@ -1,0 +1,567 @@
+package dev.weft.backends.comm.mpi;
+
+import dev.weft.DType;
+
+import java.lang.foreign.AddressLayout;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * The MPI library of this process, bound through FFM: the one place that knows the ABI differences between
+ * Open MPI ({@code libmpi.so.40}) and MPICH ({@code libmpich.so.12}, {@code libmpi.so.12}).
+ *
+ * <table>
+ *   <caption>ABI differences</caption>
+ *   <tr><th></th><th>Open MPI</th><th>MPICH</th></tr>
+ *   <tr><td>{@code MPI_Comm}, {@code MPI_Datatype}, {@code MPI_Op}, {@code MPI_Request}, {@code MPI_Errhandler}</td>
+ *       <td>pointers</td><td>32-bit ints</td></tr>
+ *   <tr><td>predefined handles</td><td>addresses of exported globals ({@code ompi_mpi_comm_world}, ...)</td>
+ *       <td>constants ({@code MPI_COMM_WORLD = 0x44000000}, ...)</td></tr>
+ *   <tr><td>{@code sizeof(MPI_Status)}</td><td>24</td><td>20</td></tr>
+ *   <tr><td>{@code MPI_IN_PLACE}</td><td>{@code (void *) 1}</td><td>{@code (void *) -1}</td></tr>
+ * </table>
+ *
+ * <p>Every handle is a Java {@code long} here: the pointer for Open MPI, the unsigned int for MPICH. The methods
+ * are the MPI functions of the same name, returning MPI's error code; they do not check it.
+ *
+ * <p>Which library: the one named by the environment variable {@value #LIBRARY_ENV} (a file name or path) if set;
+ * otherwise, under an MPICH launcher ({@code PMI_SIZE} set, no {@code OMPI_COMM_WORLD_SIZE}) MPICH first, else
+ * Open MPI first. The library is opened {@code RTLD_GLOBAL} because Open MPI's plugins resolve symbols of
+ * {@code libmpi} through the global namespace. The flavor follows from the exported symbols and must agree with
+ * {@code MPI_Get_library_version}. Data types: {@code F32 F64 I32 I64 BOOL} are {@code MPI_FLOAT MPI_DOUBLE
+ * MPI_INT MPI_INT64_T MPI_INT8_T}.
+ */
+final class MpiLibrary {
+    /** Environment variable naming the MPI library to load, overriding the search. */
+    static final String LIBRARY_ENV = "WEFT_MPI_LIB";
+    static final int THREAD_MULTIPLE = 3;
+    static final int UNDEFINED = -32766;
+    static final int SUCCESS = 0;
+
+    enum Flavor { OPEN_MPI, MPICH }
+
+    private static final List<String> OPEN_MPI_NAMES = List.of("libmpi.so.40");
+    private static final List<String> MPICH_NAMES = List.of("libmpich.so.12", "libmpi.so.12");
+    private static final int RTLD_NOW = 0x2;
+    private static final int RTLD_GLOBAL = 0x100;
+    private static final int VERSION_CHARS = 8192;
+    /** Stands for the library's handle layout in the descriptors below. */
+    private static final ValueLayout HANDLE = ValueLayout.JAVA_LONG.withName("handle");
+
+    final Flavor flavor;
+    final String file;
+    final String version;
+    final long statusBytes;
+    final long commWorld;
+    final long errorsReturn;
+    final long sum;
+    final long prod;
+    final long min;
+    final long max;
+    final MemorySegment inPlace;
+    private final Map<DType, Long> datatypes = new EnumMap<>(DType.class);
+    private final ValueLayout handleLayout;
+    private final SymbolLookup symbols;
+
+    private final MethodHandle getLibraryVersion;
+    private final MethodHandle initialized;
+    private final MethodHandle finalized;
+    private final MethodHandle initThread;
+    private final MethodHandle finalizeFn;
+    private final MethodHandle abort;
+    private final MethodHandle errorString;
+    private final MethodHandle commSetErrhandler;
+    private final MethodHandle commRank;
+    private final MethodHandle commSize;
+    private final MethodHandle commSplit;
+    private final MethodHandle commDup;
+    private final MethodHandle commFree;
+    private final MethodHandle barrier;
+    private final MethodHandle send;
+    private final MethodHandle recv;
+    private final MethodHandle isend;
+    private final MethodHandle irecv;
+    private final MethodHandle waitFn;
+    private final MethodHandle getCount;
+    private final MethodHandle sendrecv;
+    private final MethodHandle allreduce;
+    private final MethodHandle allgather;
+    private final MethodHandle reduceScatterBlock;
+    private final MethodHandle bcast;
+    private final MethodHandle reduce;
+    private final MethodHandle alltoall;
+    private final MethodHandle opCreate;
+    private final MethodHandle opFree;
+
+    private MpiLibrary(String file, SymbolLookup symbols) {
+        this.file = file;
+        this.symbols = symbols;
+        this.flavor = symbols.find("ompi_mpi_comm_world").isPresent() ? Flavor.OPEN_MPI : Flavor.MPICH;
+        this.handleLayout = flavor == Flavor.OPEN_MPI ? ADDRESS : JAVA_INT;
+        getLibraryVersion = fn("MPI_Get_library_version", ADDRESS, ADDRESS);
+        initialized = fn("MPI_Initialized", ADDRESS);
+        finalized = fn("MPI_Finalized", ADDRESS);
+        initThread = fn("MPI_Init_thread", ADDRESS, ADDRESS, JAVA_INT, ADDRESS);
+        finalizeFn = fn("MPI_Finalize");
+        abort = fn("MPI_Abort", HANDLE, JAVA_INT);
+        errorString = fn("MPI_Error_string", JAVA_INT, ADDRESS, ADDRESS);
+        commSetErrhandler = fn("MPI_Comm_set_errhandler", HANDLE, HANDLE);
+        commRank = fn("MPI_Comm_rank", HANDLE, ADDRESS);
+        commSize = fn("MPI_Comm_size", HANDLE, ADDRESS);
+        commSplit = fn("MPI_Comm_split", HANDLE, JAVA_INT, JAVA_INT, ADDRESS);
+        commDup = fn("MPI_Comm_dup", HANDLE, ADDRESS);
+        commFree = fn("MPI_Comm_free", ADDRESS);
+        barrier = fn("MPI_Barrier", HANDLE);
+        send = fn("MPI_Send", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE);
+        recv = fn("MPI_Recv", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE, ADDRESS);
+        isend = fn("MPI_Isend", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE, ADDRESS);
+        irecv = fn("MPI_Irecv", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE, ADDRESS);
+        waitFn = fn("MPI_Wait", ADDRESS, ADDRESS);
+        getCount = fn("MPI_Get_count", ADDRESS, HANDLE, ADDRESS);
+        sendrecv = fn("MPI_Sendrecv", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT,
+                ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE, ADDRESS);
+        allreduce = fn("MPI_Allreduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE);
+        allgather = fn("MPI_Allgather", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE);
+        reduceScatterBlock = fn("MPI_Reduce_scatter_block", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE);
+        bcast = fn("MPI_Bcast", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, HANDLE);
+        reduce = fn("MPI_Reduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, JAVA_INT, HANDLE);
+        alltoall = fn("MPI_Alltoall", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE);
+        opCreate = fn("MPI_Op_create", ADDRESS, JAVA_INT, ADDRESS);
+        opFree = fn("MPI_Op_free", ADDRESS);
+
+        if (flavor == Flavor.OPEN_MPI) {
+            statusBytes = 24;
+            inPlace = MemorySegment.ofAddress(1);
+            commWorld = global("ompi_mpi_comm_world");
+            errorsReturn = global("ompi_mpi_errors_return");
+            sum = global("ompi_mpi_op_sum");
+            prod = global("ompi_mpi_op_prod");
+            min = global("ompi_mpi_op_min");
+            max = global("ompi_mpi_op_max");
+            datatypes.put(DType.F32, global("ompi_mpi_float"));
+            datatypes.put(DType.F64, global("ompi_mpi_double"));
+            datatypes.put(DType.I32, global("ompi_mpi_int"));
+            datatypes.put(DType.I64, global("ompi_mpi_int64_t"));
+            datatypes.put(DType.BOOL, global("ompi_mpi_int8_t"));
+        } else {
+            statusBytes = 20;
+            inPlace = MemorySegment.ofAddress(-1);
+            commWorld = 0x44000000L;
+            errorsReturn = 0x54000001L;
+            max = 0x58000001L;
+            min = 0x58000002L;
+            sum = 0x58000003L;
+            prod = 0x58000004L;
+            datatypes.put(DType.F32, 0x4c00040aL);
+            datatypes.put(DType.F64, 0x4c00080bL);
+            datatypes.put(DType.I32, 0x4c000405L);
+            datatypes.put(DType.I64, 0x4c00083aL);
+            datatypes.put(DType.BOOL, 0x4c000137L);
+        }
+        this.version = libraryVersion();
+        if ((flavor == Flavor.OPEN_MPI) != version.contains("Open MPI")) {
+            throw new IllegalStateException(file + " has the " + flavor + " ABI but reports version '" + version + "'");
+        }
+    }
+
+    /** Opens the MPI library (see the class comment); fails naming every library tried. */
+    static MpiLibrary load() {
+        String override = System.getenv(LIBRARY_ENV);
+        List<String> names = new ArrayList<>();
+        if (override != null && !override.isBlank()) {
+            names.add(override);
+        } else if (System.getenv("PMI_SIZE") != null && System.getenv("OMPI_COMM_WORLD_SIZE") == null) {
+            names.addAll(MPICH_NAMES);
+            names.addAll(OPEN_MPI_NAMES);
+        } else {
+            names.addAll(OPEN_MPI_NAMES);
+            names.addAll(MPICH_NAMES);
+        }
+        List<String> errors = new ArrayList<>();
+        for (String name : names) {
+            String error = openGlobal(name);
+            if (error == null) {
+                return new MpiLibrary(name, SymbolLookup.libraryLookup(name, Arena.global()));
+            }
+            errors.add(error);
+        }
+        throw new IllegalStateException("no MPI library could be loaded: " + String.join("; ", errors)
+                + " (install Open MPI or MPICH, or set " + LIBRARY_ENV + ")");
+    }
+
+    /** {@code dlopen(name, RTLD_NOW | RTLD_GLOBAL)}; returns null on success, else {@code dlerror()}. */
+    private static String openGlobal(String name) {
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup libc = linker.defaultLookup();
+        MethodHandle dlopen = linker.downcallHandle(libc.findOrThrow("dlopen"),
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT));
+        MethodHandle dlerror = linker.downcallHandle(libc.findOrThrow("dlerror"), FunctionDescriptor.of(ADDRESS));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment handle = (MemorySegment) dlopen.invokeExact(arena.allocateFrom(name), RTLD_NOW | RTLD_GLOBAL);
+            if (!handle.equals(MemorySegment.NULL)) {
+                return null;
+            }
+            MemorySegment message = (MemorySegment) dlerror.invokeExact();
+            return message.equals(MemorySegment.NULL) ? name + ": not found" : message.reinterpret(4096).getString(0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** The MPI handle of the datatype of {@code dtype}. */
+    long datatype(DType dtype) {
+        return datatypes.get(dtype);
+    }
+
+    /** The dtype whose MPI datatype is {@code handle}, or null for any other datatype. */
+    DType dtypeOf(long handle) {
+        for (Map.Entry<DType, Long> e : datatypes.entrySet()) {
+            if (e.getValue() == handle) {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
+    /** Bytes of one handle in memory ({@code MPI_Comm *}, {@code MPI_Request *} and the like point to one). */
+    long handleBytes() {
+        return handleLayout.byteSize();
+    }
+
+    /** Reads the handle stored at {@code cell}. */
+    long readHandle(MemorySegment cell) {
+        return flavor == Flavor.OPEN_MPI
+                ? cell.reinterpret(8).get(ValueLayout.JAVA_LONG, 0)
+                : Integer.toUnsignedLong(cell.reinterpret(4).get(JAVA_INT, 0));
+    }
+
+    /** Writes {@code handle} at {@code cell}. */
+    void writeHandle(MemorySegment cell, long handle) {
+        if (flavor == Flavor.OPEN_MPI) {
+            cell.set(ValueLayout.JAVA_LONG, 0, handle);
+        } else {
+            cell.set(JAVA_INT, 0, (int) handle);
+        }
+    }
+
+    /** The layout of an {@code MPI_User_function}'s arguments: (invec, inoutvec, int *len, MPI_Datatype *type). */
+    static FunctionDescriptor userFunction() {
+        return FunctionDescriptor.ofVoid(ADDRESS, ADDRESS, ADDRESS, ADDRESS);
+    }
+
+    private String libraryVersion() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment text = arena.allocate(VERSION_CHARS);
+            MemorySegment len = arena.allocate(JAVA_INT);
+            int rc = (int) getLibraryVersion.invokeExact(text, len);
+            if (rc != SUCCESS) {
+                throw new IllegalStateException(file + ": MPI_Get_library_version failed with code " + rc);
+            }
+            return text.getString(0).strip();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** {@code MPI_Error_string}, or a plain description when the library cannot describe {@code code}. */
+    String errorString(int code) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment text = arena.allocate(1024);
+            MemorySegment len = arena.allocate(JAVA_INT);
+            int rc = (int) errorString.invokeExact(code, text, len);
+            return rc == SUCCESS ? text.getString(0) : "MPI error code " + code;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    boolean initialized() {
+        return flag(initialized);
+    }
+
+    boolean finalized() {
+        return flag(finalized);
+    }
+
+    private static boolean flag(MethodHandle query) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment flag = arena.allocate(JAVA_INT);
+            int rc = (int) query.invokeExact(flag);
+            return rc == SUCCESS && flag.get(JAVA_INT, 0) != 0;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int initThread(int required, MemorySegment provided) {
+        try {
+            return (int) initThread.invokeExact(MemorySegment.NULL, MemorySegment.NULL, required, provided);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int finalizeMpi() {
+        try {
+            return (int) finalizeFn.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int abort(long comm, int code) {
+        try {
+            return (int) abort.invokeExact(comm, code);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int commSetErrhandler(long comm, long errhandler) {
+        try {
+            return (int) commSetErrhandler.invokeExact(comm, errhandler);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int commRank(long comm, MemorySegment rank) {
+        try {
+            return (int) commRank.invokeExact(comm, rank);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int commSize(long comm, MemorySegment size) {
+        try {
+            return (int) commSize.invokeExact(comm, size);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int commSplit(long comm, int color, int key, MemorySegment newComm) {
+        try {
+            return (int) commSplit.invokeExact(comm, color, key, newComm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int commDup(long comm, MemorySegment newComm) {
+        try {
+            return (int) commDup.invokeExact(comm, newComm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int commFree(MemorySegment comm) {
+        try {
+            return (int) commFree.invokeExact(comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int barrier(long comm) {
+        try {
+            return (int) barrier.invokeExact(comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int send(MemorySegment buf, int count, long datatype, int dest, int tag, long comm) {
+        try {
+            return (int) send.invokeExact(buf, count, datatype, dest, tag, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int recv(MemorySegment buf, int count, long datatype, int src, int tag, long comm, MemorySegment status) {
+        try {
+            return (int) recv.invokeExact(buf, count, datatype, src, tag, comm, status);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int isend(MemorySegment buf, int count, long datatype, int dest, int tag, long comm, MemorySegment request) {
+        try {
+            return (int) isend.invokeExact(buf, count, datatype, dest, tag, comm, request);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int irecv(MemorySegment buf, int count, long datatype, int src, int tag, long comm, MemorySegment request) {
+        try {
+            return (int) irecv.invokeExact(buf, count, datatype, src, tag, comm, request);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int waitRequest(MemorySegment request, MemorySegment status) {
+        try {
+            return (int) waitFn.invokeExact(request, status);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int getCount(MemorySegment status, long datatype, MemorySegment count) {
+        try {
+            return (int) getCount.invokeExact(status, datatype, count);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int sendrecv(MemorySegment sendbuf, int sendcount, long sendtype, int dest, int sendtag,
+                 MemorySegment recvbuf, int recvcount, long recvtype, int src, int recvtag, long comm,
+                 MemorySegment status) {
+        try {
+            return (int) sendrecv.invokeExact(sendbuf, sendcount, sendtype, dest, sendtag,
+                    recvbuf, recvcount, recvtype, src, recvtag, comm, status);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int allreduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm) {
+        try {
+            return (int) allreduce.invokeExact(in, out, count, datatype, op, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int allgather(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
+        try {
+            return (int) allgather.invokeExact(in, count, datatype, out, count, datatype, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int reduceScatterBlock(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm) {
+        try {
+            return (int) reduceScatterBlock.invokeExact(in, out, count, datatype, op, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int bcast(MemorySegment buf, int count, long datatype, int root, long comm) {
+        try {
+            return (int) bcast.invokeExact(buf, count, datatype, root, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int reduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, int root, long comm) {
+        try {
+            return (int) reduce.invokeExact(in, out, count, datatype, op, root, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int alltoall(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
+        try {
+            return (int) alltoall.invokeExact(in, count, datatype, out, count, datatype, comm);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int opCreate(MemorySegment function, boolean commute, MemorySegment op) {
+        try {
+            return (int) opCreate.invokeExact(function, commute ? 1 : 0, op);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    int opFree(MemorySegment op) {
+        try {
+            return (int) opFree.invokeExact(op);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * A downcall returning {@code int} with {@code args}; each {@link #HANDLE} argument becomes this library's
+     * handle layout and is taken as a {@code long}.
+     */
+    private MethodHandle fn(String name, MemoryLayout... args) {
+        MemoryLayout[] real = args.clone();
+        List<Integer> handles = new ArrayList<>();
+        for (int i = 0; i < real.length; i++) {
+            if (real[i] == HANDLE) {
+                real[i] = handleLayout;
+                handles.add(i);
+            }
+        }
+        MethodHandle mh = Linker.nativeLinker().downcallHandle(symbols.findOrThrow(name),
+                FunctionDescriptor.of(JAVA_INT, real));
+        MethodHandle fromLong = handleLayout instanceof AddressLayout ? ADDRESS_OF_LONG : INT_OF_LONG;
+        for (int i : handles) {
+            mh = MethodHandles.filterArguments(mh, i, fromLong);
+        }
+        return mh;
+    }
+
+    private long global(String symbol) {
+        return symbols.findOrThrow(symbol).address();
+    }
+
+    private static final MethodHandle ADDRESS_OF_LONG;
+    private static final MethodHandle INT_OF_LONG = MethodHandles.explicitCastArguments(
+            MethodHandles.identity(int.class), MethodType.methodType(int.class, long.class));
+
+    static {
+        try {
+            ADDRESS_OF_LONG = MethodHandles.lookup().findStatic(MemorySegment.class, "ofAddress",
+                    MethodType.methodType(MemorySegment.class, long.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        throw new IllegalStateException(t);
+    }
+
+    @Override
+    public String toString() {
+        return file + " (" + version.lines().findFirst().orElse(version) + ")";
+    }
+}

@@ -1,0 +1,98 @@
+package dev.weft.it.mpi;
+
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.Weft;
+import dev.weft.WeftException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.comm.Comm;
+import dev.weft.comm.Request;
+import dev.weft.spi.SourceLocation;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Programs that go wrong on purpose, run under {@code mpirun} by {@link MpiFaultTest}.
+ * <ul>
+ *   <li>{@code throw}: rank 1 throws while rank 0 waits in a receive that never matches; the job must end.</li>
+ *   <li>{@code errors DIR}: rank 1 provokes errors (a truncated and a short receive, a request waited on
+ *       another communicator and waited twice, through {@code Comm} and through the runtime's
+ *       {@code Communicator}), and writes, for each, the exception's message and the line
+ *       of the program frame that made the call ({@code <message>|<line>}) to {@code DIR/errors.txt}.</li>
+ * </ul>
+ */
+public final class FaultPrograms {
+    private FaultPrograms() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Weft.install();
+        Comm world = Comm.world();
+        switch (args[0]) {
+            case "throw" -> throwOnRankOne(world);
+            case "errors" -> errors(world, Path.of(args[1]));
+            default -> throw new IllegalArgumentException(args[0]);
+        }
+    }
+
+    private static void throwOnRankOne(Comm world) {
+        if (world.rank() == 1) {
+            throw new IllegalStateException("rank 1 fails on purpose");
+        }
+        world.recv(DType.F32, new long[] {1}, 1, 0);
+    }
+
+    private static void errors(Comm world, Path dir) throws IOException {
+        Tensor four = Tensor.of(new double[] {1, 2, 3, 4});
+        List<String> lines = new ArrayList<>();
+        if (world.rank() == 0) {
+            world.send(four, 1, 1);
+            world.send(four, 1, 2);
+        } else if (world.rank() == 1) {
+            lines.add(failure(() -> world.recv(DType.F64, new long[] {2}, 0, 1)));
+            lines.add(failure(() -> world.recv(DType.F64, new long[] {8}, 0, 2)));
+            Comm other = world.dup();
+            Request r = other.irecv(DType.F64, new long[] {1}, 1, 9);
+            lines.add(failure(() -> world.wait(r)));
+            other.send(Tensor.of(new double[] {5}), 1, 9);
+            other.wait(r);
+            lines.add(failure(() -> other.wait(r)));
+            Communicator c = (Communicator) world.handle();
+            Communicator d = (Communicator) other.handle();
+            MemorySegment buf = Arena.ofAuto().allocate(8);
+            dev.weft.backends.comm.Request mine = d.isend(buf, DType.F64, 1, 1, 10, SourceLocation.capture());
+            lines.add(failure(() -> c.wait(mine, SourceLocation.capture())));
+            d.wait(mine, SourceLocation.capture());
+            lines.add(failure(() -> d.wait(mine, SourceLocation.capture())));
+            d.recv(buf, DType.F64, 1, 1, 10, SourceLocation.capture());
+            Files.write(dir.resolve("errors.txt"), lines);
+        }
+        if (world.rank() != 1) {
+            world.dup();
+        }
+        world.barrier();
+    }
+
+    /** Runs {@code call}, which must throw; returns the message and the line in this file that made the call. */
+    private static String failure(Runnable call) {
+        try {
+            call.run();
+        } catch (WeftException e) {
+            int line = -1;
+            for (StackTraceElement f : e.getStackTrace()) {
+                if (f.getClassName().equals(FaultPrograms.class.getName())) {
+                    line = f.getLineNumber();
+                    break;
+                }
+            }
+            return e.getMessage().replace('\n', ' ') + "|" + line;
+        }
+        throw new AssertionError("no exception");
+    }
+}

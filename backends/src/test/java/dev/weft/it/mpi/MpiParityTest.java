@@ -1,0 +1,80 @@
+package dev.weft.it.mpi;
+
+import dev.weft.DType;
+import dev.weft.Weft;
+import dev.weft.backends.comm.fake.FakeWorld;
+import dev.weft.comm.Comm;
+import dev.weft.spi.CommBinding;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * {@link ParityPrograms} under {@code mpirun} print, rank by rank, exactly what they print on fake ranks; a few
+ * lines are also checked against values derived here from the inputs.
+ */
+class MpiParityTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(90);
+
+    @BeforeAll
+    static void requireMpirun() {
+        assumeTrue(Mpirun.find().isPresent(), "mpirun is not installed");
+        Weft.install();
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {2, 4})
+    void mpiRanksPrintWhatFakeRanksPrint(int n, @TempDir Path dir) throws Exception {
+        Mpirun.Result mpi = Mpirun.run(n, TIMEOUT, ParityPrograms.class, dir.toString());
+        assertThat(mpi.exitCode()).as("mpirun output:%n%s", mpi.output()).isZero();
+        List<List<String>> fake = fakeRun(n);
+        for (int r = 0; r < n; r++) {
+            List<String> lines = Files.readAllLines(dir.resolve("rank-" + r + ".txt"));
+            assertThat(lines).as("rank %d", r).containsExactlyElementsOf(fake.get(r));
+            assertThat(lines).as("rank %d", r)
+                    .contains("eager f64 allreduce first = " + ParityPrograms.bits(ParityPrograms.input(DType.F64, 0, 2 * n)))
+                    .contains("eager f64 allreduce last = "
+                            + ParityPrograms.bits(ParityPrograms.input(DType.F64, n - 1, 2 * n)))
+                    .contains("eager i64 allreduce sum = i64[" + 2 * n + "] " + sumOfInputs(n))
+                    .contains("world Comm(world, rank " + r + " of " + n + ")")
+                    .contains("split Comm(world.split(" + r % 2 + ")#0, rank " + (n / 2 - 1 - r / 2) + " of " + n / 2
+                            + ")");
+        }
+        System.out.printf("mpirun -np %d: %d lines per rank, %.1f s%n", n, fake.getFirst().size(),
+                mpi.elapsed().toMillis() / 1e3);
+    }
+
+    /** Element {@code i} of {@code Σ_r input(r)} for the integer inputs, written like {@code bits}. */
+    private static String sumOfInputs(int n) {
+        List<String> sums = new ArrayList<>();
+        for (int i = 0; i < 2 * n; i++) {
+            long s = 0;
+            for (int r = 0; r < n; r++) {
+                s += (r * 7 + i * 3) % 9 - 4;
+            }
+            sums.add(Long.toString(s));
+        }
+        return String.join(" ", sums);
+    }
+
+    private static List<List<String>> fakeRun(int n) {
+        List<List<String>> lines = new ArrayList<>(Collections.nCopies(n, null));
+        FakeWorld.run(n, world -> CommBinding.with(world, () -> {
+            Comm c = Comm.world();
+            lines.set(c.rank(), ParityPrograms.run(c));
+            return null;
+        }));
+        return lines;
+    }
+}

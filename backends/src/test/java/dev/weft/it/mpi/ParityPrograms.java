@@ -1,0 +1,249 @@
+package dev.weft.it.mpi;
+
+import dev.weft.Compile;
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.TensorSpec;
+import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
+import dev.weft.comm.Request;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.StringJoiner;
+
+/**
+ * Every communication operation, eager and compiled, on the world and on derived communicators, printing one line
+ * per result with its exact bits: the same program runs on fake ranks and under {@code mpirun}, and the outputs
+ * must be identical. Inputs are small integers and halves, so every sum and product is exact and the result does
+ * not depend on the order in which a library associates a reduction. The custom operators {@code first} and
+ * {@code last} are associative but not commutative: they show that contributions are combined in rank order.
+ *
+ * <p>{@code main(DIR)}: runs on {@code Comm.world()} and writes this rank's lines to {@code DIR/rank-<r>.txt}.
+ */
+public final class ParityPrograms {
+    static final ReduceOp FIRST = ReduceOp.custom("first", (a, b) -> a.add(b.mul(0)));
+    static final ReduceOp LAST = ReduceOp.custom("last", (a, b) -> b.add(a.mul(0)));
+    /** {@code a + b + ab = (a + 1)(b + 1) - 1}: associative and commutative. */
+    static final ReduceOp XPLUS = ReduceOp.custom("xplus", (a, b) -> a.mul(b).add(a).add(b));
+    private static final DType[] NUMERIC = {DType.F32, DType.F64, DType.I32, DType.I64};
+
+    private ParityPrograms() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Weft.install();
+        Comm world = Comm.world();
+        List<String> lines = run(world);
+        Files.write(Path.of(args[0], "rank-" + world.rank() + ".txt"), lines);
+    }
+
+    /** Runs every program on {@code world}; returns this rank's result lines. */
+    static List<String> run(Comm world) {
+        List<String> out = new ArrayList<>();
+        int r = world.rank();
+        int n = world.size();
+        out.add("world " + world);
+        for (DType t : NUMERIC) {
+            eager(world, input(t, r, 2 * n), out);
+        }
+        eagerBool(world, input(DType.F64, r, 2 * n).gt(0), out);
+        eagerPointToPoint(world, input(DType.F64, r, 3), out);
+        eagerCustom(world, input(DType.F64, r, 2 * n), out);
+        eagerCustom(world, input(DType.I32, r, 2 * n), out);
+        for (DType t : NUMERIC) {
+            compiled(world, input(t, r, 2 * n), out);
+        }
+        Tensor x = input(DType.F64, r, 2 * n);
+        emit(out, "compiled ring", ring(world, x));
+        emit(out, "compiled shift", shift(world, x));
+        emit(out, "compiled custom", custom(world, x));
+        derived(world, out);
+        world.barrier();
+        return out;
+    }
+
+    /** Rank {@code r}'s input: element {@code i} is a small integer, plus a half for floating-point dtypes. */
+    static Tensor input(DType t, int r, int count) {
+        double[] v = new double[count];
+        for (int i = 0; i < count; i++) {
+            v[i] = (r * 7 + i * 3) % 9 - 4 + (t.isInteger() ? 0 : 0.5 * ((r + i) % 2));
+        }
+        return Tensor.of(v).cast(t);
+    }
+
+    private static void eager(Comm c, Tensor x, List<String> out) {
+        String t = x.dtype().specName();
+        int right = (c.rank() + 1) % c.size();
+        int left = (c.rank() + c.size() - 1) % c.size();
+        emit(out, "eager " + t + " allreduce sum", c.allreduce(x, ReduceOp.SUM));
+        emit(out, "eager " + t + " allreduce prod", c.allreduce(x, ReduceOp.PROD));
+        emit(out, "eager " + t + " allreduce min", c.allreduce(x, ReduceOp.MIN));
+        emit(out, "eager " + t + " allreduce max", c.allreduce(x, ReduceOp.MAX));
+        emit(out, "eager " + t + " allgather", c.allgather(x));
+        emit(out, "eager " + t + " reduce_scatter", c.reduceScatter(x, ReduceOp.SUM));
+        emit(out, "eager " + t + " bcast", c.bcast(x, c.size() - 1));
+        emit(out, "eager " + t + " reduce", c.reduce(x, ReduceOp.PROD, 0));
+        emit(out, "eager " + t + " alltoall", c.alltoall(x));
+        emit(out, "eager " + t + " sendrecv", c.sendrecv(x, right, left, 3));
+    }
+
+    private static void eagerBool(Comm c, Tensor b, List<String> out) {
+        int right = (c.rank() + 1) % c.size();
+        int left = (c.rank() + c.size() - 1) % c.size();
+        emit(out, "eager i1 allgather", c.allgather(b));
+        emit(out, "eager i1 bcast", c.bcast(b, 1 % c.size()));
+        emit(out, "eager i1 alltoall", c.alltoall(b));
+        emit(out, "eager i1 sendrecv", c.sendrecv(b, right, left, 4));
+    }
+
+    /** Rank 0 sends to the last rank; two messages per pair in flight, waited in reverse order; a barrier. */
+    private static void eagerPointToPoint(Comm c, Tensor x, List<String> out) {
+        int last = c.size() - 1;
+        if (c.rank() == 0) {
+            c.send(x, last, 5);
+        } else if (c.rank() == last) {
+            emit(out, "eager recv", c.recv(DType.F64, x.shape(), 0, 5));
+        }
+        int right = (c.rank() + 1) % c.size();
+        int left = (c.rank() + c.size() - 1) % c.size();
+        Request s1 = c.isend(x, right, 6);
+        Request s2 = c.isend(x.mul(3), right, 6);
+        Request r1 = c.irecv(DType.F64, x.shape(), left, 6);
+        Request r2 = c.irecv(DType.F64, x.shape(), left, 6);
+        emit(out, "eager irecv second", c.wait(r2));
+        emit(out, "eager irecv first", c.wait(r1));
+        c.waitAll(s2, s1);
+        c.barrier();
+        emit(out, "eager rank", c.rankTensor());
+    }
+
+    private static void eagerCustom(Comm c, Tensor x, List<String> out) {
+        String t = x.dtype().specName();
+        emit(out, "eager " + t + " allreduce first", c.allreduce(x, FIRST));
+        emit(out, "eager " + t + " allreduce last", c.allreduce(x, LAST));
+        emit(out, "eager " + t + " allreduce xplus", c.allreduce(x.div(4), XPLUS));
+        emit(out, "eager " + t + " reduce last", c.reduce(x, LAST, c.size() - 1));
+        emit(out, "eager " + t + " reduce_scatter first", c.reduceScatter(x, FIRST));
+    }
+
+    private static void compiled(Comm c, Tensor x, List<String> out) {
+        Tensor[] r = collectives(c, x);
+        for (int i = 0; i < r.length; i++) {
+            emit(out, "compiled " + x.dtype().specName() + " collectives[" + i + "]", r[i]);
+        }
+    }
+
+    private static void derived(Comm world, List<String> out) {
+        int r = world.rank();
+        Tensor x = input(DType.F64, r, 2 * world.size());
+        Comm halves = world.split(r % 2, -r);
+        out.add("split " + halves);
+        emit(out, "split eager allreduce first", halves.allreduce(x, FIRST));
+        emit(out, "split eager allgather", halves.allgather(x));
+        Tensor[] res = collectives(halves, input(DType.F64, halves.rank(), 2 * halves.size()));
+        for (int i = 0; i < res.length; i++) {
+            emit(out, "split compiled collectives[" + i + "]", res[i]);
+        }
+        String mlir = Weft.lower(ParityPrograms.class, "collectives", halves,
+                TensorSpec.of(DType.F64, 2L * halves.size())).toMlir();
+        mlir.lines().filter(l -> l.contains("custom_call")).forEach(l -> out.add("split mlir " + l.strip()));
+        Comm notZero = world.split(r == 0 ? -1 : 1, r);
+        out.add("split without rank 0 " + notZero);
+        if (notZero != null) {
+            emit(out, "split without rank 0 allreduce last", notZero.allreduce(x, LAST));
+        }
+        Comm dup = world.dup();
+        out.add("dup " + dup);
+        emit(out, "dup eager alltoall", dup.alltoall(x));
+        Comm dupOfHalves = halves.dup();
+        out.add("dup of split " + dupOfHalves);
+        emit(out, "dup of split compiled custom", custom(dupOfHalves, x));
+    }
+
+    @Compile
+    static Tensor[] collectives(Comm c, Tensor x) {
+        int right = (c.rank() + 1) % c.size();
+        int left = (c.rank() + c.size() - 1) % c.size();
+        return new Tensor[] {
+            c.allreduce(x, ReduceOp.SUM), c.allreduce(x, ReduceOp.MAX), c.allgather(x),
+            c.reduceScatter(x, ReduceOp.SUM), c.bcast(x, c.size() - 1), c.reduce(x, ReduceOp.PROD, 0),
+            c.alltoall(x), c.sendrecv(x, right, left, 3), c.rankTensor()
+        };
+    }
+
+    @Compile
+    static Tensor ring(Comm c, Tensor x) {
+        Request out = c.isend(x, (c.rank() + 1) % c.size(), 7);
+        Request in = c.irecv(x.dtype(), x.shape(), (c.rank() + c.size() - 1) % c.size(), 7);
+        Tensor got = c.wait(in);
+        c.wait(out);
+        return got.mul(2);
+    }
+
+    /** Even ranks send to the right, then receive from the left; odd ranks the other way round. */
+    @Compile
+    static Tensor shift(Comm c, Tensor x) {
+        int right = (c.rank() + 1) % c.size();
+        int left = (c.rank() + c.size() - 1) % c.size();
+        if (c.rank() % 2 == 0) {
+            c.send(x, right, 8);
+            return c.recv(x.dtype(), x.shape(), left, 8);
+        }
+        Tensor got = c.recv(x.dtype(), x.shape(), left, 8);
+        c.send(x, right, 8);
+        return got;
+    }
+
+    @Compile
+    static Tensor[] custom(Comm c, Tensor x) {
+        return new Tensor[] {
+            c.allreduce(x, FIRST), c.allreduce(x, LAST), c.allreduce(x.div(4), XPLUS), c.reduce(x, LAST, c.size() - 1),
+            c.reduceScatter(x, FIRST)
+        };
+    }
+
+    private static void emit(List<String> out, String label, Tensor... ts) {
+        for (int i = 0; i < ts.length; i++) {
+            out.add(label + (ts.length > 1 ? "[" + i + "]" : "") + " = " + bits(ts[i]));
+        }
+    }
+
+    /** The tensor's dtype, shape and every element exactly: hex bits for floating point. */
+    static String bits(Tensor t) {
+        StringJoiner j = new StringJoiner(" ", t.dtype().specName() + Arrays.toString(t.shape()) + " ", "");
+        switch (t.dtype()) {
+            case F32 -> {
+                for (float v : t.toFloatArray()) {
+                    j.add(Integer.toHexString(Float.floatToRawIntBits(v)));
+                }
+            }
+            case F64 -> {
+                for (double v : t.toDoubleArray()) {
+                    j.add(Long.toHexString(Double.doubleToRawLongBits(v)));
+                }
+            }
+            case I32 -> {
+                for (int v : t.toIntArray()) {
+                    j.add(Integer.toString(v));
+                }
+            }
+            case I64 -> {
+                for (long v : t.toLongArray()) {
+                    j.add(Long.toString(v));
+                }
+            }
+            case BOOL -> {
+                for (boolean v : t.toBooleanArray()) {
+                    j.add(v ? "1" : "0");
+                }
+            }
+        }
+        return j.toString();
+    }
+}
