@@ -24,7 +24,9 @@ class MpiFaultTest {
         Mpirun.Result r = Mpirun.run(2, Duration.ofSeconds(20), FaultPrograms.class, "throw");
         assertThat(r.timedOut()).as("mpirun still ran after 20 s:%n%s", r.output()).isFalse();
         assertThat(r.exitCode()).isNotZero();
-        assertThat(r.output()).contains("rank 1 of 2: uncaught exception", "rank 1 fails on purpose", "MPI_ABORT");
+        // Open MPI's own MPI_ABORT banner is not asserted: its help-text path fails now and then in containers.
+        assertThat(r.output()).contains("rank 1 of 2: uncaught exception", "aborting the MPI job",
+                "rank 1 fails on purpose");
     }
 
     @Test
