@@ -5,8 +5,9 @@ import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
-import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.Shape;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -19,7 +20,9 @@ import java.util.Set;
 /**
  * The {@code fuse-elementwise} pass: groups of two or more connected elementwise ops of one result shape become
  * one {@code weft.fusion} op, placed where the group's last op was. Its region takes the group's external inputs
- * and returns every group value used outside the group.
+ * and returns every group value used outside the group. A {@code broadcast_in_dim} of a rank-0 value joins the
+ * group of the elementwise op that uses it, so the region takes the scalar and a broadcast scalar is never
+ * materialised at full size (unless a value outside the group uses it).
  *
  * <p>Groups grow in program order: an op joins the groups of its operands' producers when no op outside the
  * group between them uses a group value (so that moving the group to its last op keeps every use after its
@@ -89,13 +92,19 @@ public final class ElementwiseFusion implements Pass {
             ops.add(last);
         }
 
-        Type shape() {
-            return last.result().type();
+        Shape shape() {
+            return last.result().tensorType().shape();
         }
     }
 
     private static boolean isFusible(Op op) {
-        return StableHlo.isElementwise(op.name()) && op.results().size() == 1 && op.regions().isEmpty();
+        return (StableHlo.isElementwise(op.name()) || isScalarBroadcast(op)) && op.results().size() == 1
+                && op.regions().isEmpty();
+    }
+
+    private static boolean isScalarBroadcast(Op op) {
+        return op.name().equals(StableHlo.BROADCAST_IN_DIM) && op.operands().size() == 1
+                && op.operand(0).type() instanceof TensorType t && t.shape().rank() == 0;
     }
 
     /** True if no op outside {@code a} and {@code b} at or before {@code at} uses a value of either. */
