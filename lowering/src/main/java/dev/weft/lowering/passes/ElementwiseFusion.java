@@ -14,8 +14,10 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.SequencedSet;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The {@code fuse-elementwise} pass: groups of two or more connected elementwise ops of one result shape become
@@ -66,24 +68,33 @@ public final class ElementwiseFusion implements Pass {
                 run++;
             } else if (isFusible(op)) {
                 Group group = new Group(op, run);
+                for (Op user : users.getOrDefault(op.result(), List.of())) {
+                    group.outsideUsers.add(position.get(user));
+                }
+                groupOf.put(op, group);
+                int at = position.get(op);
                 for (Value v : op.operands()) {
                     Group candidate = groupOf.get(producer.get(v));
                     if (candidate != null && candidate != group && candidate.run == run
                             && candidate.shape().equals(group.shape())
-                            && isConvex(group, candidate, position.get(op), position, users)) {
-                        group.ops.addAll(candidate.ops);
+                            && isConvex(group, candidate, at, b.ops(), groupOf)) {
+                        group = merge(group, candidate, op, at, groupOf);
                     }
                 }
-                group.ops.forEach(member -> groupOf.put(member, group));
             }
         }
         rebuild(b, groupOf, users);
     }
 
-    /** A set of ops to fuse, in program order once complete. */
+    /**
+     * A set of ops to fuse, with the positions of the ops that use its values and were outside it when they were
+     * added (some may have joined since). Merging keeps the larger group's sets, so building groups costs
+     * O(n log² n) however widely values are used.
+     */
     private static final class Group {
         final Set<Op> ops = Collections.newSetFromMap(new IdentityHashMap<>());
-        final Op last;
+        final NavigableSet<Integer> outsideUsers = new TreeSet<>();
+        Op last;
         final int run;
 
         Group(Op last, int run) {
@@ -97,6 +108,21 @@ public final class ElementwiseFusion implements Pass {
         }
     }
 
+    /**
+     * The union of {@code a} and {@code b}, ending at {@code last} (at position {@code at}); {@code groupOf} is
+     * updated. Users up to {@code at} are dropped: the groups were convex, so those users are now members.
+     */
+    private static Group merge(Group a, Group b, Op last, int at, Map<Op, Group> groupOf) {
+        Group big = a.ops.size() >= b.ops.size() ? a : b;
+        Group small = big == a ? b : a;
+        big.ops.addAll(small.ops);
+        small.ops.forEach(member -> groupOf.put(member, big));
+        big.outsideUsers.addAll(small.outsideUsers);
+        big.outsideUsers.headSet(at, true).clear();
+        big.last = last;
+        return big;
+    }
+
     private static boolean isFusible(Op op) {
         return (StableHlo.isElementwise(op.name()) || isScalarBroadcast(op)) && op.results().size() == 1
                 && op.regions().isEmpty();
@@ -108,13 +134,12 @@ public final class ElementwiseFusion implements Pass {
     }
 
     /** True if no op outside {@code a} and {@code b} at or before {@code at} uses a value of either. */
-    private static boolean isConvex(Group a, Group b, int at, Map<Op, Integer> position, Map<Value, List<Op>> users) {
+    private static boolean isConvex(Group a, Group b, int at, List<Op> ops, Map<Op, Group> groupOf) {
         for (Group g : List.of(a, b)) {
-            for (Op member : g.ops) {
-                for (Op user : users.getOrDefault(member.result(), List.of())) {
-                    if (!a.ops.contains(user) && !b.ops.contains(user) && position.get(user) <= at) {
-                        return false;
-                    }
+            for (int user : g.outsideUsers.headSet(at, true)) {
+                Group owner = groupOf.get(ops.get(user));
+                if (owner != a && owner != b) {
+                    return false;
                 }
             }
         }
@@ -135,6 +160,13 @@ public final class ElementwiseFusion implements Pass {
 
     private static void rebuild(Block b, Map<Op, Group> groupOf, Map<Value, List<Op>> users) {
         List<Op> old = List.copyOf(b.ops());
+        Map<Group, List<Op>> members = new IdentityHashMap<>();
+        for (Op op : old) {
+            Group g = groupOf.get(op);
+            if (g != null) {
+                members.computeIfAbsent(g, x -> new ArrayList<>()).add(op);
+            }
+        }
         Map<Value, Value> substitution = new IdentityHashMap<>();
         b.ops().clear();
         for (Op op : old) {
@@ -143,7 +175,7 @@ public final class ElementwiseFusion implements Pass {
                 Uses.replace(op, substitution);
                 b.ops().add(op);
             } else if (g.last == op) {
-                b.ops().add(fusion(old.stream().filter(g.ops::contains).toList(), users, substitution));
+                b.ops().add(fusion(members.get(g), users, substitution));
             }
         }
     }
