@@ -7,8 +7,8 @@ import dev.weft.WeftException;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.Interpreters;
-import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
+import dev.weft.spi.TensorAccess;
 import dev.weft.tracer.ir.Graph;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
@@ -188,7 +188,7 @@ public final class CompileGate {
     }
 
     private static Aval avalOf(Tensor t) {
-        return new Aval(t.dtype(), Shape.of(t.shape()));
+        return TensorAccess.aval(t);
     }
 
     /**

@@ -13,7 +13,7 @@ import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
-import java.lang.foreign.Arena;
+import dev.weft.backends.cpu.kernels.HostMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,7 +83,7 @@ public final class CpuEagerInterpreter implements Interpreter {
 
     /** A buffer for {@code aval}, at least one byte, aligned for vector loads. */
     static MemorySegment allocate(Aval aval) {
-        return Arena.ofAuto().allocate(Math.max(1, aval.byteSize()), 64);
+        return HostMemory.allocate(aval.byteSize());
     }
 
     @Override

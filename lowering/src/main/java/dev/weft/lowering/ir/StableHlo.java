@@ -13,7 +13,9 @@ package dev.weft.lowering.ir;
  * {@code while} operands = carries, regions (cond, body) each taking the carries, cond returning a rank-0 i1;
  * {@code if} (pred) regions (true, false) without arguments that use outer values directly;
  * {@link #FUSION} inputs, one region taking tensors of the inputs' types and returning the fused results,
- * made only of elementwise ops of one shape.
+ * made only of elementwise ops of one shape (the fused shape; their dtypes may differ) and of
+ * {@code broadcast_in_dim}s of rank-0 region arguments to that shape. Such an argument is a scalar read once, never a
+ * full-size tensor.
  */
 public final class StableHlo {
     private StableHlo() {

@@ -5,21 +5,26 @@ import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
-import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.Shape;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.SequencedSet;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * The {@code fuse-elementwise} pass: groups of two or more connected elementwise ops of one result shape become
  * one {@code weft.fusion} op, placed where the group's last op was. Its region takes the group's external inputs
- * and returns every group value used outside the group.
+ * and returns every group value used outside the group. A {@code broadcast_in_dim} of a rank-0 value joins the
+ * group of the elementwise op that uses it, so the region takes the scalar and a broadcast scalar is never
+ * materialised at full size (unless a value outside the group uses it).
  *
  * <p>Groups grow in program order: an op joins the groups of its operands' producers when no op outside the
  * group between them uses a group value (so that moving the group to its last op keeps every use after its
@@ -63,24 +68,33 @@ public final class ElementwiseFusion implements Pass {
                 run++;
             } else if (isFusible(op)) {
                 Group group = new Group(op, run);
+                for (Op user : users.getOrDefault(op.result(), List.of())) {
+                    group.outsideUsers.add(position.get(user));
+                }
+                groupOf.put(op, group);
+                int at = position.get(op);
                 for (Value v : op.operands()) {
                     Group candidate = groupOf.get(producer.get(v));
                     if (candidate != null && candidate != group && candidate.run == run
                             && candidate.shape().equals(group.shape())
-                            && isConvex(group, candidate, position.get(op), position, users)) {
-                        group.ops.addAll(candidate.ops);
+                            && isConvex(group, candidate, at, b.ops(), groupOf)) {
+                        group = merge(group, candidate, op, at, groupOf);
                     }
                 }
-                group.ops.forEach(member -> groupOf.put(member, group));
             }
         }
         rebuild(b, groupOf, users);
     }
 
-    /** A set of ops to fuse, in program order once complete. */
+    /**
+     * A set of ops to fuse, with the positions of the ops that use its values and were outside it when they were
+     * added (some may have joined since). Merging keeps the larger group's sets, so building groups costs
+     * O(n log² n) however widely values are used.
+     */
     private static final class Group {
         final Set<Op> ops = Collections.newSetFromMap(new IdentityHashMap<>());
-        final Op last;
+        final NavigableSet<Integer> outsideUsers = new TreeSet<>();
+        Op last;
         final int run;
 
         Group(Op last, int run) {
@@ -89,23 +103,43 @@ public final class ElementwiseFusion implements Pass {
             ops.add(last);
         }
 
-        Type shape() {
-            return last.result().type();
+        Shape shape() {
+            return last.result().tensorType().shape();
         }
     }
 
+    /**
+     * The union of {@code a} and {@code b}, ending at {@code last} (at position {@code at}); {@code groupOf} is
+     * updated. Users up to {@code at} are dropped: the groups were convex, so those users are now members.
+     */
+    private static Group merge(Group a, Group b, Op last, int at, Map<Op, Group> groupOf) {
+        Group big = a.ops.size() >= b.ops.size() ? a : b;
+        Group small = big == a ? b : a;
+        big.ops.addAll(small.ops);
+        small.ops.forEach(member -> groupOf.put(member, big));
+        big.outsideUsers.addAll(small.outsideUsers);
+        big.outsideUsers.headSet(at, true).clear();
+        big.last = last;
+        return big;
+    }
+
     private static boolean isFusible(Op op) {
-        return StableHlo.isElementwise(op.name()) && op.results().size() == 1 && op.regions().isEmpty();
+        return (StableHlo.isElementwise(op.name()) || isScalarBroadcast(op)) && op.results().size() == 1
+                && op.regions().isEmpty();
+    }
+
+    private static boolean isScalarBroadcast(Op op) {
+        return op.name().equals(StableHlo.BROADCAST_IN_DIM) && op.operands().size() == 1
+                && op.operand(0).type() instanceof TensorType t && t.shape().rank() == 0;
     }
 
     /** True if no op outside {@code a} and {@code b} at or before {@code at} uses a value of either. */
-    private static boolean isConvex(Group a, Group b, int at, Map<Op, Integer> position, Map<Value, List<Op>> users) {
+    private static boolean isConvex(Group a, Group b, int at, List<Op> ops, Map<Op, Group> groupOf) {
         for (Group g : List.of(a, b)) {
-            for (Op member : g.ops) {
-                for (Op user : users.getOrDefault(member.result(), List.of())) {
-                    if (!a.ops.contains(user) && !b.ops.contains(user) && position.get(user) <= at) {
-                        return false;
-                    }
+            for (int user : g.outsideUsers.headSet(at, true)) {
+                Group owner = groupOf.get(ops.get(user));
+                if (owner != a && owner != b) {
+                    return false;
                 }
             }
         }
@@ -126,6 +160,13 @@ public final class ElementwiseFusion implements Pass {
 
     private static void rebuild(Block b, Map<Op, Group> groupOf, Map<Value, List<Op>> users) {
         List<Op> old = List.copyOf(b.ops());
+        Map<Group, List<Op>> members = new IdentityHashMap<>();
+        for (Op op : old) {
+            Group g = groupOf.get(op);
+            if (g != null) {
+                members.computeIfAbsent(g, x -> new ArrayList<>()).add(op);
+            }
+        }
         Map<Value, Value> substitution = new IdentityHashMap<>();
         b.ops().clear();
         for (Op op : old) {
@@ -134,7 +175,7 @@ public final class ElementwiseFusion implements Pass {
                 Uses.replace(op, substitution);
                 b.ops().add(op);
             } else if (g.last == op) {
-                b.ops().add(fusion(old.stream().filter(g.ops::contains).toList(), users, substitution));
+                b.ops().add(fusion(members.get(g), users, substitution));
             }
         }
     }

@@ -77,6 +77,39 @@ class ElementwiseFusionTest {
     }
 
     @Test
+    void scalarBroadcastsAreFusedSoTheRegionTakesTheScalar() {
+        TensorType scalar = TensorType.of(DType.F32);
+        ModuleBuilder b = new ModuleBuilder(F4, scalar);
+        Value wide = b.op(StableHlo.BROADCAST_IN_DIM, List.of(b.arg(1)), List.of(F4),
+                Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
+        Value s = b.op(StableHlo.ADD, F4, b.arg(0), wide);
+        Value mask = b.op(StableHlo.COMPARE, List.of(s, b.arg(0)), List.of(TensorType.of(DType.BOOL, 4)),
+                Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "GT")),
+                List.of()).result();
+        Value pick = b.op(StableHlo.SELECT, F4, mask, s, wide);
+        Module m = fused(b.module(pick));
+
+        assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
+        Op fusion = m.main().body().ops().getFirst();
+        assertThat(fusion.operands()).containsExactly(b.arg(1), b.arg(0));
+        Block region = fusion.regions().getFirst();
+        assertThat(names(region)).containsExactly(StableHlo.BROADCAST_IN_DIM, StableHlo.ADD, StableHlo.COMPARE,
+                StableHlo.SELECT, StableHlo.RETURN);
+        assertThat(region.arguments().getFirst().type()).isEqualTo(scalar);
+        assertThat(region.results()).containsExactly(pick);
+    }
+
+    @Test
+    void aLoneBroadcastStaysOutsideAnyFusion() {
+        ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32));
+        Value wide = b.op(StableHlo.BROADCAST_IN_DIM, List.of(b.arg(0)), List.of(F4),
+                Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
+        Module m = fused(b.module(b.op("test.opaque", F4, wide)));
+
+        assertThat(names(m)).containsExactly(StableHlo.BROADCAST_IN_DIM, "test.opaque", StableHlo.FUNC_RETURN);
+    }
+
+    @Test
     void neverGroupsAcrossAnEffect() {
         ModuleBuilder b = new ModuleBuilder(F4);
         Value a = b.op(StableHlo.EXP, F4, b.arg(0));

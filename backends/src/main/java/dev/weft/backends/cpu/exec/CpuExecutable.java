@@ -5,18 +5,21 @@ import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
+import dev.weft.backends.cpu.kernels.HostMemory;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
+import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import dev.weft.tracer.Executable;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -29,11 +32,19 @@ import java.util.concurrent.atomic.LongAdder;
  * may write its result over a dying operand of the same byte size that nothing else references. Arguments are
  * never written; results never alias the arguments or the module's constants. Errors raised while running an op
  * are {@link WeftException}s at that op's source location.
+ *
+ * <p>A run that completes hands its frame, pools included, to the next run, so a repeated call reuses the
+ * intermediates' buffers (the executable keeps the pools of one run alive); runs on several threads at once
+ * take fresh frames. Results are never pooled: they belong to the returned tensors.
  */
 public final class CpuExecutable implements Executable {
     private final Module module;
     private final TensorType[] argumentTypes;
     private final TensorType[] resultTypes;
+    private final Aval[] argumentAvals;
+    private final Aval[] resultAvals;
+    /** The frame of the last completed run, free for the next one; {@code null} while a run holds it. */
+    private final AtomicReference<Frame> idleFrame = new AtomicReference<>();
     private final CompiledBlock main;
     private final int slotCount;
     private final long[] classBytes;
@@ -53,6 +64,8 @@ public final class CpuExecutable implements Executable {
         Func f = module.main();
         this.argumentTypes = tensorTypes(f.argumentTypes(), "argument");
         this.resultTypes = tensorTypes(f.resultTypes(), "result");
+        this.argumentAvals = Arrays.stream(argumentTypes).map(TensorType::aval).toArray(Aval[]::new);
+        this.resultAvals = Arrays.stream(resultTypes).map(TensorType::aval).toArray(Aval[]::new);
         ProgramBuilder builder = new ProgramBuilder(OpCompilers.standard(), customCalls);
         this.main = builder.compile(f.body());
         this.slotCount = builder.slotCount();
@@ -86,7 +99,10 @@ public final class CpuExecutable implements Executable {
             throw new WeftException(SourceLocation.capture(),
                     "expected " + argumentTypes.length + " arguments, got " + args.size());
         }
-        Frame f = new Frame(slotCount, classBytes, allocations);
+        Frame f = idleFrame.getAndSet(null);
+        if (f == null) {
+            f = new Frame(slotCount, classBytes, allocations);
+        }
         for (int i = 0; i < argumentTypes.length; i++) {
             f.define(main.argSlots()[i], new Buffer(argument(args.get(i), i), Buffer.Kind.READ_ONLY, -1));
         }
@@ -96,12 +112,14 @@ public final class CpuExecutable implements Executable {
             Buffer b = f.slots[main.resultSlots()[i]];
             MemorySegment seg = b.segment;
             if (b.kind == Buffer.Kind.READ_ONLY) {
-                seg = Arena.ofAuto().allocate(Math.max(1, resultTypes[i].byteSize()), 64);
+                seg = HostMemory.allocate(resultTypes[i].byteSize());
                 MemorySegment.copy(b.segment, 0, seg, 0, resultTypes[i].byteSize());
             }
             b.escaped = true;
-            results.add(TensorAccess.concrete(resultTypes[i].aval(), seg));
+            results.add(TensorAccess.concrete(resultAvals[i], seg));
         }
+        f.reset();
+        idleFrame.set(f);
         return results;
     }
 
@@ -110,6 +128,9 @@ public final class CpuExecutable implements Executable {
         MemorySegment data = TensorAccess.data(t);
         if (data == null) {
             throw new TracedValueException(SourceLocation.capture(), "argument " + i + " is a traced tensor");
+        }
+        if (TensorAccess.aval(t).equals(argumentAvals[i])) {
+            return data;
         }
         if (t.dtype() != expected.dtype()) {
             throw new DTypeException(SourceLocation.capture(), "argument " + i + " has dtype "

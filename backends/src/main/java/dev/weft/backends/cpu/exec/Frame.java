@@ -1,16 +1,18 @@
 package dev.weft.backends.cpu.exec;
 
-import java.lang.foreign.Arena;
+import dev.weft.backends.cpu.kernels.HostMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The state of one run: a slot per SSA value of the function (regions included) and a pool of dead buffers per
- * size class. Slots and pools are confined to the running thread.
+ * size class. Slots and pools are confined to the running thread; after a run that completed, {@link #reset}
+ * readies the frame for the next run, keeping its pools so that the next run allocates nothing it had before.
  */
 final class Frame {
     final Buffer[] slots;
@@ -25,6 +27,11 @@ final class Frame {
         this.allocations = allocations;
     }
 
+    /** Clears every slot, keeping the pools. */
+    void reset() {
+        Arrays.fill(slots, null);
+    }
+
     /** A buffer of size class {@code sizeClass}, from the pool when one is free. */
     Buffer allocate(int sizeClass) {
         return new Buffer(allocateSegment(sizeClass), Buffer.Kind.TEMP, sizeClass);
@@ -37,7 +44,7 @@ final class Frame {
             return pool.pop();
         }
         allocations.increment();
-        return Arena.ofAuto().allocate(Math.max(1, classBytes[sizeClass]), 64);
+        return HostMemory.allocate(classBytes[sizeClass]);
     }
 
     void recycle(int sizeClass, MemorySegment segment) {

@@ -8,6 +8,8 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,8 +17,10 @@ import java.util.Map;
 /**
  * {@code weft.fusion}: the region's elementwise ops run chunk by chunk ({@value #CHUNK} elements), each
  * intermediate living in a chunk-sized scratch buffer, so no full-size temporaries exist. Registers
- * {@code 0..views-1} are windows onto full-size buffers (the inputs, then constants of the fused shape); the rest
- * are scratch. A result may overwrite a dying input: each chunk is read completely before it is written.
+ * {@code 0..views-1} are the inputs, then constants of the fused shape: a full-size one is read through a window
+ * per chunk, a rank-0 one (only read by broadcasts) as it is. A {@code broadcast_in_dim} of a scalar is a scratch
+ * register filled once per run. A result may overwrite a dying input: each chunk is read completely before it is
+ * written.
  */
 final class FusionInstruction {
     static final int CHUNK = 4096;
@@ -41,6 +45,7 @@ final class FusionInstruction {
             registerBytes.add(op.operand(i).tensorType().dtype().byteSize());
         }
         List<Op> body = region.ops().subList(0, region.ops().size() - 1);
+        Map<Integer, Integer> splatOf = new HashMap<>();
         for (Op inner : body) {
             if (inner.name().equals(StableHlo.CONSTANT) && inner.attr("value") instanceof Attr.Dense d
                     && d.type().shape().size() == n) {
@@ -53,6 +58,16 @@ final class FusionInstruction {
         List<FusedOp> fused = new ArrayList<>();
         for (Op inner : body) {
             if (reg.containsKey(inner.result())) {
+                continue;
+            }
+            if (inner.name().equals(StableHlo.BROADCAST_IN_DIM)) {
+                Integer scalar = reg.get(inner.operand(0));
+                if (scalar == null || scalar >= views || inner.operand(0).tensorType().shape().rank() != 0) {
+                    throw new IllegalArgumentException("fusion broadcasts something other than a scalar argument");
+                }
+                splatOf.put(registerBytes.size(), scalar);
+                reg.put(inner.result(), registerBytes.size());
+                registerBytes.add(inner.result().tensorType().dtype().byteSize());
                 continue;
             }
             if (!StableHlo.isElementwise(inner.name())) {
@@ -89,6 +104,12 @@ final class FusionInstruction {
             candidates[r] = b.inPlaceCandidates(op, r);
         }
         int[] inputSlots = viewSlots.stream().mapToInt(Integer::intValue).toArray();
+        boolean[] windowed = new boolean[views];
+        for (int v = 0; v < views; v++) {
+            windowed[v] = v >= inputSlots.length || op.operand(v).tensorType().shape().size() == n;
+        }
+        int[] splatRegs = splatOf.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+        int[] splatSources = Arrays.stream(splatRegs).map(splatOf::get).toArray();
         MemorySegment[] constantData = constants.toArray(MemorySegment[]::new);
         FusedOp[] program = fused.toArray(FusedOp[]::new);
         return f -> {
@@ -107,10 +128,18 @@ final class FusionInstruction {
             for (int r = views; r < registers; r++) {
                 regs[r] = f.allocateSegment(scratchClass[r]);
             }
+            for (int i = 0; i < splatRegs.length; i++) {
+                splat(full[splatSources[i]], regs[splatRegs[i]], chunk);
+            }
+            for (int v = 0; v < views; v++) {
+                regs[v] = full[v];
+            }
             for (long off = 0; off < n; off += chunk) {
                 long len = Math.min(chunk, n - off);
                 for (int v = 0; v < views; v++) {
-                    regs[v] = full[v].asSlice(off * bytesPerElement[v], len * bytesPerElement[v]);
+                    if (windowed[v]) {
+                        regs[v] = full[v].asSlice(off * bytesPerElement[v], len * bytesPerElement[v]);
+                    }
                 }
                 for (FusedOp p : program) {
                     p.kernel.apply(regs[p.a], p.b < 0 ? null : regs[p.b], p.c < 0 ? null : regs[p.c], regs[p.out],
@@ -125,5 +154,14 @@ final class FusionInstruction {
                 f.recycle(scratchClass[r], regs[r]);
             }
         };
+    }
+
+    /** Fills the first {@code count} elements of {@code out} with the one element of {@code scalar}. */
+    private static void splat(MemorySegment scalar, MemorySegment out, int count) {
+        long es = scalar.byteSize();
+        MemorySegment.copy(scalar, 0, out, 0, es);
+        for (long done = 1; done < count; done *= 2) {
+            MemorySegment.copy(out, 0, out, done * es, Math.min(done, count - done) * es);
+        }
     }
 }

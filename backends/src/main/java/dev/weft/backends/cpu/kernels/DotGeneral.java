@@ -6,6 +6,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.I32;
 import static dev.weft.backends.cpu.kernels.Layouts.I64;
 
 import dev.weft.DType;
+import dev.weft.backends.cpu.blas.OpenBlas;
 import java.lang.foreign.MemorySegment;
 import java.util.stream.IntStream;
 
@@ -15,7 +16,8 @@ import java.util.stream.IntStream;
  * side is a matrix with {@code m} or {@code n} equal to 1). Loops run i-k-j so the innermost loop streams a row
  * of {@code rhs} into a row of {@code out} (vectorizable), blocked over k and j to stay in cache; large products
  * split their rows over the common fork-join pool. The innermost index is a {@code long} so that C2 vectorizes
- * the segment accesses. Integer products wrap.
+ * the segment accesses. Integer products wrap. F32 and F64 products run on OpenBLAS instead when it is
+ * installed ({@link OpenBlas}), one {@code gemm} per batch.
  */
 public final class DotGeneral {
     private static final int K_BLOCK = 128;
@@ -34,6 +36,10 @@ public final class DotGeneral {
             MemorySegment a = lhs.asSlice(b * m * k * es, (long) m * k * es);
             MemorySegment bm = rhs.asSlice(b * k * n * es, (long) k * n * es);
             MemorySegment c = out.asSlice(b * m * n * es, (long) m * n * es);
+            if (OpenBlas.isAvailable(t)) {
+                OpenBlas.gemm(t, a, bm, c, m, k, n);
+                continue;
+            }
             c.fill((byte) 0);
             long work = (long) m * k * n;
             int tasks = work < PARALLEL_WORK ? 1

@@ -192,6 +192,30 @@ class CpuExecutableTest {
     }
 
     @Test
+    void fusionBroadcastsAScalarArgumentAcrossChunks() {
+        int n = 2 * FusionInstruction.CHUNK + 3;
+        TensorType vec = t(DType.F32, n), scalar = t(DType.F32);
+        Ir ir = new Ir();
+        List<Value> a = args(vec, scalar);
+        ir.begin();
+        List<Value> fa = args(scalar, vec);
+        Value wide = ir.op(StableHlo.BROADCAST_IN_DIM, List.of(fa.get(0)), List.of(vec),
+                Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
+        Block region = ir.close(fa, ir.binary(StableHlo.MULTIPLY, ir.binary(StableHlo.ADD, fa.get(1), wide), wide));
+        Value r = ir.op(StableHlo.FUSION, List.of(a.get(1), a.get(0)), List.of(vec), Map.of(), List.of(region))
+                .result();
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r));
+        float[] x = new float[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = i % 100 - 50;
+        }
+        float[] got = exe.run(List.of(Tensor.of(x), Tensor.full(DType.F32, 3))).getFirst().toFloatArray();
+        for (int i = 0; i < n; i++) {
+            assertThat(got[i]).isEqualTo((x[i] + 3) * 3);
+        }
+    }
+
+    @Test
     void fusionWritesOverADyingInputAcrossChunks() {
         int n = 3 * FusionInstruction.CHUNK + 5;
         TensorType vec = t(DType.I32, n);

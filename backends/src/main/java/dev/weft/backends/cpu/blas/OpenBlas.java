@@ -1,0 +1,105 @@
+package dev.weft.backends.cpu.blas;
+
+import dev.weft.DType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.Optional;
+import java.util.logging.Logger;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * {@code cblas_sgemm} and {@code cblas_dgemm} of OpenBLAS ({@code libopenblas.so.0}) through FFM, loaded on first
+ * use. When the library is absent (or the system property {@code weft.blas} is {@code java}) {@link #isAvailable}
+ * is false and callers use their own kernel. {@link #implementation} names what runs ({@code openblas} or
+ * {@code java}); it is also logged once at first use.
+ */
+public final class OpenBlas {
+    private static final int ROW_MAJOR = 101;
+    private static final int NO_TRANS = 111;
+    private static final MethodHandle SGEMM;
+    private static final MethodHandle DGEMM;
+
+    static {
+        MethodHandle s = null;
+        MethodHandle d = null;
+        if (!"java".equals(System.getProperty("weft.blas"))) {
+            Optional<SymbolLookup> lib = load();
+            if (lib.isPresent()) {
+                Linker linker = Linker.nativeLinker();
+                s = lib.get().find("cblas_sgemm").map(a -> linker.downcallHandle(a, FunctionDescriptor.ofVoid(
+                        JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT,
+                        ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT))).orElse(null);
+                d = lib.get().find("cblas_dgemm").map(a -> linker.downcallHandle(a, FunctionDescriptor.ofVoid(
+                        JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_DOUBLE, ADDRESS, JAVA_INT,
+                        ADDRESS, JAVA_INT, JAVA_DOUBLE, ADDRESS, JAVA_INT))).orElse(null);
+            }
+        }
+        SGEMM = s;
+        DGEMM = d;
+        Logger.getLogger(OpenBlas.class.getName()).fine(() -> "matmul of f32/f64 uses " + implementation());
+    }
+
+    private OpenBlas() {
+    }
+
+    private static Optional<SymbolLookup> load() {
+        try {
+            return Optional.of(SymbolLookup.libraryLookup("libopenblas.so.0", Arena.global()));
+        } catch (IllegalArgumentException | IllegalCallerException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** True when {@link #gemm} can run products of {@code t}. */
+    public static boolean isAvailable(DType t) {
+        return t == DType.F32 ? SGEMM != null : t == DType.F64 && DGEMM != null;
+    }
+
+    /** {@code openblas} when OpenBLAS runs f32 and f64 products, else {@code java}. */
+    public static String implementation() {
+        return SGEMM != null && DGEMM != null ? "openblas" : "java";
+    }
+
+    /**
+     * Overwrites {@code c} ({@code m x n}) with {@code a} ({@code m x k}) times {@code b} ({@code k x n}), all
+     * row-major and dense, of dtype {@code t} (F32 or F64, {@link #isAvailable}). Heap segments are copied to
+     * native memory for the call.
+     */
+    public static void gemm(DType t, MemorySegment a, MemorySegment b, MemorySegment c, int m, int k, int n) {
+        if (m == 0 || n == 0) {
+            return;
+        }
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment na = nativeCopy(a, scratch);
+            MemorySegment nb = nativeCopy(b, scratch);
+            MemorySegment nc = c.isNative() ? c : scratch.allocate(c.byteSize(), 64);
+            int lda = Math.max(1, k);
+            int ldb = Math.max(1, n);
+            int ldc = Math.max(1, n);
+            if (t == DType.F32) {
+                SGEMM.invokeExact(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, na, lda, nb, ldb, 0.0f, nc, ldc);
+            } else {
+                DGEMM.invokeExact(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, na, lda, nb, ldb, 0.0, nc, ldc);
+            }
+            if (nc != c) {
+                c.copyFrom(nc);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("cblas gemm failed", e);
+        }
+    }
+
+    private static MemorySegment nativeCopy(MemorySegment s, Arena arena) {
+        return s.isNative() ? s : arena.allocate(Math.max(1, s.byteSize()), 64).copyFrom(s);
+    }
+}
