@@ -29,7 +29,7 @@ public final class Bench {
     public static void main(String[] args) throws IOException {
         Path root = Path.of(System.getProperty("weft.root", ".")).toAbsolutePath().normalize();
         boolean quick = false;
-        Toolchain.Comm comm = Toolchain.Comm.AUTO;
+        Toolchain.CommMode comm = Toolchain.CommMode.AUTO;
         List<String> cases = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -51,6 +51,9 @@ public final class Bench {
             cases.addAll(Cases.NAMES);
         }
         Map<String, String> env = new HashMap<>();
+        // Fake ranks stop a world after 120 s by default; a full-size case may take longer on a slow machine.
+        String toolOptions = System.getenv().getOrDefault("JAVA_TOOL_OPTIONS", "");
+        env.put("JAVA_TOOL_OPTIONS", (toolOptions + " -Dweft.fake.timeout=1800").strip());
         if ("root".equals(System.getProperty("user.name"))) {
             env.put("OMPI_ALLOW_RUN_AS_ROOT", "1");
             env.put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
@@ -119,9 +122,9 @@ public final class Bench {
                 .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst().orElse("unknown CPU");
     }
 
-    private static Toolchain.Comm parseComm(String s) {
+    private static Toolchain.CommMode parseComm(String s) {
         try {
-            return Toolchain.Comm.valueOf(s.toUpperCase(Locale.ROOT));
+            return Toolchain.CommMode.valueOf(s.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             return fail("--comm is auto, fake or mpi, got " + s);
         }

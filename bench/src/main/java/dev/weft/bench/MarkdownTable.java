@@ -17,7 +17,7 @@ public final class MarkdownTable {
                     .append(" | ").append(cell(value(r.unit(), r.weft())))
                     .append(" | ").append(r.reference().isEmpty() ? "—" : cell(r.reference() + ": " + value(r.unit(), r.ref())))
                     .append(" | ").append(r.ratio().isPresent()
-                            ? String.format(Locale.ROOT, "%.2f", r.ratio().getAsDouble()) : "n/a")
+                            ? String.format(Locale.ROOT, "%.3g", r.ratio().getAsDouble()) : "n/a")
                     .append(" | ").append(cell(String.join("; ", r.allNotes())))
                     .append(" |\n");
         }

@@ -39,7 +39,7 @@ public final class Toolchain {
     }
 
     /** Which communicator the Weft programs of the multi-rank cases run on. */
-    public enum Comm {
+    public enum CommMode {
         /** MPI when {@code bin/weft run --comm mpi} runs a real MPI job, else fake ranks. */
         AUTO,
         FAKE,
@@ -55,7 +55,7 @@ public final class Toolchain {
      * @param env    variables the MPI probe runs with (as every program will)
      * @throws BenchException if gcc, the interpreter or NumPy is missing, or a reference does not compile
      */
-    public static Toolchain prepare(Path root, String python, Comm comm, Map<String, String> env) {
+    public static Toolchain prepare(Path root, String python, CommMode comm, Map<String, String> env) {
         List<String> versions = new ArrayList<>();
         String gcc = output(List.of("gcc", "-dumpfullversion"))
                 .orElseThrow(() -> new BenchException("gcc is missing: it compiles the C references "
