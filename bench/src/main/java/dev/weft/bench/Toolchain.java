@@ -86,7 +86,8 @@ public final class Toolchain {
             output(List.of("mpirun", "--version")).ifPresent(v -> versions.add(v.lines().findFirst().orElse("")));
         }
         Optional<String> noMpi4py = output(List.of(python, "-c", "import mpi4py")).isPresent() ? Optional.empty()
-                : Optional.of(python + " cannot import mpi4py (Debian: apt-get install python3-mpi4py)");
+                : Optional.of(python + " cannot import mpi4py (Debian's python3: apt-get install python3-mpi4py; "
+                        + "another: pip install mpi4py)");
         boolean weftOnMpi = switch (comm) {
             case FAKE -> false;
             case MPI -> true;
