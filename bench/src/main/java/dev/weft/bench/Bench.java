@@ -77,7 +77,7 @@ public final class Bench {
         for (String c : cases) {
             rows.addAll(all.run(c));
         }
-        String report = header(quick, tools, loadBefore) + "\n" + MarkdownTable.render(rows);
+        String report = header(quick, sizes, tools, loadBefore) + "\n" + MarkdownTable.render(rows);
         System.out.print(report);
         Path out = root.resolve("bench/out/latest.md");
         Files.createDirectories(out.getParent());
@@ -87,20 +87,20 @@ public final class Bench {
         System.exit(failed ? 1 : 0);
     }
 
-    private static String header(boolean quick, Toolchain tools, String loadBefore) throws IOException {
+    private static String header(boolean quick, Cases.Sizes sizes, Toolchain tools, String loadBefore) throws IOException {
         return String.format(Locale.ROOT, """
                 Weft benchmarks, %s (%s)
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: warm-up, then timed repetitions; shown: median (min–max)
+                - every program: %d warm-up then %d timed repetitions; shown: median (min–max)
                 - multi-rank Weft programs on %s
                 """,
                 ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")),
                 quick ? "--quick: small sizes, provisional" : "full sizes",
                 InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
                 loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
-                String.join("; ", tools.versions()),
+                String.join("; ", tools.versions()), sizes.warmup(), sizes.reps(),
                 tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
     }
 
