@@ -24,7 +24,7 @@ public final class Heat {
 
     /** {@code steps} diffusion steps of this rank's rows. */
     @Compile
-    static Tensor simulate(Comm comm, Tensor rows, int steps, double alpha) {
+    public static Tensor simulate(Comm comm, Tensor rows, int steps, double alpha) {
         return Weft.fori(0, steps, rows, (i, u) -> step(comm, u, alpha));
     }
 

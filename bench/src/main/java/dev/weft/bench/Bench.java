@@ -1,0 +1,138 @@
+package dev.weft.bench;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code bin/weft bench [--quick] [--comm auto|fake|mpi] [CASE...]}: runs the benchmark cases (all by default)
+ * and prints a Markdown table of Weft against its references, also written to {@code bench/out/latest.md}.
+ * The Python interpreter is {@code $WEFT_PYTHON}, else {@code /usr/bin/python3} (where Debian's python3-numpy and
+ * python3-mpi4py live), else {@code python3}. Exit status: 2 when the benchmarks cannot run (a required tool is
+ * missing), 1 when a Weft program failed or disagreed with a reference, else 0.
+ */
+public final class Bench {
+    private static final String USAGE = "usage: weft bench [--quick] [--comm auto|fake|mpi] [CASE...]; cases: "
+            + String.join(" ", Cases.NAMES);
+
+    private Bench() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Path root = Path.of(System.getProperty("weft.root", ".")).toAbsolutePath().normalize();
+        boolean quick = false;
+        Toolchain.CommMode comm = Toolchain.CommMode.AUTO;
+        List<String> cases = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--quick" -> quick = true;
+                case "--comm" -> comm = i + 1 < args.length ? parseComm(args[++i]) : fail(USAGE);
+                case "-h", "--help" -> {
+                    System.out.println(USAGE);
+                    return;
+                }
+                default -> {
+                    if (!Cases.NAMES.contains(args[i])) {
+                        fail("unknown case or option " + args[i] + "\n" + USAGE);
+                    }
+                    cases.add(args[i]);
+                }
+            }
+        }
+        if (cases.isEmpty()) {
+            cases.addAll(Cases.NAMES);
+        }
+        Map<String, String> env = new HashMap<>();
+        // Fake ranks stop a world after 120 s by default; a full-size case may take longer on a slow machine.
+        String toolOptions = System.getenv().getOrDefault("JAVA_TOOL_OPTIONS", "");
+        env.put("JAVA_TOOL_OPTIONS", (toolOptions + " -Dweft.fake.timeout=1800").strip());
+        if ("root".equals(System.getProperty("user.name"))) {
+            env.put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+            env.put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+        String loadBefore = loadAverage();
+        Toolchain tools;
+        try {
+            tools = Toolchain.prepare(root, python(), comm, env);
+        } catch (BenchException e) {
+            System.err.println("weft bench: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Runner runner = new Runner(root, env, 1800);
+        Cases.Sizes sizes = quick ? Cases.Sizes.QUICK : Cases.Sizes.FULL;
+        Cases all = new Cases(tools, command -> {
+            System.err.println("weft bench: " + String.join(" ", command).replace(root + "/", ""));
+            return runner.run(command);
+        }, sizes);
+        List<Row> rows = new ArrayList<>();
+        for (String c : cases) {
+            rows.addAll(all.run(c));
+        }
+        String report = header(quick, sizes, tools, loadBefore) + "\n" + MarkdownTable.render(rows);
+        System.out.print(report);
+        Path out = root.resolve("bench/out/latest.md");
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, report);
+        System.err.println("weft bench: written to " + root.relativize(out));
+        boolean failed = rows.stream().anyMatch(r -> !(r.weft() instanceof Measurement) || r.checkMismatch().isPresent());
+        System.exit(failed ? 1 : 0);
+    }
+
+    private static String header(boolean quick, Cases.Sizes sizes, Toolchain tools, String loadBefore) throws IOException {
+        return String.format(Locale.ROOT, """
+                Weft benchmarks, %s (%s)
+                
+                - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
+                - %s; %s
+                - every program: %d warm-up then %d timed repetitions; shown: median (min–max)
+                - multi-rank Weft programs on %s
+                """,
+                ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")),
+                quick ? "--quick: small sizes, provisional" : "full sizes",
+                InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
+                loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
+                String.join("; ", tools.versions()), sizes.warmup(), sizes.reps(),
+                tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
+    }
+
+    private static String python() {
+        String env = System.getenv("WEFT_PYTHON");
+        if (env != null && !env.isBlank()) {
+            return env;
+        }
+        return Files.isExecutable(Path.of("/usr/bin/python3")) ? "/usr/bin/python3" : "python3";
+    }
+
+    private static String loadAverage() throws IOException {
+        String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
+        return f[0] + "/" + f[1] + "/" + f[2];
+    }
+
+    private static String cpuModel() throws IOException {
+        return Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst().orElse("unknown CPU");
+    }
+
+    private static Toolchain.CommMode parseComm(String s) {
+        try {
+            return Toolchain.CommMode.valueOf(s.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            return fail("--comm is auto, fake or mpi, got " + s);
+        }
+    }
+
+    private static <T> T fail(String message) {
+        System.err.println("weft bench: " + message);
+        System.exit(2);
+        throw new IllegalStateException("unreachable");
+    }
+}

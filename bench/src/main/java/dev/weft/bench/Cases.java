@@ -1,0 +1,159 @@
+package dev.weft.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * The six benchmark cases. Each runs its Weft program and its references, one program at a time, with the same
+ * sizes, and returns its table rows. Every program does its own warm-up and timed repetitions and reports seconds
+ * per unit of work (call, allreduce, step).
+ */
+public final class Cases {
+    /** Case names in the order they run, as given on the command line. */
+    public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat");
+
+    private static final int RANKS = 2;
+    private static final String NOT_COMPARABLE = "Weft on fake ranks (threads of one JVM), not MPI: not compared";
+
+    /**
+     * Problem sizes and repetition counts.
+     *
+     * @param chainN        case 1 vector length
+     * @param matmulN       case 2 matrix order
+     * @param dispatchCalls case 3 calls per sample
+     * @param compileOps    case 4 Tensor calls in the compiled program
+     * @param smallIters    case 5 allreduces per sample for 8 B
+     * @param largeIters    case 5 allreduces per sample for 8 MiB
+     * @param heatRows      case 6 grid rows (split over the ranks)
+     * @param heatCols      case 6 grid columns
+     * @param heatSteps     case 6 steps per sample
+     * @param reps          timed repetitions per program
+     * @param warmup        untimed repetitions before them
+     */
+    public record Sizes(int chainN, int matmulN, int dispatchCalls, int compileOps, int smallIters, int largeIters,
+                        int heatRows, int heatCols, int heatSteps, int reps, int warmup) {
+        /** The sizes the issue asks for. */
+        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 5, 1024, 1024, 20, 10, 3);
+        /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
+        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 3, 1);
+    }
+
+    private final Toolchain tools;
+    private final Function<List<String>, Outcome> runner;
+    private final Sizes s;
+
+    /**
+     * @param tools  the programs' command lines
+     * @param runner runs one command line (and reports progress)
+     * @param sizes  problem sizes
+     */
+    public Cases(Toolchain tools, Function<List<String>, Outcome> runner, Sizes sizes) {
+        this.tools = tools;
+        this.runner = runner;
+        this.s = sizes;
+    }
+
+    /** The rows of case {@code name}, one of {@link #NAMES}. */
+    public List<Row> run(String name) {
+        return switch (name) {
+            case "chain" -> chain();
+            case "matmul" -> matmul();
+            case "dispatch" -> dispatch();
+            case "compile" -> compile();
+            case "allreduce" -> allreduce();
+            case "heat" -> heat();
+            default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
+        };
+    }
+
+    private List<Row> chain() {
+        String what = "1 chain |sin(x*2+1)*x-0.5| f32[" + s.chainN + "]";
+        Outcome weft = runner.apply(tools.weft(1, "ChainBench", s.chainN, s.reps, s.warmup));
+        Outcome c = runner.apply(tools.c("chain", s.chainN, s.reps, s.warmup));
+        Outcome numpy = runner.apply(tools.python("chain", s.chainN, s.reps, s.warmup));
+        return List.of(
+                row(what, weft, "C gcc -O3 -march=native", c, Unit.TIME, 1e-5,
+                        "C: one fused loop, scalar glibc sinf, 1 thread, output buffer reused"),
+                row(what, weft, "NumPy", numpy, Unit.TIME, 1e-5, "NumPy: one pass and one temporary per op"));
+    }
+
+    private List<Row> matmul() {
+        String what = "2 matmul f32[" + s.matmulN + "," + s.matmulN + "]";
+        Outcome weft = runner.apply(tools.weft(1, "MatmulBench", s.matmulN, s.reps, s.warmup));
+        Outcome numpy = runner.apply(tools.python("matmul", s.matmulN, s.reps, s.warmup));
+        return List.of(row(what, weft, "NumPy a @ b", numpy, Unit.TIME, 1e-9));
+    }
+
+    private List<Row> dispatch() {
+        String what = "3 dispatch: x+1 on f32[4], per call";
+        Outcome compiled = runner.apply(tools.weft(1, "DispatchBench", "compiled", s.dispatchCalls, s.reps, s.warmup));
+        Outcome loop = runner.apply(tools.weft(1, "DispatchBench", "loop", s.dispatchCalls, s.reps, s.warmup));
+        Outcome eager = runner.apply(tools.weft(1, "DispatchBench", "eager", s.dispatchCalls, s.reps, s.warmup));
+        List<String> overhead = new ArrayList<>();
+        if (compiled instanceof Measurement w && loop instanceof Measurement l) {
+            overhead.add("overhead of a compiled call = " + Unit.TIME.format(w.median() - l.median()));
+        }
+        overhead.add("each call consumes the previous result");
+        return List.of(
+                row(what, compiled, "plain Java loop on a new float[4]", loop, Unit.TIME, 0, overhead),
+                row(what, compiled, "Weft eager Tensor.add", eager, Unit.TIME, 0));
+    }
+
+    private List<Row> compile() {
+        String what = "4 trace+lower+compile, " + s.compileOps + " Tensor calls";
+        Outcome weft = runner.apply(tools.weft(1, "CompileBench", s.compileOps, s.reps, s.warmup));
+        return List.of(new Row(what, weft, "", new Outcome.Missing("no reference"), Unit.TIME, Optional.empty(), 0,
+                List.of("first call per new input shape, including one run on f32[<100]")));
+    }
+
+    private List<Row> allreduce() {
+        List<Row> rows = new ArrayList<>();
+        for (int bytes : new int[] {8, 8 << 20}) {
+            int count = bytes / 4;
+            int iters = bytes == 8 ? s.smallIters : s.largeIters;
+            String what = "5 allreduce SUM " + (bytes == 8 ? "8 B" : "8 MiB") + " in Weft.fori, " + RANKS + " ranks, "
+                    + "per allreduce";
+            Outcome weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, s.warmup));
+            Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
+                    .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "allreduce", count, iters, s.reps, s.warmup)));
+            Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new).orElseGet(() ->
+                    runner.apply(tools.mpiPython(RANKS, "allreduce", count, iters, s.reps, s.warmup)));
+            rows.add(commRow(what, weft, "C MPI_Allreduce", c, Unit.TIME, 0));
+            rows.add(commRow(what, weft, "mpi4py Allreduce", py, Unit.TIME, 0));
+        }
+        return rows;
+    }
+
+    private List<Row> heat() {
+        String what = String.format(Locale.ROOT, "6 Heat f64[%d,%d], %d ranks, %d steps/sample", s.heatRows,
+                s.heatCols, RANKS, s.heatSteps);
+        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, s.warmup};
+        Outcome weft = runner.apply(tools.weft(RANKS, "HeatBench", args));
+        Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
+                .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "heat", args)));
+        Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new)
+                .orElseGet(() -> runner.apply(tools.mpiPython(RANKS, "heat", args)));
+        return List.of(commRow(what, weft, "C + MPI_Sendrecv", c, Unit.STEPS_PER_SECOND, 1e-9),
+                commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9));
+    }
+
+    private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance) {
+        return tools.weftOnMpi()
+                ? row(what, weft, reference, ref, unit, tolerance, "Weft on MPI")
+                : new Row(what + " (fake)", weft, reference, ref, unit, Optional.of(NOT_COMPARABLE), tolerance,
+                        List.of());
+    }
+
+    private static Row row(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,
+                           String... notes) {
+        return row(what, weft, reference, ref, unit, tolerance, List.of(notes));
+    }
+
+    private static Row row(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,
+                           List<String> notes) {
+        return new Row(what, weft, reference, ref, unit, Optional.empty(), tolerance, notes);
+    }
+}

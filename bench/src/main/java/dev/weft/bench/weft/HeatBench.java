@@ -1,0 +1,59 @@
+package dev.weft.bench.weft;
+
+import dev.weft.Tensor;
+import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
+import dev.weft.examples.Heat;
+import java.io.PrintStream;
+
+/**
+ * Case 6: {@link Heat#simulate} (the example's compiled stencil with halo exchange) on a ROWS x COLS f64 grid,
+ * rows split over the ranks of {@code Comm.world()}. Usage: {@code ROWS COLS STEPS REPS WARMUP}; rank 0 reports
+ * seconds per step (barrier to barrier) and the sum of the final grid.
+ */
+public final class HeatBench {
+    private static final double ALPHA = 0.1;
+
+    private HeatBench() {
+    }
+
+    /** Rows {@code first .. first+n-1} of the initial grid every implementation of case 6 uses: a Gaussian bump. */
+    static Tensor initial(long first, int n, long rows, int cols) {
+        double[] a = new double[n * cols];
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < cols; j++) {
+                double y = (first + i + 0.5) / rows, x = (j + 0.5) / cols;
+                a[i * cols + j] = Math.exp(-40 * ((x - 0.3) * (x - 0.3) + (y - 0.6) * (y - 0.6)));
+            }
+        }
+        return Tensor.of(a, n, cols);
+    }
+
+    static void run(String[] args, PrintStream out) {
+        long[] p = Report.args("HeatBench", "ROWS COLS STEPS REPS WARMUP", args);
+        Comm world = Comm.world();
+        if (p[0] % world.size() != 0) {
+            throw new IllegalArgumentException(p[0] + " rows do not split over " + world.size() + " ranks");
+        }
+        Report report = new Report(out, world.rank() == 0);
+        int n = Math.toIntExact(p[0] / world.size()), steps = Math.toIntExact(p[2]);
+        Tensor u0 = initial((long) world.rank() * n, n, p[0], Math.toIntExact(p[1]));
+        Tensor u = u0;
+        for (long r = 0; r < p[4] + p[3]; r++) {
+            world.barrier();
+            long t0 = System.nanoTime();
+            u = Heat.simulate(world, u0, steps, ALPHA);
+            world.barrier();
+            if (r >= p[4]) {
+                report.sample(Report.since(t0) / steps);
+            }
+        }
+        report.check(world.allreduce(u.sum(), ReduceOp.SUM).item());
+    }
+
+    public static void main(String[] args) {
+        Weft.install();
+        run(args, System.out);
+    }
+}

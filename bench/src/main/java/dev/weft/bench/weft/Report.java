@@ -1,0 +1,61 @@
+package dev.weft.bench.weft;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+
+/**
+ * What a benchmark program tells the driver, one line each: {@code sample <seconds per unit>} per timed
+ * repetition, {@code check <value>} (a number every implementation of the case must agree on) and
+ * {@code info <text>}. Only the reporting rank speaks, so a multi-rank run prints each line once.
+ */
+final class Report {
+    private final PrintStream out;
+    private final boolean speaks;
+
+    Report(PrintStream out, boolean speaks) {
+        this.out = out;
+        this.speaks = speaks;
+    }
+
+    void sample(double seconds) {
+        line("sample " + seconds);
+    }
+
+    void check(double value) {
+        line("check " + value);
+    }
+
+    void info(String text) {
+        line("info " + text);
+    }
+
+    private void line(String s) {
+        if (speaks) {
+            out.println(s);
+        }
+    }
+
+    /**
+     * The integer arguments named by {@code usage} (space-separated). Every program's last two are REPS (timed
+     * repetitions, at least 1) and WARMUP (untimed ones before them, at least 1: the first call compiles).
+     */
+    static long[] args(String program, String usage, String[] args) {
+        String[] names = usage.split(" ");
+        if (args.length < names.length) {
+            throw new IllegalArgumentException("usage: " + program + " " + usage + "; got " + Arrays.toString(args));
+        }
+        long[] values = new long[names.length];
+        for (int i = 0; i < names.length; i++) {
+            values[i] = Long.parseLong(args[i]);
+            if (values[i] < 1) {
+                throw new IllegalArgumentException(names[i] + " must be at least 1, got " + args[i]);
+            }
+        }
+        return values;
+    }
+
+    /** Seconds since {@code t0}, a {@link System#nanoTime()} reading. */
+    static double since(long t0) {
+        return (System.nanoTime() - t0) * 1e-9;
+    }
+}

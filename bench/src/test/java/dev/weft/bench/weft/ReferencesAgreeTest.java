@@ -1,0 +1,110 @@
+package dev.weft.bench.weft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.assertj.core.api.Assertions.withinPercentage;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import dev.weft.Weft;
+import dev.weft.backends.comm.fake.FakeWorld;
+import dev.weft.bench.Measurement;
+import dev.weft.spi.CommBinding;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.BiConsumer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The C references compute what the Weft benchmark programs compute: each is compiled as {@code bin/weft bench}
+ * compiles it, run on a tiny input, and its check value compared with the Weft program's (numbers, not times).
+ */
+class ReferencesAgreeTest {
+    @TempDir
+    static Path bin;
+
+    @BeforeAll
+    static void install() {
+        Weft.install();
+    }
+
+    @Test
+    void chain() throws Exception {
+        Measurement c = Measurement.parse(exec(List.of(compile("gcc", "chain"), "3000", "1", "1")));
+        Measurement weft = Measurement.parse(onRanks(1, ChainBench::run, "3000", "1", "1"));
+        double expected = 0;
+        for (int i = 0; i < 3000; i++) {
+            float x = (float) ((i % 1000) * 0.001 - 0.5);
+            expected += Math.abs((float) Math.sin(x * 2f + 1f) * x - 0.5f);
+        }
+        assertThat(c.check().getAsDouble()).isCloseTo(expected, withinPercentage(1e-4));
+        assertThat(weft.check().getAsDouble()).isCloseTo(expected, withinPercentage(1e-4));
+    }
+
+    @Test
+    void allreduceOnTwoRanks() throws Exception {
+        assumeThat(onPath("mpicc") && onPath("mpirun")).as("mpicc and mpirun installed").isTrue();
+        Measurement c = Measurement.parse(exec(mpirun(compile("mpicc", "allreduce"), "5", "3", "1", "1")));
+        Measurement weft = Measurement.parse(onRanks(2, AllreduceBench::run, "5", "3", "1", "1"));
+        assertThat(c.check()).hasValue(15.0);
+        assertThat(weft.check()).hasValue(15.0);
+    }
+
+    @Test
+    void heatOnTwoRanks() throws Exception {
+        assumeThat(onPath("mpicc") && onPath("mpirun")).as("mpicc and mpirun installed").isTrue();
+        Measurement c = Measurement.parse(exec(mpirun(compile("mpicc", "heat"), "8", "6", "5", "1", "1")));
+        Measurement weft = Measurement.parse(onRanks(2, HeatBench::run, "8", "6", "5", "1", "1"));
+        assertThat(weft.check().getAsDouble()).isCloseTo(c.check().getAsDouble(),
+                within(1e-12));
+        assertThat(c.check().getAsDouble()).isGreaterThan(0.1);
+    }
+
+    /** What {@code program} printed when run on {@code n} fake ranks with {@code args}. */
+    private static String onRanks(int n, BiConsumer<String[], PrintStream> program, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
+        FakeWorld.run(n, world -> CommBinding.with(world, () -> {
+            program.accept(args, print);
+            return null;
+        }));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    private static String compile(String compiler, String name) throws IOException, InterruptedException {
+        String exe = bin.resolve(name).toString();
+        exec(List.of(compiler, "-O3", "-march=native", "-o", exe, Path.of("c", name + ".c").toAbsolutePath().toString(),
+                "-lm"));
+        return exe;
+    }
+
+    private static List<String> mpirun(String... program) {
+        List<String> cmd = new ArrayList<>(List.of("mpirun", "--oversubscribe", "-np", "2"));
+        cmd.addAll(List.of(program));
+        return cmd;
+    }
+
+    private static boolean onPath(String tool) {
+        return Arrays.stream(System.getenv("PATH").split(":"))
+                .anyMatch(d -> Files.isExecutable(Path.of(d, tool)));
+    }
+
+    /** The standard output of a command that must exit 0. */
+    private static String exec(List<String> command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT", "1");
+        pb.environment().put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as("%s:%n%s", command, out).isZero();
+        return out;
+    }
+}
