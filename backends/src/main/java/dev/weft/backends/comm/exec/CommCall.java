@@ -14,36 +14,39 @@ import java.util.List;
 
 /**
  * One communication operation, fully resolved: the shared implementation behind eager {@code Comm} calls and the
- * executor's {@code weft.mpi.*} custom calls. Buffers are row-major; results are fresh buffers (a completed
- * receive returns the buffer its {@code irecv} posted). With {@code WEFT_DEBUG=1} every call is logged to stderr
- * as {@code r<rank> | <op> | <count> items | <seconds>}.
+ * executor's {@code weft.mpi.*} custom calls. Buffers are row-major; results are written into the caller's
+ * {@code out} buffers, except that a completed receive returns the buffer its {@code irecv} posted. With
+ * {@code WEFT_DEBUG=1} every call is logged to stderr as {@code r<rank> | <op> | <count> items | <seconds>}.
  *
  * @param op     the primitive's name ({@code allreduce}, {@code isend}, ...)
- * @param data   dtype and shape of the data moved (the operand, or what is received); null for barrier/rank
+ * @param data     dtype and shape of the data moved (the operand, or what is received); null for barrier/rank
+ * @param received what {@code sendrecv} receives; null for other ops
  */
 public record CommCall(String op, Communicator comm, int peer, int tag, int source, int recvTag, ReduceOp reduce,
-                       int root, Aval data, SourceLocation where) {
+                       int root, Aval data, Aval received, SourceLocation where) {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
 
-    /** Runs the operation on {@code in} (tensor operands, request ids) and returns the tensor results. */
-    public List<MemorySegment> run(List<MemorySegment> in) {
+    /**
+     * Runs the operation on {@code in} (tensor operands, request ids) with {@code out} holding a buffer of the
+     * right size for each tensor result, and returns the tensor results.
+     */
+    public List<MemorySegment> run(List<MemorySegment> in, MemorySegment[] out) {
         long start = DEBUG ? System.nanoTime() : 0;
-        List<MemorySegment> out = dispatch(in);
+        List<MemorySegment> results = dispatch(in, out);
         if (DEBUG) {
             System.err.printf("r%d | %s | %d items | %.6f%n", comm.rank(), op, data == null ? 0 : data.shape().size(),
                     (System.nanoTime() - start) / 1e9);
         }
-        return out;
+        return results;
     }
 
-    private List<MemorySegment> dispatch(List<MemorySegment> in) {
+    private List<MemorySegment> dispatch(List<MemorySegment> in, MemorySegment[] out) {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
             case "comm_rank" -> {
-                MemorySegment r = alloc(4);
-                r.set(ValueLayout.JAVA_INT, 0, comm.rank());
-                yield List.of(r);
+                out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
+                yield List.of(out[0]);
             }
             case "barrier" -> {
                 comm.barrier(where);
@@ -54,15 +57,13 @@ public record CommCall(String op, Communicator comm, int peer, int tag, int sour
                 yield List.of();
             }
             case "recv" -> {
-                MemorySegment buf = alloc(data);
-                comm.recv(buf, t, n, peer, tag, where);
-                yield List.of(buf);
+                comm.recv(out[0], t, n, peer, tag, where);
+                yield List.of(out[0]);
             }
-            case "isend" -> List.of(RequestTable.put(comm.isend(in.getFirst(), t, n, peer, tag, where), null));
+            case "isend" -> List.of(RequestTable.put(comm.isend(in.getFirst(), t, n, peer, tag, where), null, out[0]));
             case "irecv" -> {
                 MemorySegment buf = alloc(data);
-                Request r = comm.irecv(buf, t, n, peer, tag, where);
-                yield List.of(RequestTable.put(r, buf));
+                yield List.of(RequestTable.put(comm.irecv(buf, t, n, peer, tag, where), buf, out[0]));
             }
             case "wait" -> {
                 RequestTable.Pending p = RequestTable.take(in.getFirst(), where);
@@ -70,59 +71,40 @@ public record CommCall(String op, Communicator comm, int peer, int tag, int sour
                 yield p.buffer() == null ? List.of() : List.of(p.buffer());
             }
             case "allreduce" -> {
-                MemorySegment out = alloc(data);
-                comm.allreduce(in.getFirst(), out, t, n, reduce, where);
-                yield List.of(out);
+                comm.allreduce(in.getFirst(), out[0], t, n, reduce, where);
+                yield List.of(out[0]);
             }
             case "allgather" -> {
-                MemorySegment out = alloc(n * comm.size() * t.byteSize());
-                comm.allgather(in.getFirst(), out, t, n, where);
-                yield List.of(out);
+                comm.allgather(in.getFirst(), out[0], t, n, where);
+                yield List.of(out[0]);
             }
             case "reduce_scatter" -> {
-                MemorySegment out = alloc(n / comm.size() * t.byteSize());
-                comm.reduceScatter(in.getFirst(), out, t, n / comm.size(), reduce, where);
-                yield List.of(out);
+                comm.reduceScatter(in.getFirst(), out[0], t, n / comm.size(), reduce, where);
+                yield List.of(out[0]);
             }
             case "bcast" -> {
-                MemorySegment buf = alloc(data);
-                buf.copyFrom(in.getFirst().asSlice(0, data.byteSize()));
-                comm.bcast(buf, t, n, root, where);
-                yield List.of(buf);
+                out[0].copyFrom(in.getFirst().asSlice(0, data.byteSize()));
+                comm.bcast(out[0], t, n, root, where);
+                yield List.of(out[0]);
             }
             case "reduce" -> {
-                MemorySegment out = alloc(data);
-                comm.reduce(in.getFirst(), comm.rank() == root ? out : null, t, n, reduce, root, where);
+                comm.reduce(in.getFirst(), comm.rank() == root ? out[0] : null, t, n, reduce, root, where);
                 if (comm.rank() != root) {
-                    out.copyFrom(in.getFirst().asSlice(0, data.byteSize()));
+                    out[0].copyFrom(in.getFirst().asSlice(0, data.byteSize()));
                 }
-                yield List.of(out);
+                yield List.of(out[0]);
             }
             case "alltoall" -> {
-                MemorySegment out = alloc(data);
-                comm.alltoall(in.getFirst(), out, t, n / comm.size(), where);
-                yield List.of(out);
+                comm.alltoall(in.getFirst(), out[0], t, n / comm.size(), where);
+                yield List.of(out[0]);
             }
-            case "sendrecv" -> throw new IllegalStateException("sendrecv needs the received aval; use sendrecv()");
+            case "sendrecv" -> {
+                comm.sendrecv(in.getFirst(), t, n, peer, tag, out[0], received.shape().size(), source, recvTag,
+                        where);
+                yield List.of(out[0]);
+            }
             default -> throw new WeftException(where, "unknown communication op '" + op + "'");
         };
-    }
-
-    /** {@code sendrecv}: sends {@code in} ({@link #data}) and receives {@code received}. */
-    public List<MemorySegment> sendrecv(MemorySegment in, Aval received) {
-        long start = DEBUG ? System.nanoTime() : 0;
-        MemorySegment out = alloc(received);
-        if (received.dtype() != data.dtype()) {
-            throw new WeftException(where, "sendrecv sends " + data.dtype().specName() + " but receives "
-                    + received.dtype().specName());
-        }
-        comm.sendrecv(in, data.dtype(), data.shape().size(), peer, tag, out, received.shape().size(), source, recvTag,
-                where);
-        if (DEBUG) {
-            System.err.printf("r%d | sendrecv | %d items | %.6f%n", comm.rank(), data.shape().size(),
-                    (System.nanoTime() - start) / 1e9);
-        }
-        return List.of(out);
     }
 
     private static MemorySegment alloc(Aval a) {

@@ -48,24 +48,33 @@ public final class CommCustomCalls {
 
     private static CustomCallHandler handler(Module module, String opName) {
         Map<Op, CommCall> decoded = new java.util.concurrent.ConcurrentHashMap<>();
-        return (op, operands) -> {
-            CommCall call = decoded.computeIfAbsent(op, o -> decode(module, opName, o));
-            List<MemorySegment> tensors = new ArrayList<>(operands.size());
-            for (MemorySegment s : operands) {
-                if (!s.equals(CustomCallRegistry.TOKEN)) {
-                    tensors.add(s);
+        return new CustomCallHandler() {
+            @Override
+            public List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results) {
+                CommCall call = decoded.computeIfAbsent(op, o -> decode(module, opName, o));
+                List<MemorySegment> tensors = new ArrayList<>(operands.size());
+                for (MemorySegment s : operands) {
+                    if (!s.equals(CustomCallRegistry.TOKEN)) {
+                        tensors.add(s);
+                    }
                 }
-            }
-            List<MemorySegment> results = opName.equals("sendrecv")
-                    ? call.sendrecv(tensors.getFirst(), ((TensorType) op.results().getFirst().type()).aval())
-                    : call.run(tensors);
-            List<MemorySegment> out = new ArrayList<>(results);
-            for (var v : op.results()) {
-                if (v.type() instanceof TokenType) {
-                    out.add(CustomCallRegistry.TOKEN);
+                List<MemorySegment> out = new ArrayList<>(call.run(tensors, results));
+                for (var v : op.results()) {
+                    if (v.type() instanceof TokenType) {
+                        out.add(CustomCallRegistry.TOKEN);
+                    }
                 }
+                return out;
             }
-            return out;
+
+            /**
+             * Blocking calls are done with their operands when they return; an {@code isend}'s buffer stays
+             * alive because the matching {@code wait} takes it as an operand.
+             */
+            @Override
+            public boolean retainsOperands(Op op) {
+                return false;
+            }
         };
     }
 
@@ -83,8 +92,9 @@ public final class CommCustomCalls {
                     ? ReduceOp.custom(name, compiled(module, ((Attr.Symbol) fs.getFirst()).name()))
                     : ReduceOps.builtin(name);
         }
+        Aval received = opName.equals("sendrecv") ? ((TensorType) op.results().getFirst().type()).aval() : null;
         return new CommCall(opName, comm, intOf(c, "peer"), intOf(c, "tag"), intOf(c, "source"),
-                intOf(c, "recv_tag"), reduce, intOf(c, "root"), data, op.location());
+                intOf(c, "recv_tag"), reduce, intOf(c, "root"), data, received, op.location());
     }
 
     /**

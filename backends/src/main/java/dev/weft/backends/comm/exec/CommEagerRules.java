@@ -19,14 +19,12 @@ public final class CommEagerRules implements EagerRuleProvider {
         for (Primitive<CommParams> prim : List.of(CommPrims.COMM_RANK, CommPrims.BARRIER, CommPrims.SEND,
                 CommPrims.RECV, CommPrims.ISEND, CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE,
                 CommPrims.ALLGATHER, CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE,
-                CommPrims.ALLTOALL)) {
+                CommPrims.ALLTOALL, CommPrims.SENDRECV)) {
             interp.register(prim, (p, inAvals, in, outAvals, out) -> {
-                List<MemorySegment> results = call(prim, p, inAvals).run(Arrays.asList(in));
+                List<MemorySegment> results = call(prim, p, inAvals).run(Arrays.asList(in), out);
                 copyInto(results, out, outAvals);
             });
         }
-        interp.register(CommPrims.SENDRECV, (p, inAvals, in, outAvals, out) ->
-                copyInto(call(CommPrims.SENDRECV, p, inAvals).sendrecv(in[0], outAvals.getFirst()), out, outAvals));
     }
 
     private static CommCall call(Primitive<CommParams> prim, CommParams p, List<Aval> inAvals) {
@@ -34,12 +32,15 @@ public final class CommEagerRules implements EagerRuleProvider {
                 : inAvals.isEmpty() ? p.result() : inAvals.getFirst();
         return new CommCall(prim.name(), (Communicator) p.comm(), p.peer(), p.tag(), p.source(), p.recvTag(),
                 p.op() == null ? null : ReduceOps.of(p.op(), ReduceOps.viaTensors(p.op().function())), p.root(),
-                data, SourceLocation.capture());
+                data, prim == CommPrims.SENDRECV ? p.result() : null, SourceLocation.capture());
     }
 
+    /** Copies results the call did not write in place (a completed receive's buffer) into {@code out}. */
     private static void copyInto(List<MemorySegment> results, MemorySegment[] out, List<Aval> outAvals) {
         for (int i = 0; i < out.length; i++) {
-            MemorySegment.copy(results.get(i), 0, out[i], 0, outAvals.get(i).byteSize());
+            if (results.get(i) != out[i]) {
+                MemorySegment.copy(results.get(i), 0, out[i], 0, outAvals.get(i).byteSize());
+            }
         }
     }
 }

@@ -3,7 +3,6 @@ package dev.weft.backends.comm.exec;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.Request;
 import dev.weft.spi.SourceLocation;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Map;
@@ -24,13 +23,15 @@ final class RequestTable {
     private RequestTable() {
     }
 
-    /** Registers a request (with the buffer a receive fills, or null) and returns its id as an i64 scalar. */
-    static MemorySegment put(Request r, MemorySegment buffer) {
+    /**
+     * Registers a request (with the buffer a receive fills, or null), writes its id into the i64 scalar
+     * {@code idOut} and returns {@code idOut}.
+     */
+    static MemorySegment put(Request r, MemorySegment buffer, MemorySegment idOut) {
         long id = NEXT.getAndIncrement();
         PENDING.put(id, new Pending(r, buffer));
-        MemorySegment seg = Arena.ofAuto().allocate(8, 8);
-        seg.set(ValueLayout.JAVA_LONG, 0, id);
-        return seg;
+        idOut.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, id);
+        return idOut;
     }
 
     static Pending take(MemorySegment id, SourceLocation where) {

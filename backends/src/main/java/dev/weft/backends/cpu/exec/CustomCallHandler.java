@@ -8,13 +8,23 @@ import java.util.List;
  * Runs the {@code stablehlo.custom_call}s of one {@code call_target_name}.
  *
  * <p>{@code operands} has one entry per op operand: the row-major buffer of a tensor, or
- * {@link CustomCallRegistry#TOKEN} for a {@code !stablehlo.token}. Operand buffers must not be written; they stay
- * valid after the call (the executor never reuses a buffer once a custom call has seen it). The handler returns
- * one entry per op result: a buffer of at least the result's byte size that the handler will not write again
- * (token results may be {@link CustomCallRegistry#TOKEN}). Failures are thrown as exceptions; the executor adds
- * the op's source location to any that is not already a {@link dev.weft.WeftException}.
+ * {@link CustomCallRegistry#TOKEN} for a {@code !stablehlo.token}. Operand buffers must not be written.
+ * {@code results} has one entry per op result: for a tensor, a buffer of the result's byte size from the
+ * executor's pool that the handler may fill; {@code null} for a token. The handler returns one entry per result:
+ * the buffer it was given (which stays under the executor's management), or another buffer that it will never
+ * write again (the one it was given then goes back to the pool); tokens are {@link CustomCallRegistry#TOKEN}.
+ * Failures are thrown as exceptions; the executor adds the op's source location to any that is not already a
+ * {@link dev.weft.WeftException}.
  */
 @FunctionalInterface
 public interface CustomCallHandler {
-    List<MemorySegment> call(Op op, List<MemorySegment> operands);
+    List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results);
+
+    /**
+     * Whether the call may keep using an operand buffer after it returns (an asynchronous send, say): such
+     * buffers are never reused or overwritten by the executor. True unless a handler knows better.
+     */
+    default boolean retainsOperands(Op op) {
+        return true;
+    }
 }

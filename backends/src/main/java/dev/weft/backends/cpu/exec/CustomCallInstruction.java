@@ -25,14 +25,27 @@ final class CustomCallInstruction {
         int[] in = b.slots(op.operands());
         int[] out = b.slots(op.results());
         List<Type> types = op.results().stream().map(Value::type).toList();
+        int[] resultClass = new int[out.length];
+        for (int i = 0; i < out.length; i++) {
+            resultClass[i] = types.get(i) instanceof TensorType t ? b.sizeClass(t) : -1;
+        }
+        boolean retains = handler.retainsOperands(op);
         return f -> {
             List<MemorySegment> operands = new ArrayList<>(in.length);
             for (int s : in) {
                 Buffer buf = f.slots[s];
-                buf.escaped = true;
+                buf.escaped |= retains;
                 operands.add(buf.kind == Buffer.Kind.TOKEN ? CustomCallRegistry.TOKEN : buf.segment);
             }
-            List<MemorySegment> results = handler.call(op, operands);
+            Buffer[] offered = new Buffer[out.length];
+            MemorySegment[] given = new MemorySegment[out.length];
+            for (int i = 0; i < out.length; i++) {
+                if (resultClass[i] >= 0) {
+                    offered[i] = f.allocate(resultClass[i]);
+                    given[i] = offered[i].segment;
+                }
+            }
+            List<MemorySegment> results = handler.call(op, operands, given);
             if (results.size() != out.length) {
                 throw new IllegalStateException("handler returned " + results.size() + " buffers for "
                         + out.length + " results");
@@ -40,6 +53,11 @@ final class CustomCallInstruction {
             for (int i = 0; i < out.length; i++) {
                 if (types.get(i) instanceof TensorType t) {
                     MemorySegment seg = results.get(i);
+                    if (seg == given[i]) {
+                        f.define(out[i], offered[i]);
+                        continue;
+                    }
+                    f.recycle(resultClass[i], given[i]);
                     if (seg.byteSize() < t.byteSize()) {
                         throw new IllegalStateException("handler returned " + seg.byteSize() + " bytes for "
                                 + t.mlir());

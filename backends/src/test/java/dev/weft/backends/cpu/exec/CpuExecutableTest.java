@@ -345,7 +345,7 @@ class CpuExecutableTest {
     @Test
     void customCallsDispatchByTargetAndThreadTokens() {
         List<String> seen = new ArrayList<>();
-        CustomCallRegistry calls = new CustomCallRegistry().register("test.twice", (op, in) -> {
+        CustomCallRegistry calls = new CustomCallRegistry().register("test.twice", (op, in, results) -> {
             seen.add(((Attr.Str) op.attr("backend_config")).value());
             assertThat(in.get(1)).isEqualTo(CustomCallRegistry.TOKEN);
             MemorySegment out = Arena.ofAuto().allocate(16);
@@ -353,7 +353,7 @@ class CpuExecutableTest {
                 out.setAtIndex(ValueLayout.JAVA_FLOAT, i, 2 * in.get(0).getAtIndex(ValueLayout.JAVA_FLOAT, i));
             }
             return List.of(out, CustomCallRegistry.TOKEN);
-        }).register("test.token", (op, in) -> List.of(CustomCallRegistry.TOKEN));
+        }).register("test.token", (op, in, results) -> List.of(CustomCallRegistry.TOKEN));
         Ir ir = new Ir();
         List<Value> a = args(F32_4);
         Value token = ir.op("stablehlo.custom_call", List.of(), List.of(TokenType.INSTANCE),
@@ -366,6 +366,26 @@ class CpuExecutableTest {
         assertThat(exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst().toFloatArray())
                 .containsExactly(3, 6, 9, 12);
         assertThat(seen).containsExactly("cfg");
+    }
+
+    @Test
+    void customCallsMayFillTheOfferedPooledBuffer() {
+        CustomCallRegistry calls = new CustomCallRegistry().register("test.negate", (op, in, results) -> {
+            for (int i = 0; i < 4; i++) {
+                results[0].setAtIndex(ValueLayout.JAVA_FLOAT, i, -in.get(0).getAtIndex(ValueLayout.JAVA_FLOAT, i));
+            }
+            return List.of(results[0]);
+        });
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value neg = ir.op(StableHlo.CUSTOM_CALL, List.of(a.getFirst()), List.of(F32_4),
+                Map.of("call_target_name", new Attr.Str("test.negate")), List.of()).result();
+        Value r = ir.binary(StableHlo.MULTIPLY, neg, a.getFirst());
+        CpuExecutable exe = new CpuExecutable(ir.module(a, r), calls);
+        Tensor first = exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst();
+        Tensor second = exe.run(List.of(Tensor.of(new float[] {5, 6, 7, 8}))).getFirst();
+        assertThat(first.toFloatArray()).as("a result survives later runs").containsExactly(-1, -4, -9, -16);
+        assertThat(second.toFloatArray()).containsExactly(-25, -36, -49, -64);
     }
 
     @Test
