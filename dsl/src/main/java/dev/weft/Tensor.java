@@ -12,13 +12,13 @@ import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.NativeMemory;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import dev.weft.spi.Traced;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -158,7 +158,7 @@ public final class Tensor {
     }
 
     private static MemorySegment allocate(Aval aval) {
-        return Arena.ofAuto().allocate(Math.max(1, aval.byteSize()), 64);
+        return NativeMemory.allocate(aval.byteSize());
     }
 
     // ---- metadata --------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
-import dev.weft.backends.cpu.kernels.HostMemory;
+import dev.weft.spi.NativeMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,7 +83,7 @@ public final class CpuEagerInterpreter implements Interpreter {
 
     /** A buffer for {@code aval}, at least one byte, aligned for vector loads. */
     static MemorySegment allocate(Aval aval) {
-        return HostMemory.allocate(aval.byteSize());
+        return NativeMemory.allocate(aval.byteSize());
     }
 
     @Override

@@ -6,8 +6,8 @@ import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
 import dev.weft.spi.Aval;
+import dev.weft.spi.NativeMemory;
 import dev.weft.spi.SourceLocation;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -112,6 +112,6 @@ public record CommCall(String op, Communicator comm, int peer, int tag, int sour
     }
 
     private static MemorySegment alloc(long bytes) {
-        return Arena.ofAuto().allocate(Math.max(1, bytes), 64);
+        return NativeMemory.allocate(bytes);
     }
 }

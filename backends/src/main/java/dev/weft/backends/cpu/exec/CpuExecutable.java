@@ -5,7 +5,7 @@ import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
-import dev.weft.backends.cpu.kernels.HostMemory;
+import dev.weft.spi.NativeMemory;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.TensorType;
@@ -112,7 +112,7 @@ public final class CpuExecutable implements Executable {
             Buffer b = f.slots[main.resultSlots()[i]];
             MemorySegment seg = b.segment;
             if (b.kind == Buffer.Kind.READ_ONLY) {
-                seg = HostMemory.allocate(resultTypes[i].byteSize());
+                seg = NativeMemory.allocate(resultTypes[i].byteSize());
                 MemorySegment.copy(b.segment, 0, seg, 0, resultTypes[i].byteSize());
             }
             b.escaped = true;

@@ -1,6 +1,6 @@
 package dev.weft.backends.cpu.exec;
 
-import dev.weft.backends.cpu.kernels.HostMemory;
+import dev.weft.spi.NativeMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -44,7 +44,7 @@ final class Frame {
             return pool.pop();
         }
         allocations.increment();
-        return HostMemory.allocate(classBytes[sizeClass]);
+        return NativeMemory.allocate(classBytes[sizeClass]);
     }
 
     void recycle(int sizeClass, MemorySegment segment) {
