@@ -68,7 +68,7 @@ final class FusionInstruction {
                 out[r] = o.segment;
             }
             try {
-                loop.run(in, out, 0, n);
+                FusedLoopRunner.run(loop, in, out, n);
             } catch (ArithmeticException e) {
                 throw new ArithmeticException(Elementwise.DIVISION_BY_ZERO);
             }

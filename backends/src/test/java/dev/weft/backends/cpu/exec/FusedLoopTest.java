@@ -240,6 +240,36 @@ class FusedLoopTest {
         }
     }
 
+    @Test
+    void aDivisionByZeroInAPooledBlockFailsAtTheOpsLine() {
+        int n = (int) FusedLoopRunner.PARALLEL_MIN + 3;
+        Module m = singleOpFusion(new Case(StableHlo.DIVIDE, null, DType.I32, DType.I32), n);
+        List<Tensor> in = inputs(m, new Random(5), false);
+        TensorAccess.data(in.get(1)).setAtIndex(ValueLayout.JAVA_INT, n - 1, 0);
+        assertThatThrownBy(() -> new CpuExecutable(m).run(in)).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("Prog.java:42: ").hasMessageContaining("integer division by zero");
+    }
+
+    @Test
+    void aLargeFusionOverThreadConfinedBuffersRunsOnTheCallingThread() {
+        int n = (int) FusedLoopRunner.PARALLEL_MIN + 3;
+        Module m = singleOpFusion(new Case(StableHlo.MULTIPLY, null, DType.F32, DType.F32), n);
+        try (Arena arena = Arena.ofConfined()) {
+            List<Tensor> in = new ArrayList<>();
+            for (float v : new float[] {1.5f, 2f, 4f}) {
+                MemorySegment s = arena.allocate(4L * (in.size() < 2 ? n : 1), 4);
+                for (long i = 0; i < s.byteSize() / 4; i++) {
+                    s.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
+                }
+                in.add(TensorAccess.concrete(m.main().argumentTypes().get(in.size()) instanceof TensorType tt
+                        ? tt.aval() : null, s));
+            }
+            List<Tensor> got = new CpuExecutable(m).run(in);
+            assertThat(got.get(0).toFloatArray()).containsOnly(3f);
+            assertThat(got.get(1).toFloatArray()).containsOnly(6f);
+        }
+    }
+
     private static Op fusionOp(Module m) {
         return m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.FUSION)).findFirst().orElseThrow();
     }
