@@ -36,7 +36,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * once, through {@link MemorySegment#getAtIndex}/{@code setAtIndex} with the unaligned layout constants, so C2
  * sees a plain indexed loop. Each op is the bytecode its kernel in {@code kernels} compiles to (f32
  * transcendentals computed in double and rounded, integer division by {@code idiv}/{@code ldiv}, integer power by
- * {@link Elementwise#integerPower}), so results are bit-identical to the eager kernels. Classes are cached by spec.
+ * {@link Elementwise#integerPower}), so results are bit-identical to the eager kernels. Classes are cached by spec
+ * for the life of the JVM: one per distinct fusion structure.
  */
 final class FusedLoopGenerator {
     private static final Map<FusedLoopSpec, FusedLoop> CACHE = new ConcurrentHashMap<>();
@@ -129,6 +130,7 @@ final class FusedLoopGenerator {
                         code.storeLocal(kind(e.dtype()), local[k]);
                     }
                     case FusedLoopSpec.Scalar s -> {
+                        // read before the loop
                     }
                     case FusedLoopSpec.Apply a -> {
                         apply(a);

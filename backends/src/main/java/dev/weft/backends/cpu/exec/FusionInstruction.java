@@ -70,6 +70,7 @@ final class FusionInstruction {
             try {
                 FusedLoopRunner.run(loop, in, out, n);
             } catch (ArithmeticException e) {
+                // idiv and ldiv say "/ by zero"; report it as the eager kernels do
                 throw new ArithmeticException(Elementwise.DIVISION_BY_ZERO);
             }
         };

@@ -261,8 +261,7 @@ class FusedLoopTest {
                 for (long i = 0; i < s.byteSize() / 4; i++) {
                     s.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
                 }
-                in.add(TensorAccess.concrete(m.main().argumentTypes().get(in.size()) instanceof TensorType tt
-                        ? tt.aval() : null, s));
+                in.add(TensorAccess.concrete(((TensorType) m.main().argumentTypes().get(in.size())).aval(), s));
             }
             List<Tensor> got = new CpuExecutable(m).run(in);
             assertThat(got.get(0).toFloatArray()).containsOnly(3f);
