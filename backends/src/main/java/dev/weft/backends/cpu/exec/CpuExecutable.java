@@ -19,6 +19,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -60,13 +61,18 @@ public final class CpuExecutable implements Executable {
      * attribute or custom-call target the CPU executor cannot run.
      */
     public CpuExecutable(Module module, CustomCallRegistry customCalls) {
+        this(module, customCalls, OpCompilers.standard());
+    }
+
+    /** Decodes {@code module}'s {@code @main} with the op compilers {@code compilers} (tests swap some). */
+    CpuExecutable(Module module, CustomCallRegistry customCalls, Map<String, OpCompiler> compilers) {
         this.module = module;
         Func f = module.main();
         this.argumentTypes = tensorTypes(f.argumentTypes(), "argument");
         this.resultTypes = tensorTypes(f.resultTypes(), "result");
         this.argumentAvals = Arrays.stream(argumentTypes).map(TensorType::aval).toArray(Aval[]::new);
         this.resultAvals = Arrays.stream(resultTypes).map(TensorType::aval).toArray(Aval[]::new);
-        ProgramBuilder builder = new ProgramBuilder(OpCompilers.standard(), customCalls);
+        ProgramBuilder builder = new ProgramBuilder(compilers, customCalls);
         this.main = builder.compile(f.body());
         this.slotCount = builder.slotCount();
         this.classBytes = builder.classBytes();

@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu.exec;
 
+import dev.weft.backends.cpu.kernels.Elementwise;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Op;
@@ -15,12 +16,14 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code weft.fusion}: the region's elementwise ops run chunk by chunk ({@value #CHUNK} elements), each
- * intermediate living in a chunk-sized scratch buffer, so no full-size temporaries exist. Registers
+ * {@code weft.fusion}. A region that {@link FusedLoopSpec} describes runs as one generated loop
+ * ({@link FusedLoopGenerator}) reading each input element once and writing each result element once. Any other
+ * region (one holding an op on a dtype its kernel rejects) runs chunk by chunk ({@value #CHUNK} elements), one
+ * kernel per op, each intermediate living in a chunk-sized scratch buffer, so no full-size temporaries exist; on
+ * either path a result may overwrite a dying input. In the chunked path registers
  * {@code 0..views-1} are the inputs, then constants of the fused shape: a full-size one is read through a window
  * per chunk, a rank-0 one (only read by broadcasts) as it is. A {@code broadcast_in_dim} of a scalar is a scratch
- * register filled once per run. A result may overwrite a dying input: each chunk is read completely before it is
- * written.
+ * register filled once per run; each chunk is read completely before it is written.
  */
 final class FusionInstruction {
     static final int CHUNK = 4096;
@@ -32,6 +35,49 @@ final class FusionInstruction {
     }
 
     static Instruction compile(Op op, ProgramBuilder b) {
+        List<Attr.Dense> constants = new ArrayList<>();
+        long n = op.results().getFirst().tensorType().shape().size();
+        return FusedLoopSpec.of(op, n, constants)
+                .map(spec -> generated(op, b, FusedLoopGenerator.loop(spec), constants, n))
+                .orElseGet(() -> chunked(op, b));
+    }
+
+    private static Instruction generated(Op op, ProgramBuilder b, FusedLoop loop, List<Attr.Dense> constants,
+                                         long n) {
+        int[] inputSlots = b.slots(op.operands());
+        MemorySegment[] constantData = constants.stream().map(Attr.Dense::data).toArray(MemorySegment[]::new);
+        int results = op.results().size();
+        int[] resultSlot = new int[results];
+        int[] resultClass = new int[results];
+        int[][] candidates = new int[results][];
+        for (int r = 0; r < results; r++) {
+            resultSlot[r] = b.slot(op.results().get(r));
+            resultClass[r] = b.sizeClass(op.results().get(r).tensorType());
+            candidates[r] = b.inPlaceCandidates(op, r);
+        }
+        return f -> {
+            MemorySegment[] in = new MemorySegment[inputSlots.length + constantData.length];
+            for (int i = 0; i < inputSlots.length; i++) {
+                in[i] = f.slots[inputSlots[i]].segment;
+            }
+            System.arraycopy(constantData, 0, in, inputSlots.length, constantData.length);
+            MemorySegment[] out = new MemorySegment[results];
+            for (int r = 0; r < results; r++) {
+                Buffer o = ProgramBuilder.output(f, candidates[r], resultClass[r]);
+                f.define(resultSlot[r], o);
+                out[r] = o.segment;
+            }
+            try {
+                FusedLoopRunner.run(loop, in, out, n);
+            } catch (ArithmeticException e) {
+                // idiv and ldiv say "/ by zero"; report it as the eager kernels do
+                throw new ArithmeticException(Elementwise.DIVISION_BY_ZERO);
+            }
+        };
+    }
+
+    /** The chunked interpreter of the region, whatever ops it holds. */
+    static Instruction chunked(Op op, ProgramBuilder b) {
         Block region = op.regions().getFirst();
         long n = op.results().getFirst().tensorType().shape().size();
         int chunk = (int) Math.min(CHUNK, Math.max(1, n));

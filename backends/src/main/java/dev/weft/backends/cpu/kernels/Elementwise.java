@@ -15,7 +15,8 @@ import java.lang.foreign.MemorySegment;
  * the JIT can vectorize it; f32 transcendental functions are computed in double and rounded.
  */
 public final class Elementwise {
-    private static final String DIVISION_BY_ZERO = "integer division by zero";
+    /** The message of the {@link ArithmeticException} of an integer division or remainder by zero. */
+    public static final String DIVISION_BY_ZERO = "integer division by zero";
 
     private Elementwise() {
     }
@@ -229,9 +230,9 @@ public final class Elementwise {
 
     /**
      * {@code base^exp} by squaring, wrapping on overflow; the low 32 bits equal the i32 result for i32 operands.
-     * A negative exponent gives 0 unless the base is 1 or -1.
+     * A negative exponent gives 0 unless the base is 1 or -1. Public for generated fusion loops.
      */
-    static long integerPower(long base, long exp) {
+    public static long integerPower(long base, long exp) {
         if (exp < 0) {
             return base == 1 ? 1 : base == -1 ? ((exp & 1) == 0 ? 1 : -1) : 0;
         }

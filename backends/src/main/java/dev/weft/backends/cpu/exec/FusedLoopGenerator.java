@@ -1,0 +1,344 @@
+package dev.weft.backends.cpu.exec;
+
+import static java.lang.constant.ConstantDescs.CD_Object;
+import static java.lang.constant.ConstantDescs.CD_byte;
+import static java.lang.constant.ConstantDescs.CD_double;
+import static java.lang.constant.ConstantDescs.CD_float;
+import static java.lang.constant.ConstantDescs.CD_int;
+import static java.lang.constant.ConstantDescs.CD_long;
+import static java.lang.constant.ConstantDescs.CD_void;
+import static java.lang.constant.ConstantDescs.INIT_NAME;
+import static java.lang.constant.ConstantDescs.MTD_void;
+
+import dev.weft.DType;
+import dev.weft.backends.cpu.kernels.Comparison;
+import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.lowering.ir.StableHlo;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.CodeBuilder;
+import java.lang.classfile.Label;
+import java.lang.classfile.Opcode;
+import java.lang.classfile.TypeKind;
+import java.lang.classfile.instruction.OperatorInstruction;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.MethodTypeDesc;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Compiles a {@link FusedLoopSpec} to a hidden class implementing {@link FusedLoop}: one counted {@code long}
+ * loop whose body loads each full-size input element once, computes every node in a local and stores each result
+ * once, through {@link MemorySegment#getAtIndex}/{@code setAtIndex} with the unaligned layout constants, so C2
+ * sees a plain indexed loop. Each op is the bytecode its kernel in {@code kernels} compiles to (f32
+ * transcendentals computed in double and rounded, integer division by {@code idiv}/{@code ldiv}, integer power by
+ * {@link Elementwise#integerPower}), so results are bit-identical to the eager kernels. Classes are cached by spec
+ * for the life of the JVM: one per distinct fusion structure.
+ */
+final class FusedLoopGenerator {
+    private static final Map<FusedLoopSpec, FusedLoop> CACHE = new ConcurrentHashMap<>();
+
+    private static final ClassDesc CD_SEGMENT = desc(MemorySegment.class);
+    private static final ClassDesc CD_SEGMENTS = CD_SEGMENT.arrayType();
+    private static final ClassDesc CD_LAYOUTS = desc(ValueLayout.class);
+    private static final ClassDesc CD_MATH = desc(Math.class);
+    private static final ClassDesc CD_ELEMENTWISE = desc(Elementwise.class);
+    private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long);
+    private static final MethodTypeDesc D_D = MethodTypeDesc.of(CD_double, CD_double);
+    private static final MethodTypeDesc DD_D = MethodTypeDesc.of(CD_double, CD_double, CD_double);
+    private static final MethodTypeDesc JJ_J = MethodTypeDesc.of(CD_long, CD_long, CD_long);
+
+    /** Locals of {@code run}: this, inputs, results, from, to; generated locals follow. */
+    private static final int INPUTS = 1;
+    private static final int RESULTS = 2;
+    private static final int FROM = 3;
+    private static final int TO = 5;
+
+    private FusedLoopGenerator() {
+    }
+
+    /** The loop of {@code spec}, generated on first request. */
+    static FusedLoop loop(FusedLoopSpec spec) {
+        return CACHE.computeIfAbsent(spec, FusedLoopGenerator::define);
+    }
+
+    private static FusedLoop define(FusedLoopSpec spec) {
+        ClassDesc self = ClassDesc.of(FusedLoop.class.getPackageName(), "GeneratedFusedLoop");
+        byte[] bytes = ClassFile.of().build(self, cb -> cb
+                .withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
+                .withInterfaceSymbols(desc(FusedLoop.class))
+                .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
+                        .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_())
+                .withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                        code -> new Body(spec, code).emit()));
+        try {
+            MethodHandles.Lookup hidden = MethodHandles.lookup().defineHiddenClass(bytes, true);
+            return (FusedLoop) hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class))
+                    .invoke();
+        } catch (Throwable e) {
+            throw new IllegalStateException("cannot define the loop of " + spec, e);
+        }
+    }
+
+    private static ClassDesc desc(Class<?> c) {
+        return c.describeConstable().orElseThrow();
+    }
+
+    /** Emission of one {@code run} method. */
+    private static final class Body {
+        private final FusedLoopSpec spec;
+        private final CodeBuilder code;
+        /** The local holding each node's value. */
+        private final int[] local;
+
+        Body(FusedLoopSpec spec, CodeBuilder code) {
+            this.spec = spec;
+            this.code = code;
+            this.local = new int[spec.nodes().size()];
+        }
+
+        void emit() {
+            List<FusedLoopSpec.Node> nodes = spec.nodes();
+            int[] inputSegment = new int[nodes.size()];
+            for (int k = 0; k < nodes.size(); k++) {
+                local[k] = code.allocateLocal(kind(nodes.get(k).dtype()));
+                if (nodes.get(k) instanceof FusedLoopSpec.Element e) {
+                    inputSegment[k] = segmentLocal(INPUTS, e.input());
+                } else if (nodes.get(k) instanceof FusedLoopSpec.Scalar s) {
+                    code.aload(INPUTS).loadConstant(s.input()).aaload();
+                    load(s.dtype(), () -> code.lconst_0());
+                    code.storeLocal(kind(s.dtype()), local[k]);
+                }
+            }
+            int[] resultSegment = new int[spec.results().size()];
+            for (int r = 0; r < resultSegment.length; r++) {
+                resultSegment[r] = segmentLocal(RESULTS, r);
+            }
+            int i = code.allocateLocal(TypeKind.LONG);
+            Label test = code.newLabel();
+            Label body = code.newLabel();
+            code.lload(FROM).lstore(i).goto_(test).labelBinding(body);
+            for (int k = 0; k < nodes.size(); k++) {
+                switch (nodes.get(k)) {
+                    case FusedLoopSpec.Element e -> {
+                        code.aload(inputSegment[k]);
+                        load(e.dtype(), () -> code.lload(i));
+                        code.storeLocal(kind(e.dtype()), local[k]);
+                    }
+                    case FusedLoopSpec.Scalar s -> {
+                        // read before the loop
+                    }
+                    case FusedLoopSpec.Apply a -> {
+                        apply(a);
+                        code.storeLocal(kind(a.dtype()), local[k]);
+                    }
+                }
+            }
+            for (int r = 0; r < resultSegment.length; r++) {
+                int k = spec.results().get(r);
+                DType t = nodes.get(k).dtype();
+                code.aload(resultSegment[r]);
+                layout(t);
+                code.lload(i).loadLocal(kind(t), local[k]);
+                code.invokeinterface(CD_SEGMENT, "setAtIndex", MethodTypeDesc.of(CD_void, layoutDesc(t), CD_long,
+                        valueDesc(t)));
+            }
+            code.lload(i).lconst_1().ladd().lstore(i);
+            code.labelBinding(test).lload(i).lload(TO).lcmp().iflt(body);
+            code.return_();
+        }
+
+        private int segmentLocal(int array, int index) {
+            int slot = code.allocateLocal(TypeKind.REFERENCE);
+            code.aload(array).loadConstant(index).aaload().astore(slot);
+            return slot;
+        }
+
+        /** With the segment on the stack: pushes its element at the index {@code index} pushes. */
+        private void load(DType t, Runnable index) {
+            layout(t);
+            index.run();
+            code.invokeinterface(CD_SEGMENT, "getAtIndex", MethodTypeDesc.of(valueDesc(t), layoutDesc(t), CD_long));
+        }
+
+        private void layout(DType t) {
+            String field = switch (t) {
+                case F32 -> "JAVA_FLOAT_UNALIGNED";
+                case F64 -> "JAVA_DOUBLE_UNALIGNED";
+                case I32 -> "JAVA_INT_UNALIGNED";
+                case I64 -> "JAVA_LONG_UNALIGNED";
+                case BOOL -> "JAVA_BYTE";
+            };
+            code.getstatic(CD_LAYOUTS, field, layoutDesc(t));
+        }
+
+        private void arg(FusedLoopSpec.Apply a, int i) {
+            int k = a.args().get(i);
+            code.loadLocal(kind(spec.nodes().get(k).dtype()), local[k]);
+        }
+
+        /** Pushes the value of {@code a}, computed as its eager kernel computes it. */
+        private void apply(FusedLoopSpec.Apply a) {
+            DType t = a.operand();
+            TypeKind k = kind(t);
+            switch (a.op()) {
+                case StableHlo.ADD -> binary(a, Opcode.IADD, Opcode.LADD, Opcode.FADD, Opcode.DADD);
+                case StableHlo.SUBTRACT -> binary(a, Opcode.ISUB, Opcode.LSUB, Opcode.FSUB, Opcode.DSUB);
+                case StableHlo.MULTIPLY -> binary(a, Opcode.IMUL, Opcode.LMUL, Opcode.FMUL, Opcode.DMUL);
+                case StableHlo.DIVIDE -> binary(a, Opcode.IDIV, Opcode.LDIV, Opcode.FDIV, Opcode.DDIV);
+                case StableHlo.REMAINDER -> binary(a, Opcode.IREM, Opcode.LREM, Opcode.FREM, Opcode.DREM);
+                case StableHlo.MAXIMUM, StableHlo.MINIMUM -> {
+                    arg(a, 0);
+                    arg(a, 1);
+                    ClassDesc v = valueDesc(t);
+                    code.invokestatic(CD_MATH, a.op().equals(StableHlo.MAXIMUM) ? "max" : "min",
+                            MethodTypeDesc.of(v, v, v));
+                }
+                case StableHlo.POWER -> {
+                    TypeKind wide = t.isFloating() ? TypeKind.DOUBLE : TypeKind.LONG;
+                    arg(a, 0);
+                    code.conversion(k, wide);
+                    arg(a, 1);
+                    code.conversion(k, wide);
+                    if (t.isFloating()) {
+                        code.invokestatic(CD_MATH, "pow", DD_D);
+                    } else {
+                        code.invokestatic(CD_ELEMENTWISE, "integerPower", JJ_J);
+                    }
+                    code.conversion(wide, k);
+                }
+                case StableHlo.NEGATE -> {
+                    arg(a, 0);
+                    code.with(OperatorInstruction.of(pick(t, Opcode.INEG, Opcode.LNEG, Opcode.FNEG, Opcode.DNEG)));
+                }
+                case StableHlo.ABS -> {
+                    arg(a, 0);
+                    code.invokestatic(CD_MATH, "abs", MethodTypeDesc.of(valueDesc(t), valueDesc(t)));
+                }
+                case StableHlo.EXP -> transcendental(a, "exp");
+                case StableHlo.LOG -> transcendental(a, "log");
+                case StableHlo.SQRT -> transcendental(a, "sqrt");
+                case StableHlo.TANH -> transcendental(a, "tanh");
+                case StableHlo.SINE -> transcendental(a, "sin");
+                case StableHlo.COSINE -> transcendental(a, "cos");
+                case StableHlo.RSQRT -> {
+                    code.loadConstant(1.0);
+                    arg(a, 0);
+                    code.conversion(k, TypeKind.DOUBLE).invokestatic(CD_MATH, "sqrt", D_D).ddiv()
+                            .conversion(TypeKind.DOUBLE, k);
+                }
+                case StableHlo.COMPARE -> compare(a);
+                case StableHlo.SELECT -> {
+                    arg(a, 0);
+                    code.ifThenElse(Opcode.IFNE, b -> arg(a, 1), b -> arg(a, 2));
+                }
+                case StableHlo.CONVERT -> convert(a);
+                default -> throw new IllegalArgumentException("not an elementwise op: " + a.op());
+            }
+        }
+
+        private void binary(FusedLoopSpec.Apply a, Opcode i, Opcode l, Opcode f, Opcode d) {
+            arg(a, 0);
+            arg(a, 1);
+            code.with(OperatorInstruction.of(pick(a.operand(), i, l, f, d)));
+        }
+
+        /** {@code Math.fn} in double; an f32 operand is widened and the result rounded. */
+        private void transcendental(FusedLoopSpec.Apply a, String fn) {
+            TypeKind k = kind(a.operand());
+            arg(a, 0);
+            code.conversion(k, TypeKind.DOUBLE).invokestatic(CD_MATH, fn, D_D).conversion(TypeKind.DOUBLE, k);
+        }
+
+        /**
+         * 1 or 0 as the kernels compute it: GT and GE swap the operands of LT and LE; floats compare with
+         * {@code fcmpg}/{@code dcmpg} for LT/LE (NaN is false) and {@code fcmpl}/{@code dcmpl} for EQ/NE.
+         */
+        private void compare(FusedLoopSpec.Apply a) {
+            Comparison c = a.direction();
+            boolean swap = c == Comparison.GT || c == Comparison.GE;
+            arg(a, swap ? 1 : 0);
+            arg(a, swap ? 0 : 1);
+            boolean equality = c == Comparison.EQ || c == Comparison.NE;
+            Opcode test = switch (c) {
+                case EQ -> Opcode.IFEQ;
+                case NE -> Opcode.IFNE;
+                case LT, GT -> Opcode.IFLT;
+                case LE, GE -> Opcode.IFLE;
+            };
+            switch (a.operand()) {
+                case F32 -> code.with(OperatorInstruction.of(equality ? Opcode.FCMPL : Opcode.FCMPG));
+                case F64 -> code.with(OperatorInstruction.of(equality ? Opcode.DCMPL : Opcode.DCMPG));
+                case I64 -> code.lcmp();
+                case I32, BOOL -> test = switch (c) {
+                    case EQ -> Opcode.IF_ICMPEQ;
+                    case NE -> Opcode.IF_ICMPNE;
+                    case LT, GT -> Opcode.IF_ICMPLT;
+                    case LE, GE -> Opcode.IF_ICMPLE;
+                };
+            }
+            code.ifThenElse(test, b -> b.iconst_1(), b -> b.iconst_0());
+        }
+
+        /** Java cast semantics; BOOL reads as 0 or 1 and converting to BOOL is {@code != 0} (NaN is true). */
+        private void convert(FusedLoopSpec.Apply a) {
+            DType from = a.operand();
+            DType to = a.dtype();
+            arg(a, 0);
+            if (to == DType.BOOL && from != DType.BOOL) {
+                switch (from) {
+                    case F32 -> code.fconst_0().fcmpl();
+                    case F64 -> code.dconst_0().dcmpl();
+                    case I64 -> code.lconst_0().lcmp();
+                    default -> {
+                    }
+                }
+                code.ifThenElse(Opcode.IFNE, b -> b.iconst_1(), b -> b.iconst_0());
+            } else if (kind(from) != kind(to)) {
+                code.conversion(kind(from), kind(to));
+            }
+        }
+
+        private static Opcode pick(DType t, Opcode i, Opcode l, Opcode f, Opcode d) {
+            return switch (t) {
+                case I32, BOOL -> i;
+                case I64 -> l;
+                case F32 -> f;
+                case F64 -> d;
+            };
+        }
+    }
+
+    private static TypeKind kind(DType t) {
+        return switch (t) {
+            case F32 -> TypeKind.FLOAT;
+            case F64 -> TypeKind.DOUBLE;
+            case I32, BOOL -> TypeKind.INT;
+            case I64 -> TypeKind.LONG;
+        };
+    }
+
+    private static ClassDesc valueDesc(DType t) {
+        return switch (t) {
+            case F32 -> CD_float;
+            case F64 -> CD_double;
+            case I32 -> CD_int;
+            case I64 -> CD_long;
+            case BOOL -> CD_byte;
+        };
+    }
+
+    private static ClassDesc layoutDesc(DType t) {
+        return desc(switch (t) {
+            case F32 -> ValueLayout.OfFloat.class;
+            case F64 -> ValueLayout.OfDouble.class;
+            case I32 -> ValueLayout.OfInt.class;
+            case I64 -> ValueLayout.OfLong.class;
+            case BOOL -> ValueLayout.OfByte.class;
+        });
+    }
+}

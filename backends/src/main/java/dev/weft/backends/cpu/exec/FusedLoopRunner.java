@@ -1,0 +1,66 @@
+package dev.weft.backends.cpu.exec;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
+
+/**
+ * Runs a {@link FusedLoop} over all {@code n} elements: on the calling thread below {@value #PARALLEL_MIN}
+ * elements, else as one block per core, the caller running the first and a shared pool of the other cores the
+ * rest. Blocks are multiples of {@value #ALIGN} elements, so no two share a cache line of a 64-byte-aligned buffer.
+ * Buffers confined to the calling thread are never handed to the pool.
+ */
+final class FusedLoopRunner {
+    static final long PARALLEL_MIN = 1 << 20;
+    private static final long ALIGN = 64;
+    private static final int CORES = Runtime.getRuntime().availableProcessors();
+    /** Never started: a segment it may access is one any thread may access. */
+    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
+
+    private FusedLoopRunner() {
+    }
+
+    /** Created on first use, so that a JVM that never runs a large fusion starts no threads. */
+    private static final class Pool {
+        static final ForkJoinPool POOL = new ForkJoinPool(CORES - 1);
+    }
+
+    static void run(FusedLoop loop, MemorySegment[] in, MemorySegment[] out, long n) {
+        if (n < PARALLEL_MIN || CORES < 2 || !shared(in) || !shared(out)) {
+            loop.run(in, out, 0, n);
+            return;
+        }
+        long block = (n / CORES + ALIGN - 1) / ALIGN * ALIGN;
+        ForkJoinTask<?>[] rest = new ForkJoinTask<?>[CORES - 1];
+        for (int b = 1; b < CORES; b++) {
+            long from = Math.min(n, b * block);
+            long to = Math.min(n, from + block);
+            rest[b - 1] = Pool.POOL.submit(() -> loop.run(in, out, from, to));
+        }
+        RuntimeException failure = null;
+        try {
+            loop.run(in, out, 0, Math.min(n, block));
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        for (ForkJoinTask<?> task : rest) {
+            try {
+                task.join();
+            } catch (RuntimeException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static boolean shared(MemorySegment[] segments) {
+        for (MemorySegment s : segments) {
+            if (!s.isAccessibleBy(ANOTHER_THREAD)) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
