@@ -6,14 +6,15 @@ import java.util.concurrent.ForkJoinTask;
 
 /**
  * Runs a {@link FusedLoop} over all {@code n} elements: on the calling thread below {@value #PARALLEL_MIN}
- * elements, else as one block per core, the caller running the first and a shared pool of the other cores the
- * rest. Blocks are multiples of {@value #ALIGN} elements, so no two share a cache line of a 64-byte-aligned buffer.
+ * elements, else as one block per core of this process's share, the caller running the first and a shared pool
+ * the rest. The share is the cores divided by the MPI ranks on this node (from the launcher's environment), so
+ * ranks do not oversubscribe the cores they share, or spin in MPI while a peer waits for a core. Blocks are multiples of {@value #ALIGN} elements, so no two share a cache line of a 64-byte-aligned buffer.
  * Buffers confined to the calling thread are never handed to the pool.
  */
 final class FusedLoopRunner {
     static final long PARALLEL_MIN = 1 << 20;
     private static final long ALIGN = 64;
-    private static final int CORES = Runtime.getRuntime().availableProcessors();
+    private static final int CORES = Math.max(1, Runtime.getRuntime().availableProcessors() / localRanks());
     /** Never started: a segment it may access is one any thread may access. */
     private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
 
@@ -53,6 +54,17 @@ final class FusedLoopRunner {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /** MPI ranks on this node according to Open MPI's or MPICH's launcher; 1 outside a launcher. */
+    private static int localRanks() {
+        for (String var : new String[] {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE"}) {
+            String v = System.getenv(var);
+            if (v != null && v.matches("\\d+") && Integer.parseInt(v) > 0) {
+                return Integer.parseInt(v);
+            }
+        }
+        return 1;
     }
 
     private static boolean shared(MemorySegment[] segments) {
