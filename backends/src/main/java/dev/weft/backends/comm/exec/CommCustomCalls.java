@@ -20,7 +20,6 @@ import dev.weft.spi.Shape;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -47,35 +46,60 @@ public final class CommCustomCalls {
     }
 
     private static CustomCallHandler handler(Module module, String opName) {
-        Map<Op, CommCall> decoded = new java.util.concurrent.ConcurrentHashMap<>();
         return new CustomCallHandler() {
             @Override
             public List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results) {
-                CommCall call = decoded.computeIfAbsent(op, o -> decode(module, opName, o));
-                List<MemorySegment> tensors = new ArrayList<>(operands.size());
-                for (MemorySegment s : operands) {
-                    if (!s.equals(CustomCallRegistry.TOKEN)) {
-                        tensors.add(s);
-                    }
-                }
-                List<MemorySegment> out = new ArrayList<>(call.run(tensors, results));
-                for (var v : op.results()) {
-                    if (v.type() instanceof TokenType) {
-                        out.add(CustomCallRegistry.TOKEN);
-                    }
-                }
-                return out;
+                return bind(op).call(op, operands, results);
             }
 
-            /**
-             * Blocking calls are done with their operands when they return; an {@code isend}'s buffer stays
-             * alive because the matching {@code wait} takes it as an operand.
-             */
+            @Override
+            public CustomCallHandler bind(Op op) {
+                return new BoundCall(decode(module, opName, op), op);
+            }
+
             @Override
             public boolean retainsOperands(Op op) {
                 return false;
             }
         };
+    }
+
+    /**
+     * One decoded call: tensor operands picked by precomputed index, one token result appended. Blocking calls
+     * are done with their operands when they return, and an {@code isend}'s buffer stays alive because the
+     * matching {@code wait} takes it as an operand, so no call retains an operand.
+     */
+    private static final class BoundCall implements CustomCallHandler {
+        private final CommCall call;
+        private final int[] tensorOperands;
+        private final boolean token;
+
+        BoundCall(CommCall call, Op op) {
+            this.call = call;
+            this.tensorOperands = java.util.stream.IntStream.range(0, op.operands().size())
+                    .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
+            this.token = op.results().stream().anyMatch(v -> v.type() instanceof TokenType);
+        }
+
+        @Override
+        public List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results) {
+            MemorySegment[] tensors = new MemorySegment[tensorOperands.length];
+            for (int i = 0; i < tensors.length; i++) {
+                tensors[i] = operands.get(tensorOperands[i]);
+            }
+            List<MemorySegment> out = call.run(java.util.Arrays.asList(tensors), results);
+            if (!token) {
+                return out;
+            }
+            MemorySegment[] withToken = out.toArray(new MemorySegment[out.size() + 1]);
+            withToken[out.size()] = CustomCallRegistry.TOKEN;
+            return java.util.Arrays.asList(withToken);
+        }
+
+        @Override
+        public boolean retainsOperands(Op op) {
+            return false;
+        }
     }
 
     private static CommCall decode(Module module, String opName, Op op) {
@@ -93,7 +117,7 @@ public final class CommCustomCalls {
                     : ReduceOps.builtin(name);
         }
         Aval received = opName.equals("sendrecv") ? ((TensorType) op.results().getFirst().type()).aval() : null;
-        return new CommCall(opName, comm, intOf(c, "peer"), intOf(c, "tag"), intOf(c, "source"),
+        return new CommCall(CommOp.of(opName), comm, intOf(c, "peer"), intOf(c, "tag"), intOf(c, "source"),
                 intOf(c, "recv_tag"), reduce, intOf(c, "root"), data, received, op.location());
     }
 

@@ -21,6 +21,14 @@ public interface CustomCallHandler {
     List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results);
 
     /**
+     * This handler specialised to {@code op}, asked once when the executable is built (decode attributes there,
+     * not on every call); by default the handler itself.
+     */
+    default CustomCallHandler bind(Op op) {
+        return this;
+    }
+
+    /**
      * Whether the call may keep using an operand buffer after it returns (an asynchronous send, say): such
      * buffers are never reused or overwritten by the executor. True unless a handler knows better.
      */

@@ -21,7 +21,7 @@ final class CustomCallInstruction {
         }
         CustomCallHandler handler = b.customCalls().handler(target.value()).orElseThrow(() ->
                 new WeftException(op.location(), "no handler for custom call target \"" + target.value()
-                        + "\" (registered: " + b.customCalls().targets() + ")"));
+                        + "\" (registered: " + b.customCalls().targets() + ")")).bind(op);
         int[] in = b.slots(op.operands());
         int[] out = b.slots(op.results());
         List<Type> types = op.results().stream().map(Value::type).toList();
