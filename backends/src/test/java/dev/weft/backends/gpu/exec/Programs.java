@@ -39,7 +39,7 @@ public final class Programs {
 
     @Compile
     public static Tensor integers(Tensor a, Tensor b) {
-        return Tensor.where(a.lt(b), a.rem(b.add(1)), b.div(a.abs().add(1))).add(Tensor.arange(DType.I32, 8));
+        return Tensor.where(a.lt(b), a.rem(b.abs().add(1)), b.div(a.abs().add(1))).add(Tensor.arange(DType.I32, 8));
     }
 
     @Compile
