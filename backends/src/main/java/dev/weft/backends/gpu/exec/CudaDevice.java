@@ -54,7 +54,8 @@ final class CudaDevice {
             JCudaDriver.cuCtxSetCurrent(context);
             return new CudaDevice(context, ordinal);
         } catch (CudaException | LinkageError e) {
-            throw unavailable(e.getClass().getSimpleName() + ": " + e.getMessage());
+            String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+            throw unavailable(e.getClass().getSimpleName() + ": " + first);
         }
     }
 
