@@ -1,15 +1,20 @@
 package dev.weft.backends.cli;
 
+import dev.weft.LoweredModule;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.WeftException;
+import dev.weft.backends.gpu.exec.GpuPlanner;
+import dev.weft.backends.gpu.ptx.PtxTarget;
+import dev.weft.lowering.ir.Module;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * {@code bin/weft ir [--target cpu|gpu] CLASS#METHOD SPEC...}: prints the lowered module of a method. Each SPEC
  * is a tensor ({@code f32[64,64]}), an integer, a decimal number, {@code true}/{@code false}, or {@code world}
- * for {@code Comm.world()}.
+ * for {@code Comm.world()}. For {@code --target gpu} the PTX of every kernel follows the module (generating it needs
+ * no GPU).
  */
 public final class PrintIr {
     private PrintIr() {
@@ -33,7 +38,11 @@ public final class PrintIr {
             specs.add(parse(args[k]));
         }
         try {
-            System.out.print(Weft.lower(target, Class.forName(cls), ref[1], specs.toArray()).toMlir());
+            LoweredModule lowered = Weft.lower(target, Class.forName(cls), ref[1], specs.toArray());
+            System.out.print(lowered.toMlir());
+            if (target.equals("gpu")) {
+                System.out.print("\n" + GpuPlanner.plan((Module) lowered, PtxTarget.fromSystemProperties()).ptx());
+            }
         } catch (WeftException e) {
             System.err.println("weft ir: " + e.getMessage());
             System.exit(1);

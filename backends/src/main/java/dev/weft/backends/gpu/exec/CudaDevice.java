@@ -1,0 +1,98 @@
+package dev.weft.backends.gpu.exec;
+
+import dev.weft.WeftException;
+import dev.weft.spi.SourceLocation;
+import java.lang.reflect.Field;
+import jcuda.CudaException;
+import jcuda.NativePointerObject;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * The CUDA device of this rank ({@code rank % deviceCount}) through its primary context, plus the driver calls the
+ * executor needs around it. Opening fails with "target gpu needs an NVIDIA GPU and driver: ..." when the JCuda
+ * native library cannot load, {@code cuInit} fails, or there is no device; there is never a CPU fallback.
+ */
+final class CudaDevice {
+    private static final Field NATIVE_POINTER;
+
+    static {
+        try {
+            NATIVE_POINTER = NativePointerObject.class.getDeclaredField("nativePointer");
+            NATIVE_POINTER.setAccessible(true);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final CUcontext context;
+    final int ordinal;
+
+    private CudaDevice(CUcontext context, int ordinal) {
+        this.context = context;
+        this.ordinal = ordinal;
+    }
+
+    static CudaDevice open(int rank) {
+        try {
+            JCudaDriver.setExceptionsEnabled(true);
+            JCudaDriver.cuInit(0);
+            int[] count = new int[1];
+            JCudaDriver.cuDeviceGetCount(count);
+            if (count[0] == 0) {
+                throw unavailable("no CUDA device is visible");
+            }
+            int ordinal = rank % count[0];
+            CUdevice device = new CUdevice();
+            JCudaDriver.cuDeviceGet(device, ordinal);
+            CUcontext context = new CUcontext();
+            JCudaDriver.cuDevicePrimaryCtxRetain(context, device);
+            JCudaDriver.cuCtxSetCurrent(context);
+            return new CudaDevice(context, ordinal);
+        } catch (CudaException | LinkageError e) {
+            String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+            throw unavailable(e.getClass().getSimpleName() + ": " + first);
+        }
+    }
+
+    private static WeftException unavailable(String reason) {
+        return new WeftException(SourceLocation.UNKNOWN, "target gpu needs an NVIDIA GPU and driver: " + reason);
+    }
+
+    /** Makes this device's context current on the calling thread. */
+    void makeCurrent() {
+        JCudaDriver.cuCtxSetCurrent(context);
+    }
+
+    GpuStream newStream() {
+        CUstream s = new CUstream();
+        JCudaDriver.cuStreamCreate(s, CUstream_flags.CU_STREAM_NON_BLOCKING);
+        return new GpuStream(s, raw(s));
+    }
+
+    static DeviceBuffer allocate(long bytes) {
+        CUdeviceptr p = new CUdeviceptr();
+        JCudaDriver.cuMemAlloc(p, bytes);
+        return new DeviceBuffer(p, raw(p), bytes);
+    }
+
+    static void free(DeviceBuffer b) {
+        JCudaDriver.cuMemFree(b.pointer());
+    }
+
+    /**
+     * The native handle or device address inside a JCuda object, for the FFM bindings (JCuda does not expose it);
+     * valid for handles and for pointers returned by {@code cuMemAlloc} (no byte offset).
+     */
+    static long raw(NativePointerObject o) {
+        try {
+            return NATIVE_POINTER.getLong(o);
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

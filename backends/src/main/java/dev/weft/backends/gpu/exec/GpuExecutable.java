@@ -1,0 +1,340 @@
+package dev.weft.backends.gpu.exec;
+
+import dev.weft.DTypeException;
+import dev.weft.ShapeException;
+import dev.weft.Tensor;
+import dev.weft.TracedValueException;
+import dev.weft.WeftException;
+import dev.weft.backends.gpu.ptx.Kernel;
+import dev.weft.backends.gpu.ptx.PtxTarget;
+import dev.weft.comm.Comm;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.Type;
+import dev.weft.spi.NativeMemory;
+import dev.weft.spi.Shape;
+import dev.weft.spi.SourceLocation;
+import dev.weft.spi.TensorAccess;
+import dev.weft.tracer.Executable;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceLoader;
+import java.util.Set;
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
+ * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
+ * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
+ * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
+ * per run; buffers come from a {@link BufferPool}; constants are uploaded once. Custom calls and cuBLAS matmuls
+ * come from the {@link GpuExtension}s on the class path. Runs are serialised per executable.
+ */
+public final class GpuExecutable implements Executable {
+    private final GpuPlan plan;
+    private final TensorType[] argumentTypes;
+    private final TensorType[] resultTypes;
+    private final CudaDevice device;
+    private final GpuStream stream;
+    private final Map<Kernel, CUfunction> functions = new IdentityHashMap<>();
+    private final BufferPool pool = new BufferPool(new BufferPool.Allocator() {
+        @Override
+        public DeviceBuffer allocate(long bytes) {
+            return CudaDevice.allocate(bytes);
+        }
+
+        @Override
+        public void free(DeviceBuffer buffer) {
+            CudaDevice.free(buffer);
+        }
+    });
+    private final Map<String, GpuCustomCallHandler> handlers = new HashMap<>();
+    private final Optional<GpuMatmul> matmul;
+    private final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
+    private final Map<DeviceBuffer, Boolean> pinned = new IdentityHashMap<>();
+    private final MemorySegment predicate = NativeMemory.allocate(1);
+
+    /**
+     * Opens the device (failing with "target gpu needs an NVIDIA GPU and driver: ..." without one), plans the
+     * module, loads its PTX and uploads its constants.
+     */
+    public GpuExecutable(Module module) {
+        this.argumentTypes = tensorTypes(module.main().argumentTypes());
+        this.resultTypes = tensorTypes(module.main().resultTypes());
+        this.device = CudaDevice.open(Comm.world().rank());
+        this.plan = GpuPlanner.plan(module, PtxTarget.fromSystemProperties());
+        this.stream = device.newStream();
+        CUmodule cuModule = new CUmodule();
+        JCudaDriver.cuModuleLoadDataEx(cuModule, plan.ptx(), 0, new int[0], Pointer.to(new int[0]));
+        for (Kernel k : plan.kernels()) {
+            CUfunction fn = new CUfunction();
+            JCudaDriver.cuModuleGetFunction(fn, cuModule, k.name());
+            functions.put(k, fn);
+        }
+        Optional<GpuMatmul> found = Optional.empty();
+        for (GpuExtension e : ServiceLoader.load(GpuExtension.class)) {
+            handlers.putAll(e.customCalls(module, stream));
+            if (found.isEmpty()) {
+                found = e.matmul(stream);
+            }
+        }
+        this.matmul = found;
+        prepare(plan.main());
+    }
+
+    private static TensorType[] tensorTypes(List<Type> types) {
+        return types.stream().map(t -> t instanceof TensorType tt ? tt : null).toArray(TensorType[]::new);
+    }
+
+    /** Uploads constants and checks that every custom call has a handler. */
+    private void prepare(BlockPlan b) {
+        for (Step s : b.steps()) {
+            switch (s) {
+                case Step.Constant c -> {
+                    DeviceBuffer buf = pool.take(c.data().byteSize());
+                    if (c.data().byteSize() > 0) {
+                        JCudaDriver.cuMemcpyHtoD(buf.pointer(), host(c.data()), c.data().byteSize());
+                    }
+                    constants.put(c, buf);
+                    pinned.put(buf, true);
+                }
+                case Step.CustomCall c -> {
+                    String target = c.op().attr("call_target_name") instanceof Attr.Str str ? str.value() : "";
+                    if (!handlers.containsKey(target)) {
+                        throw new WeftException(c.op().location(), "no GPU handler for custom call '" + target
+                                + "' (handlers: " + handlers.keySet() + ")");
+                    }
+                }
+                case Step.While w -> {
+                    prepare(w.cond());
+                    prepare(w.body());
+                }
+                case Step.If i -> {
+                    prepare(i.onTrue());
+                    prepare(i.onFalse());
+                }
+                default -> {
+                }
+            }
+        }
+    }
+
+    /**
+     * Why this process cannot run the GPU target (the message of the error a {@code gpu} executable would raise),
+     * or nothing when device 0 opens.
+     */
+    public static Optional<String> unavailableReason() {
+        try {
+            CudaDevice.open(0);
+            return Optional.empty();
+        } catch (WeftException e) {
+            return Optional.of(e.getMessage());
+        }
+    }
+
+    /** The plan this executable runs. */
+    public GpuPlan plan() {
+        return plan;
+    }
+
+    @Override
+    public synchronized List<Tensor> run(List<Tensor> args) {
+        if (args.size() != argumentTypes.length) {
+            throw new WeftException(SourceLocation.capture(), "expected " + argumentTypes.length + " arguments, got "
+                    + args.size());
+        }
+        device.makeCurrent();
+        Frame f = new Frame(plan.slots(), pool, pinned);
+        BlockPlan main = plan.main();
+        for (int i = 0; i < args.size(); i++) {
+            MemorySegment data = argument(args.get(i), i);
+            DeviceBuffer buf = pool.take(data.byteSize());
+            if (data.byteSize() > 0) {
+                JCudaDriver.cuMemcpyHtoD(buf.pointer(), host(data), data.byteSize());
+            }
+            f.define(main.arguments()[i], buf);
+        }
+        run(main, f);
+        List<Tensor> results = new ArrayList<>(resultTypes.length);
+        List<MemorySegment> segments = new ArrayList<>();
+        for (int i = 0; i < resultTypes.length; i++) {
+            MemorySegment seg = NativeMemory.allocate(resultTypes[i].byteSize());
+            if (seg.byteSize() > 0) {
+                JCudaDriver.cuMemcpyDtoHAsync(host(seg), f.slots[main.results()[i]].pointer(), seg.byteSize(),
+                        stream.stream());
+            }
+            segments.add(seg);
+        }
+        JCudaDriver.cuStreamSynchronize(stream.stream());
+        releaseResults(main, f);
+        for (int i = 0; i < resultTypes.length; i++) {
+            results.add(TensorAccess.concrete(resultTypes[i].aval(), segments.get(i)));
+        }
+        return results;
+    }
+
+    private MemorySegment argument(Tensor t, int i) {
+        MemorySegment data = TensorAccess.data(t);
+        if (data == null) {
+            throw new TracedValueException(SourceLocation.capture(), "argument " + i + " is a traced tensor");
+        }
+        TensorType expected = argumentTypes[i];
+        if (t.dtype() != expected.dtype()) {
+            throw new DTypeException(SourceLocation.capture(), "argument " + i + " has dtype "
+                    + t.dtype().specName() + ", expected " + expected.dtype().specName());
+        }
+        if (!Shape.of(t.shape()).equals(expected.shape())) {
+            throw new ShapeException(SourceLocation.capture(), "argument " + i + " does not match " + expected.mlir());
+        }
+        return data;
+    }
+
+    private static Pointer host(MemorySegment seg) {
+        return Pointer.to(seg.asByteBuffer());
+    }
+
+    private void run(BlockPlan b, Frame f) {
+        for (Step s : b.steps()) {
+            switch (s) {
+                case Step.Allocate a -> f.define(a.slot(), pool.take(a.bytes()));
+                case Step.Constant c -> f.define(c.slot(), constants.get(c));
+                case Step.Alias a -> f.define(a.to(), f.slots[a.from()]);
+                case Step.Launch l -> launch(l.kernel(), buffers(f, l.params()));
+                case Step.Matmul m -> matmul(m, f);
+                case Step.CustomCall c -> customCall(c, f);
+                case Step.While w -> loop(w, f);
+                case Step.If i -> {
+                    BlockPlan branch = predicate(f.slots[i.pred()]) ? i.onTrue() : i.onFalse();
+                    run(branch, f);
+                    for (int r = 0; r < i.results().length; r++) {
+                        f.define(i.results()[r], slotOrNull(f, branch.results()[r]));
+                    }
+                    releaseResults(branch, f);
+                }
+                case Step.Release r -> f.release(r.slot());
+            }
+        }
+    }
+
+    private void launch(Kernel k, DeviceBuffer[] params) {
+        Pointer[] ptrs = new Pointer[params.length];
+        for (int i = 0; i < params.length; i++) {
+            ptrs[i] = Pointer.to(params[i].pointer());
+        }
+        var l = k.launch();
+        JCudaDriver.cuLaunchKernel(functions.get(k), l.gridX(), l.gridY(), l.gridZ(), l.blockX(), l.blockY(), 1, 0,
+                stream.stream(), Pointer.to(ptrs), null);
+    }
+
+    private void matmul(Step.Matmul m, Frame f) {
+        if ((long) m.m() * m.n() * m.batch() == 0) {
+            return;
+        }
+        DeviceBuffer a = f.slots[m.a()], b = f.slots[m.b()], c = f.slots[m.c()];
+        if (matmul.isPresent() && matmul.get().supports(m.dtype())) {
+            matmul.get().gemm(stream, m.dtype(), false, false, m.m(), m.n(), m.k(), a.address(), b.address(),
+                    c.address(), m.batch());
+        } else {
+            launch(m.fallback(), new DeviceBuffer[] {a, b, c});
+        }
+    }
+
+    private void customCall(Step.CustomCall c, Frame f) {
+        DeviceBuffer[] results = new DeviceBuffer[c.results().length];
+        for (int r = 0; r < results.length; r++) {
+            if (c.results()[r] >= 0) {
+                results[r] = pool.take(c.resultBytes()[r]);
+                f.define(c.results()[r], results[r]);
+            }
+        }
+        String target = ((Attr.Str) c.op().attr("call_target_name")).value();
+        try {
+            handlers.get(target).call(c.op(), buffers(f, c.operands()), results, stream);
+        } catch (WeftException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new WeftException(c.op().location(), target + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private void loop(Step.While w, Frame f) {
+        DeviceBuffer[] carries = buffers(f, w.operands());
+        hold(f, carries);
+        while (true) {
+            bind(w.cond(), carries, f);
+            run(w.cond(), f);
+            boolean again = predicate(f.slots[w.cond().results()[0]]);
+            releaseResults(w.cond(), f);
+            if (!again) {
+                break;
+            }
+            bind(w.body(), carries, f);
+            run(w.body(), f);
+            DeviceBuffer[] next = buffers(f, w.body().results());
+            hold(f, next);
+            releaseResults(w.body(), f);
+            unhold(f, carries);
+            carries = next;
+        }
+        for (int i = 0; i < carries.length; i++) {
+            f.define(w.results()[i], carries[i]);
+        }
+        unhold(f, carries);
+    }
+
+    private static void bind(BlockPlan b, DeviceBuffer[] values, Frame f) {
+        for (int i = 0; i < values.length; i++) {
+            f.define(b.arguments()[i], values[i]);
+        }
+    }
+
+    private static void hold(Frame f, DeviceBuffer[] bs) {
+        for (DeviceBuffer b : bs) {
+            f.retain(b);
+        }
+    }
+
+    private static void unhold(Frame f, DeviceBuffer[] bs) {
+        for (DeviceBuffer b : bs) {
+            f.drop(b);
+        }
+    }
+
+    /** Drops the block's references to its results, once per distinct slot, after the caller took them over. */
+    private static void releaseResults(BlockPlan b, Frame f) {
+        Set<Integer> distinct = new LinkedHashSet<>();
+        for (int s : b.results()) {
+            distinct.add(s);
+        }
+        distinct.forEach(f::release);
+    }
+
+    /** Reads a rank-0 BOOL from the device: waits for everything enqueued before it. */
+    private boolean predicate(DeviceBuffer b) {
+        JCudaDriver.cuMemcpyDtoHAsync(host(predicate), b.pointer(), 1, stream.stream());
+        JCudaDriver.cuStreamSynchronize(stream.stream());
+        return predicate.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0) != 0;
+    }
+
+    private static DeviceBuffer slotOrNull(Frame f, int slot) {
+        return slot < 0 ? null : f.slots[slot];
+    }
+
+    private static DeviceBuffer[] buffers(Frame f, int[] slots) {
+        DeviceBuffer[] out = new DeviceBuffer[slots.length];
+        for (int i = 0; i < slots.length; i++) {
+            out[i] = slotOrNull(f, slots[i]);
+        }
+        return out;
+    }
+}

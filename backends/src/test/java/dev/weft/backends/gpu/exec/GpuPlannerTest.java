@@ -1,0 +1,125 @@
+package dev.weft.backends.gpu.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.DType;
+import dev.weft.TensorSpec;
+import dev.weft.Weft;
+import dev.weft.backends.gpu.ptx.Kernel;
+import dev.weft.backends.gpu.ptx.Ptxas;
+import dev.weft.backends.gpu.ptx.PtxTarget;
+import dev.weft.lowering.ir.Module;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Plans of traced programs lowered for the GPU target: their steps, and their PTX through ptxas. */
+class GpuPlannerTest {
+    @BeforeAll
+    static void install() {
+        Weft.install();
+    }
+
+    private static GpuPlan plan(String method, Object... args) {
+        return GpuPlanner.plan((Module) Weft.lower("gpu", Programs.class, method, args), PtxTarget.DEFAULT);
+    }
+
+    private static List<GpuPlan> programs() {
+        return List.of(
+                plan("smooth", TensorSpec.of(DType.F32, 1000)),
+                plan("smooth", TensorSpec.of(DType.F64, 3, 5)),
+                plan("logistic", TensorSpec.of(DType.F32, 8, 4), TensorSpec.of(DType.F32, 4, 3)),
+                plan("reductions", TensorSpec.of(DType.F64, 6, 5)),
+                plan("shuffle", TensorSpec.of(DType.I64, 4, 4)),
+                plan("loop", TensorSpec.of(DType.F32, 5), 10),
+                plan("integers", TensorSpec.of(DType.I32, 8), TensorSpec.of(DType.I32, 8)),
+                plan("casts", TensorSpec.of(DType.F32, 7)));
+    }
+
+    @Test
+    void everyTracedProgramAssembles() throws Exception {
+        for (GpuPlan p : programs()) {
+            Ptxas.assemble(p.ptx());
+        }
+    }
+
+    @Test
+    void anElementwiseChainIsOneKernelWithScalarConstantsAsInputsAndReleasesAfterLastUse() {
+        GpuPlan p = plan("smooth", TensorSpec.of(DType.F32, 1000));
+        assertThat(p.kernels()).extracting(Kernel::name).containsExactly("weft_k0_fusion");
+        List<Step> steps = p.main().steps();
+        int arg = p.main().arguments()[0];
+        Step.Constant two = (Step.Constant) steps.get(0), one = (Step.Constant) steps.get(1);
+        assertThat(two.data().get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0)).isEqualTo(2f);
+        assertThat(one.data().get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0)).isEqualTo(1f);
+        Step.Allocate out = (Step.Allocate) steps.get(2);
+        assertThat(out.bytes()).isEqualTo(4000);
+        int[] params = ((Step.Launch) steps.get(3)).params();
+        assertThat(params).hasSize(4);
+        assertThat(params[3]).isEqualTo(out.slot());
+        assertThat(java.util.Arrays.copyOf(params, 3)).containsExactlyInAnyOrder(arg, two.slot(), one.slot());
+        assertThat(steps.subList(4, steps.size())).containsExactly(new Step.Release(params[0]),
+                new Step.Release(params[1]), new Step.Release(params[2]));
+        assertThat(p.main().results()).containsExactly(out.slot());
+    }
+
+    @Test
+    void loopsAndConditionalsRunOnTheHostWithTheirBodiesPlanned() {
+        GpuPlan p = plan("loop", TensorSpec.of(DType.F32, 5), 10);
+        Step.While w = p.main().steps().stream().filter(Step.While.class::isInstance).map(Step.While.class::cast)
+                .findFirst().orElseThrow();
+        assertThat(w.body().steps()).anyMatch(Step.If.class::isInstance);
+        assertThat(w.cond().results()).hasSize(1);
+    }
+
+    @Test
+    void aMatmulKeepsItsFallbackKernel() {
+        GpuPlan p = plan("logistic", TensorSpec.of(DType.F32, 8, 4), TensorSpec.of(DType.F32, 4, 3));
+        Step.Matmul m = p.main().steps().stream().filter(Step.Matmul.class::isInstance)
+                .map(Step.Matmul.class::cast).findFirst().orElseThrow();
+        assertThat(List.of(m.m(), m.n(), m.k(), m.batch())).containsExactly(8, 3, 4, 1);
+        assertThat(m.fallback().launch().gridX()).isEqualTo(1);
+        assertThat(p.kernels()).contains(m.fallback());
+    }
+
+    @Test
+    void everyValueDefinedInABlockIsReleasedOnceUnlessItIsAResult() {
+        for (GpuPlan p : programs()) {
+            checkReleases(p.main());
+        }
+    }
+
+    private static void checkReleases(BlockPlan b) {
+        java.util.Set<Integer> defined = new java.util.HashSet<>();
+        for (int a : b.arguments()) {
+            defined.add(a);
+        }
+        java.util.Set<Integer> released = new java.util.HashSet<>();
+        for (Step s : b.steps()) {
+            switch (s) {
+                case Step.Allocate a -> defined.add(a.slot());
+                case Step.Constant c -> defined.add(c.slot());
+                case Step.Alias a -> defined.add(a.to());
+                case Step.CustomCall c -> java.util.Arrays.stream(c.results()).forEach(defined::add);
+                case Step.While w -> {
+                    java.util.Arrays.stream(w.results()).forEach(defined::add);
+                    checkReleases(w.cond());
+                    checkReleases(w.body());
+                }
+                case Step.If i -> {
+                    java.util.Arrays.stream(i.results()).forEach(defined::add);
+                    checkReleases(i.onTrue());
+                    checkReleases(i.onFalse());
+                }
+                case Step.Release r -> assertThat(released.add(r.slot())).as("released twice: %s", r).isTrue();
+                default -> {
+                }
+            }
+        }
+        defined.remove(-1);
+        for (int r : b.results()) {
+            defined.remove(r);
+        }
+        assertThat(released).isEqualTo(defined);
+    }
+}

@@ -1,0 +1,49 @@
+package dev.weft.backends.gpu.exec;
+
+import dev.weft.Compile;
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.Weft;
+
+/** Traced programs shared by the planner tests and the device tests. */
+public final class Programs {
+    private Programs() {
+    }
+
+    @Compile
+    public static Tensor smooth(Tensor x) {
+        return x.mul(2).add(1).exp().sub(x.tanh()).maximum(x.sin().mul(x.cos()));
+    }
+
+    @Compile
+    public static Tensor logistic(Tensor x, Tensor w) {
+        Tensor z = x.matmul(w);
+        return z.neg().exp().add(1).pow(-1).sum(1);
+    }
+
+    @Compile
+    public static Tensor reductions(Tensor x) {
+        return x.max(0).add(x.min(0)).add(x.sum(0)).add(x.mean(0)).mul(x.prod(0).abs().add(1).log());
+    }
+
+    @Compile
+    public static Tensor shuffle(Tensor x) {
+        return Tensor.concat(0, x.transpose(), x.slice(new long[] {0, 0}, new long[] {1, 4})).reshape(-1)
+                .pad(new long[] {1}, new long[] {2}, 3);
+    }
+
+    @Compile
+    public static Tensor loop(Tensor x, int steps) {
+        return Weft.fori(0, steps, x, (i, c) -> Weft.cond(c.sum().gt(0), () -> c.mul(0.5), () -> c.sub(1)));
+    }
+
+    @Compile
+    public static Tensor integers(Tensor a, Tensor b) {
+        return Tensor.where(a.lt(b), a.rem(b.abs().add(1)), b.div(a.abs().add(1))).add(Tensor.arange(DType.I32, 8));
+    }
+
+    @Compile
+    public static Tensor casts(Tensor x) {
+        return x.cast(DType.I64).cast(DType.F64).sqrt().add(x.cast(DType.F64).rsqrt()).cast(DType.F32);
+    }
+}

@@ -1,0 +1,94 @@
+package dev.weft.backends.gpu.ptx;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.DType;
+import dev.weft.lowering.ir.StableHlo;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Every kernel kind × dtype the generator makes assembles with {@code ptxas --gpu-name sm_90}. */
+class KernelAssemblyTest {
+    private static final List<DType> NUMERIC = List.of(DType.F32, DType.F64, DType.I32, DType.I64);
+    private static final List<DType> ALL = List.of(DType.F32, DType.F64, DType.I32, DType.I64, DType.BOOL);
+
+    private static String name(String op, Object... parts) {
+        StringBuilder b = new StringBuilder(op.substring(op.indexOf('.') + 1));
+        for (Object p : parts) {
+            b.append('_').append(p.toString().toLowerCase());
+        }
+        return b.toString();
+    }
+
+    @Test
+    void elementwiseOpsOnEveryDtype() throws Exception {
+        List<Kernel> ks = new ArrayList<>();
+        for (String op : List.of(StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY, StableHlo.DIVIDE,
+                StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER)) {
+            for (DType t : NUMERIC) {
+                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 2), name(op, t)));
+            }
+        }
+        for (String op : List.of(StableHlo.NEGATE, StableHlo.ABS)) {
+            for (DType t : NUMERIC) {
+                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
+            }
+        }
+        for (String op : List.of(StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT, StableHlo.RSQRT, StableHlo.TANH,
+                StableHlo.SINE, StableHlo.COSINE)) {
+            for (DType t : List.of(DType.F32, DType.F64)) {
+                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
+            }
+        }
+        for (DType t : ALL) {
+            for (String dir : List.of("EQ", "NE", "LT", "LE", "GT", "GE")) {
+                ks.add(ElementwiseKernels.single(Ops.compare(dir, t), name(StableHlo.COMPARE, dir, t)));
+            }
+            ks.add(ElementwiseKernels.single(Ops.elementwise(StableHlo.SELECT, t, t, 3), name(StableHlo.SELECT, t)));
+            for (DType to : ALL) {
+                ks.add(ElementwiseKernels.single(Ops.elementwise(StableHlo.CONVERT, t, to, 1),
+                        name(StableHlo.CONVERT, t, to)));
+            }
+        }
+        assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
+        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+    }
+
+    @Test
+    void reductionsOverAnyAxes() throws Exception {
+        List<Kernel> ks = new ArrayList<>();
+        long[] dims = {3, 4, 5};
+        for (String op : List.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM, StableHlo.MINIMUM)) {
+            for (DType t : NUMERIC) {
+                ks.add(ReduceKernels.reduce(name(op, t, "all"), op, t, dims, new int[] {0, 1, 2}));
+                ks.add(ReduceKernels.reduce(name(op, t, "mid"), op, t, dims, new int[] {1}));
+                ks.add(ReduceKernels.reduce(name(op, t, "outer"), op, t, dims, new int[] {0, 2}));
+            }
+        }
+        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+    }
+
+    @Test
+    void dataMovementOnEveryDtype() throws Exception {
+        List<Kernel> ks = new ArrayList<>();
+        for (DType t : ALL) {
+            ks.add(CopyKernels.affine(name("transpose", t), t, new long[] {4, 3}, new long[] {1, 4}, 0,
+                    new long[] {3, 1}, 0));
+            ks.add(CopyKernels.affine(name("scatter", t), t, new long[] {2, 3}, new long[] {3, 1}, 0,
+                    new long[] {5, 1}, 2));
+            ks.add(CopyKernels.pad(name("pad", t), t, new long[] {2, 3}, new long[] {1, 0}, new long[] {0, 1},
+                    new long[] {4, 5}));
+            ks.add(CopyKernels.iota(name("iota", t), t, new long[] {3, 4}, 1));
+        }
+        for (DType t : NUMERIC) {
+            ks.add(GemmKernel.generate(name("gemm", t), t, 33, 17, 40, 3));
+        }
+        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+    }
+
+    @Test
+    void fusionWithScalarArgumentAndSplatConstant() throws Exception {
+        Ptxas.assemble(PtxTarget.DEFAULT.module(List.of(ElementwiseKernels.fusion(Ops.scaleAndShift(), "fused"))));
+    }
+}
