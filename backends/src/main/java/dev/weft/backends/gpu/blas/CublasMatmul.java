@@ -1,7 +1,6 @@
 package dev.weft.backends.gpu.blas;
 
 import dev.weft.DType;
-import dev.weft.backends.gpu.GpuMatmul;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -11,7 +10,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * {@link GpuMatmul} on one cuBLAS handle, for {@code F32} ({@code Sgemm}) and {@code F64} ({@code Dgemm}).
+ * {@link DeviceGemm} on one cuBLAS handle, for {@code F32} ({@code Sgemm}) and {@code F64} ({@code Dgemm}).
  *
  * <p>cuBLAS is column-major, Weft row-major. A row-major {@code r × c} matrix is, byte for byte, the column-major
  * {@code c × r} matrix of its transpose with leading dimension {@code c}. So for row-major {@code C = A · B}
@@ -25,7 +24,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>The handle is bound to the CUDA context current when this is created; calls are serialised, since a cuBLAS
  * handle must not be used by two threads at once.
  */
-public final class CublasMatmul implements GpuMatmul, AutoCloseable {
+public final class CublasMatmul implements DeviceGemm, AutoCloseable {
     private final CublasLibrary cublas;
     private long handle;
     private long stream;

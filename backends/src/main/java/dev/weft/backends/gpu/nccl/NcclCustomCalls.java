@@ -4,7 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.lowering.CommLoweringRules;
-import dev.weft.backends.gpu.GpuCustomCallHandler;
+
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
@@ -27,7 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code backend_config}). Building them creates, collectively and in the module's order, the NCCL communicator
  * of every communicator the module names; each op's {@code backend_config} is decoded once, on its first call,
  * into an {@link NcclCall}. Token operands are skipped and token results returned as
- * {@link GpuCustomCallHandler#TOKEN}.
+ * {@link NcclCallHandler#TOKEN}.
  *
  * <p>An {@code isend}'s buffer must stay unchanged until its {@code wait}, which takes it as an operand for that
  * reason; an {@code irecv}'s received tensor is a buffer from {@link DeviceMemory#allocate} that its {@code wait}
@@ -42,12 +42,12 @@ public final class NcclCustomCalls {
     }
 
     /** A handler per {@code weft.nccl.*} call target name, running the calls of {@code module} in {@code ctx}. */
-    public static Map<String, GpuCustomCallHandler> handlers(Module module, NcclContext ctx) {
+    public static Map<String, NcclCallHandler> handlers(Module module, NcclContext ctx) {
         for (Func f : module.functions()) {
             createCommunicators(module, ctx, f.body());
         }
         Map<Op, NcclCall> decoded = new ConcurrentHashMap<>();
-        Map<String, GpuCustomCallHandler> handlers = new LinkedHashMap<>();
+        Map<String, NcclCallHandler> handlers = new LinkedHashMap<>();
         for (String name : OPS) {
             handlers.put(PREFIX + name, (op, operands, results, stream) -> {
                 NcclCall call = decoded.computeIfAbsent(op, o -> decode(module, ctx, name, o));
@@ -55,7 +55,7 @@ public final class NcclCustomCalls {
                         tensors(op.results(), results), stream));
                 for (var v : op.results()) {
                     if (v.type() instanceof TokenType) {
-                        out.add(GpuCustomCallHandler.TOKEN);
+                        out.add(NcclCallHandler.TOKEN);
                     }
                 }
                 return out;

@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.lowering.CommLoweringRules;
-import dev.weft.backends.gpu.GpuCustomCallHandler;
+
 import dev.weft.backends.gpu.NativeStub;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
@@ -31,7 +31,7 @@ final class NcclFixture {
 
     final NativeStub stub = stub();
     final DeviceLog device = new DeviceLog();
-    final Map<String, GpuCustomCallHandler> handlers;
+    final Map<String, NcclCallHandler> handlers;
 
     /** Builds the handlers for {@code ops} on {@code world}'s rank, then clears the stub's log of the set-up calls. */
     NcclFixture(Communicator world, List<Op> ops, Func... reductions) {

@@ -1,4 +1,4 @@
-package dev.weft.backends.gpu;
+package dev.weft.backends.gpu.nccl;
 
 import dev.weft.lowering.ir.Op;
 import java.util.List;
@@ -15,7 +15,7 @@ import java.util.List;
  * the executor); {@link #TOKEN} for a token. Failures are thrown as exceptions.
  */
 @FunctionalInterface
-public interface GpuCustomCallHandler {
+public interface NcclCallHandler {
     /** Stands for a token operand or result: tokens carry no data. */
     long TOKEN = 0L;
 

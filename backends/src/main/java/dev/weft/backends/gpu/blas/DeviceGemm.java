@@ -1,4 +1,4 @@
-package dev.weft.backends.gpu;
+package dev.weft.backends.gpu.blas;
 
 import dev.weft.DType;
 
@@ -10,6 +10,6 @@ import dev.weft.DType;
  * another without gaps from device addresses {@code a}, {@code b} and {@code c} (so {@code A_i} starts
  * {@code i * m * k} elements after {@code a}). {@code C} is overwritten, never accumulated into.
  */
-public interface GpuMatmul {
+public interface DeviceGemm {
     void gemm(long stream, DType dtype, int m, int n, int k, long a, long b, long c, int batch);
 }
