@@ -36,7 +36,7 @@ public final class Cases {
     public record Sizes(int chainN, int matmulN, int dispatchCalls, int compileOps, int smallIters, int largeIters,
                         int heatRows, int heatCols, int heatSteps, int reps, int warmup) {
         /** The sizes the issue asks for. */
-        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 5, 1024, 1024, 20, 10, 3);
+        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 1024, 1024, 20, 10, 10);
         /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
         public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 3, 1);
     }
