@@ -102,6 +102,15 @@ public final class CommPrims {
         return List.of(p.result());
     });
 
+    /**
+     * The data an application of {@code prim} moves: its tensor operand (for {@code wait}, the sent tensor after
+     * the request), else what it receives; {@code null} for {@code barrier} and {@code comm_rank}.
+     */
+    public static Aval data(Primitive<?> prim, CommParams p, List<Aval> inputs) {
+        int first = prim == WAIT ? 1 : 0;
+        return inputs.size() > first ? inputs.get(first) : p.result();
+    }
+
     private static Primitive<CommParams> ordered(String name, ShapeRule<CommParams> rule) {
         return new Primitive<>(name, CommParams.class, Effect.ORDERED, rule);
     }

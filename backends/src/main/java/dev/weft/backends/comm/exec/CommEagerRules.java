@@ -28,8 +28,7 @@ public final class CommEagerRules implements EagerRuleProvider {
     }
 
     private static CommCall call(Primitive<CommParams> prim, CommParams p, List<Aval> inAvals) {
-        Aval data = prim == CommPrims.WAIT ? (inAvals.size() > 1 ? inAvals.get(1) : p.result())
-                : inAvals.isEmpty() ? p.result() : inAvals.getFirst();
+        Aval data = CommPrims.data(prim, p, inAvals);
         return new CommCall(CommOp.of(prim.name()), (Communicator) p.comm(), p.peer(), p.tag(), p.source(), p.recvTag(),
                 p.op() == null ? null : ReduceOps.of(p.op(), ReduceOps.viaTensors(p.op().function())), p.root(),
                 data, prim == CommPrims.SENDRECV ? p.result() : null, SourceLocation.capture());

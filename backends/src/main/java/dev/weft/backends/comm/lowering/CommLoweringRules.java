@@ -19,6 +19,7 @@ import dev.weft.spi.Shape;
 import dev.weft.tracer.Tracer;
 import dev.weft.tracer.ir.Graph;
 import dev.weft.tracer.ir.Node;
+import dev.weft.tracer.ir.Var;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -101,22 +102,12 @@ public final class CommLoweringRules implements LoweringRuleProvider {
         if (p.root() >= 0) {
             c.put("root", Attr.Int.i64(p.root()));
         }
-        Aval data = dataAval(node, p);
+        Aval data = CommPrims.data(node.prim(), p, node.inputs().stream().map(Var::aval).toList());
         if (data != null) {
             c.put("dtype", new Attr.Str(data.dtype().specName()));
             c.put("count", Attr.Int.i64(data.shape().size()));
         }
         return c;
-    }
-
-    /** The aval of the data an op moves: its tensor operand, else what it receives. */
-    private static Aval dataAval(Node node, CommParams p) {
-        for (var in : node.inputs()) {
-            if (node.prim() != CommPrims.WAIT || in != node.inputs().getFirst()) {
-                return in.aval();
-            }
-        }
-        return p.result();
     }
 
     /** Lowers {@code op}'s function on 1-D tensors of {@code data}'s size into a private function; its name. */
