@@ -3,12 +3,18 @@ package dev.weft.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.weft.DType;
+import dev.weft.TensorSpec;
+import dev.weft.Weft;
 import dev.weft.backends.comm.fake.FakeWorld;
+import dev.weft.comm.Comm;
 import dev.weft.spi.CommBinding;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -58,6 +64,19 @@ class ExamplesTest {
         String out = run(n, Heat::main);
         assertThat(out).matches("heat max_error = " + NUMBER + "\\R");
         assertThat(Double.parseDouble(out.trim().split(" = ")[1])).isLessThan(1e-4);
+    }
+
+    @Test
+    void heatStepReadsItsNeighboursAsViewsOfThePaddedGrid() {
+        AtomicReference<String> mlir = new AtomicReference<>();
+        FakeWorld.run(1, world -> CommBinding.with(world, () -> {
+            mlir.set(Weft.lower(Heat.class, "simulate", Comm.world(), TensorSpec.of(DType.F64, 8, 6), 3, 0.1)
+                    .toMlir());
+            return null;
+        }));
+        assertThat(mlir.get()).doesNotContain("stablehlo.slice").contains("\"stablehlo.pad\"")
+                .contains("weft.slice_starts = [array<i64: 0, 1>, array<i64: 2, 1>, array<i64: 1, 0>, "
+                        + "array<i64: 1, 2>, ");
     }
 
     @ParameterizedTest(name = "{0} ranks")

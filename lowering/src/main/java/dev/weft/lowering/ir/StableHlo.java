@@ -15,7 +15,9 @@ package dev.weft.lowering.ir;
  * {@link #FUSION} inputs, one region taking tensors of the inputs' types and returning the fused results,
  * made only of elementwise ops of one shape (the fused shape; their dtypes may differ) and of
  * {@code broadcast_in_dim}s of rank-0 region arguments to that shape. Such an argument is a scalar read once, never a
- * full-size tensor.
+ * full-size tensor. A fusion may carry {@link #FUSION_SLICE_STARTS}: then region argument {@code i} is a view, the
+ * unit-stride window of operand {@code i} that starts at the listed indices and has the argument's shape (a slice
+ * absorbed into the fusion, never materialised); an empty list means the argument is the operand itself.
  */
 public final class StableHlo {
     private StableHlo() {
@@ -61,12 +63,27 @@ public final class StableHlo {
     /** A group of fused elementwise ops (Weft's own op). */
     public static final String FUSION = "weft.fusion";
 
+    /**
+     * Optional {@link #FUSION} attribute: an {@code Attr.Array} with one {@code Attr.I64Array} per operand, the
+     * start indices of the window that the region argument views, or empty when it takes the operand whole.
+     */
+    public static final String FUSION_SLICE_STARTS = "weft.slice_starts";
+
     /** Attribute set by buffer planning: indices of the operands whose last use is this op. */
     public static final String LAST_USE = "weft.last_use";
 
     private static final java.util.Set<String> ELEMENTWISE = java.util.Set.of(ADD, SUBTRACT, MULTIPLY, DIVIDE,
             POWER, MAXIMUM, MINIMUM, REMAINDER, NEGATE, ABS, EXP, LOG, SQRT, RSQRT, TANH, SINE, COSINE, COMPARE,
             SELECT, CONVERT);
+
+    /**
+     * The start indices of the window that region argument {@code operand} of {@code fusion} views (see
+     * {@link #FUSION_SLICE_STARTS}), or an empty array when the argument is the operand itself.
+     */
+    public static long[] fusionSliceStarts(Op fusion, int operand) {
+        return fusion.attr(FUSION_SLICE_STARTS) instanceof Attr.Array a
+                && a.elements().get(operand) instanceof Attr.I64Array starts ? starts.toArray() : new long[0];
+    }
 
     /** True for ops that map equal-shaped operands to a result of that shape element by element. */
     public static boolean isElementwise(String opName) {

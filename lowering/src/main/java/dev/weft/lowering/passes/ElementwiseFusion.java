@@ -1,5 +1,6 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
@@ -30,6 +31,10 @@ import java.util.TreeSet;
  * group between them uses a group value (so that moving the group to its last op keeps every use after its
  * definition). Groups never span an op with an effect, so the order of effects is unchanged. Fusion looks
  * inside {@code while} and {@code if} bodies, not inside reductions' combiners.
+ *
+ * <p>For the CPU target a unit-stride {@code slice} whose result only the group uses is absorbed as well: the
+ * fusion takes the slice's source and views the window ({@link StableHlo#FUSION_SLICE_STARTS}), so the slice is
+ * never copied.
  */
 public final class ElementwiseFusion implements Pass {
     private static final Set<String> NESTED = Set.of(StableHlo.WHILE, StableHlo.IF);
@@ -41,15 +46,16 @@ public final class ElementwiseFusion implements Pass {
 
     @Override
     public void run(Module m) {
+        boolean views = m.target().equals("cpu");
         for (Func f : m.functions()) {
-            fuse(f.body());
+            fuse(f.body(), views);
         }
     }
 
-    private static void fuse(Block b) {
+    private static void fuse(Block b, boolean views) {
         for (Op op : b.ops()) {
             if (NESTED.contains(op.name())) {
-                op.regions().forEach(ElementwiseFusion::fuse);
+                op.regions().forEach(r -> fuse(r, views));
             }
         }
         Map<Op, Integer> position = new IdentityHashMap<>();
@@ -83,7 +89,7 @@ public final class ElementwiseFusion implements Pass {
                 }
             }
         }
-        rebuild(b, groupOf, users);
+        rebuild(b, groupOf, users, views ? producer : Map.of());
     }
 
     /**
@@ -158,7 +164,9 @@ public final class ElementwiseFusion implements Pass {
         }
     }
 
-    private static void rebuild(Block b, Map<Op, Group> groupOf, Map<Value, List<Op>> users) {
+    /** Rebuilds {@code b} with its groups fused, absorbing the slices in {@code producer} that only a group uses. */
+    private static void rebuild(Block b, Map<Op, Group> groupOf, Map<Value, List<Op>> users,
+                                Map<Value, Op> producer) {
         List<Op> old = List.copyOf(b.ops());
         Map<Group, List<Op>> members = new IdentityHashMap<>();
         for (Op op : old) {
@@ -168,6 +176,7 @@ public final class ElementwiseFusion implements Pass {
             }
         }
         Map<Value, Value> substitution = new IdentityHashMap<>();
+        Set<Op> absorbed = Collections.newSetFromMap(new IdentityHashMap<>());
         b.ops().clear();
         for (Op op : old) {
             Group g = groupOf.get(op);
@@ -175,13 +184,28 @@ public final class ElementwiseFusion implements Pass {
                 Uses.replace(op, substitution);
                 b.ops().add(op);
             } else if (g.last == op) {
-                b.ops().add(fusion(members.get(g), users, substitution));
+                b.ops().add(fusion(members.get(g), users, producer, substitution, absorbed));
             }
         }
+        b.ops().removeIf(absorbed::contains);
     }
 
-    /** Moves {@code members} (in program order) into a fusion op and maps their escaping values to its results. */
-    private static Op fusion(List<Op> members, Map<Value, List<Op>> users, Map<Value, Value> substitution) {
+    /** True for a unit-stride slice of a ranked tensor. */
+    private static boolean isViewable(Op op) {
+        return op != null && op.name().equals(StableHlo.SLICE) && op.operands().size() == 1
+                && op.result().tensorType().shape().rank() > 0
+                && op.attr("strides") instanceof Attr.I64Array strides
+                && strides.values().stream().allMatch(s -> s == 1)
+                && op.attr("start_indices") instanceof Attr.I64Array;
+    }
+
+    /**
+     * Moves {@code members} (in program order) into a fusion op and maps their escaping values to its results. An
+     * input made by a slice in {@code producer} that only members use becomes a view of the slice's source, and
+     * the slice joins {@code absorbed}.
+     */
+    private static Op fusion(List<Op> members, Map<Value, List<Op>> users, Map<Value, Op> producer,
+                             Map<Value, Value> substitution, Set<Op> absorbed) {
         Set<Op> memberSet = Collections.newSetFromMap(new IdentityHashMap<>());
         memberSet.addAll(members);
         Set<Value> defined = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -206,8 +230,24 @@ public final class ElementwiseFusion implements Pass {
         }
         Op last = members.getLast();
         region.ops().add(new Op(StableHlo.RETURN, escaping, List.of(), Map.of(), List.of(), last.location()));
-        Op fusion = new Op(StableHlo.FUSION, inputList.stream().map(v -> substitution.getOrDefault(v, v)).toList(),
-                escaping.stream().map(Value::type).toList(), Map.of(), List.of(region), last.location());
+        List<Value> operands = new ArrayList<>();
+        List<Attr> starts = new ArrayList<>();
+        boolean anyView = false;
+        for (Value v : inputList) {
+            Op slice = producer.get(v);
+            if (isViewable(slice) && users.get(v).stream().allMatch(memberSet::contains)) {
+                absorbed.add(slice);
+                operands.add(substitution.getOrDefault(slice.operand(0), slice.operand(0)));
+                starts.add(slice.attr("start_indices"));
+                anyView = true;
+            } else {
+                operands.add(substitution.getOrDefault(v, v));
+                starts.add(Attr.I64Array.of(new long[0]));
+            }
+        }
+        Map<String, Attr> attrs = anyView ? Map.of(StableHlo.FUSION_SLICE_STARTS, new Attr.Array(starts)) : Map.of();
+        Op fusion = new Op(StableHlo.FUSION, operands, escaping.stream().map(Value::type).toList(), attrs,
+                List.of(region), last.location());
         for (int i = 0; i < escaping.size(); i++) {
             substitution.put(escaping.get(i), fusion.results().get(i));
         }

@@ -2,6 +2,7 @@ package dev.weft.lowering.passes;
 
 import dev.weft.DType;
 import dev.weft.WeftException;
+import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
@@ -10,6 +11,8 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -115,10 +118,46 @@ public final class Verifier implements Pass {
             }
             case StableHlo.FUSION -> {
                 expectRegions(op, 1);
-                signature(op, 0, operandTypes, resultTypes);
+                signature(op, 0, fusionArguments(op), resultTypes);
             }
             default -> { }
         }
+    }
+
+    /**
+     * The region argument types a fusion must have: each operand's type, or for a view the window's type once the
+     * window is checked to lie inside the operand.
+     */
+    private static List<Type> fusionArguments(Op op) {
+        if (op.attr(StableHlo.FUSION_SLICE_STARTS) instanceof Attr.Array a
+                && a.elements().size() != op.operands().size()) {
+            throw fail(op, StableHlo.FUSION_SLICE_STARTS + " needs one entry per operand");
+        }
+        List<Type> out = new ArrayList<>();
+        for (int i = 0; i < op.operands().size(); i++) {
+            long[] starts = StableHlo.fusionSliceStarts(op, i);
+            TensorType source = op.operand(i).tensorType();
+            if (starts.length == 0) {
+                out.add(source);
+                continue;
+            }
+            if (op.regions().size() != 1 || op.regions().getFirst().arguments().size() != op.operands().size()
+                    || !(op.regions().getFirst().arguments().get(i).type() instanceof TensorType view)) {
+                throw fail(op, "fusion region must take one tensor per operand");
+            }
+            long[] from = source.shape().dims(), size = view.shape().dims();
+            boolean inside = view.dtype() == source.dtype() && size.length == from.length
+                    && starts.length == from.length;
+            for (int k = 0; inside && k < starts.length; k++) {
+                inside = starts[k] >= 0 && starts[k] + size[k] <= from[k];
+            }
+            if (!inside) {
+                throw fail(op, "fusion view " + view.mlir() + " at " + Arrays.toString(starts)
+                        + " does not lie inside operand " + source.mlir());
+            }
+            out.add(view);
+        }
+        return out;
     }
 
     private static void expectRegions(Op op, int n) {

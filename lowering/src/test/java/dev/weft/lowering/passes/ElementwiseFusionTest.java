@@ -146,4 +146,55 @@ class ElementwiseFusionTest {
         assertThat(branch.regions().getFirst().ops().getFirst().operands()).containsExactly(b.arg(0));
         assertThat(names(m)).containsExactly(StableHlo.IF, StableHlo.FUNC_RETURN);
     }
+
+    private static Value slice(ModuleBuilder b, Value source, long start) {
+        Map<String, Attr> attrs = Map.of("start_indices", Attr.I64Array.of(start),
+                "limit_indices", Attr.I64Array.of(start + 4), "strides", Attr.I64Array.of(1L));
+        return b.op(StableHlo.SLICE, List.of(source), List.of(F4), attrs, List.of()).result();
+    }
+
+    @Test
+    void aSliceOnlyTheGroupReadsBecomesAViewOfItsSource() {
+        ModuleBuilder b = new ModuleBuilder(F8, F4);
+        Value left = slice(b, b.arg(0), 0);
+        Value right = slice(b, b.arg(0), 3);
+        Value s = b.op(StableHlo.ADD, F4, left, right);
+        Value n = b.op(StableHlo.MULTIPLY, F4, s, b.arg(1));
+        Module m = fused(b.module(n));
+
+        assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
+        Op fusion = m.main().body().ops().getFirst();
+        assertThat(fusion.operands()).containsExactly(b.arg(0), b.arg(0), b.arg(1));
+        assertThat(fusion.regions().getFirst().arguments()).extracting(Value::type).containsExactly(F4, F4, F4);
+        assertThat(fusion.attr(StableHlo.FUSION_SLICE_STARTS)).isEqualTo(new Attr.Array(List.of(
+                Attr.I64Array.of(0L), Attr.I64Array.of(3L), Attr.I64Array.of(new long[0]))));
+        assertThat(StableHlo.fusionSliceStarts(fusion, 1)).containsExactly(3);
+        assertThat(StableHlo.fusionSliceStarts(fusion, 2)).isEmpty();
+    }
+
+    @Test
+    void aSliceAlsoUsedOutsideTheGroupStaysMaterialised() {
+        ModuleBuilder b = new ModuleBuilder(F8, F4);
+        Value left = slice(b, b.arg(0), 2);
+        Value s = b.op(StableHlo.ADD, F4, left, b.arg(1));
+        Value n = b.op(StableHlo.NEGATE, F4, s);
+        Module m = fused(b.module(n, left));
+
+        assertThat(names(m)).containsExactly(StableHlo.SLICE, StableHlo.FUSION, StableHlo.FUNC_RETURN);
+        Op fusion = m.main().body().ops().get(1);
+        assertThat(fusion.operands()).containsExactly(left, b.arg(1));
+        assertThat(fusion.attr(StableHlo.FUSION_SLICE_STARTS)).isNull();
+    }
+
+    @Test
+    void theGpuTargetKeepsItsSlices() {
+        ModuleBuilder b = new ModuleBuilder(F8, F4);
+        Value left = slice(b, b.arg(0), 1);
+        Value n = b.op(StableHlo.NEGATE, F4, b.op(StableHlo.ADD, F4, left, b.arg(1)));
+        Module cpu = b.module(n);
+        Module m = fused(new Module("gpu", cpu.functions()));
+
+        assertThat(names(m)).containsExactly(StableHlo.SLICE, StableHlo.FUSION, StableHlo.FUNC_RETURN);
+        assertThat(m.main().body().ops().get(1).attr(StableHlo.FUSION_SLICE_STARTS)).isNull();
+    }
 }

@@ -7,12 +7,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weft.DType;
 import dev.weft.WeftException;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.SourceLocation;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -81,5 +84,19 @@ class VerifierTest {
         Op branch = b.op(StableHlo.IF, List.of(b.arg(1)), List.of(F4), Map.of(), List.of(yes.block(), no.block()));
         assertThatThrownBy(() -> verify(b.module(branch.result()))).isInstanceOf(WeftException.class)
                 .hasMessageContaining("region 1");
+    }
+
+    @Test
+    void rejectsAFusionViewOutsideItsOperand() {
+        ModuleBuilder b = new ModuleBuilder(F8);
+        Block region = Block.withArgs(List.of(F4));
+        region.ops().add(new Op(StableHlo.RETURN, List.of(region.arguments().getFirst()), List.of(), Map.of(),
+                List.of(), new SourceLocation("Test", "body", "Test.java", 1)));
+        Op fusion = b.op(StableHlo.FUSION, List.of(b.arg(0)), List.of(F4),
+                Map.of(StableHlo.FUSION_SLICE_STARTS, new Attr.Array(List.of(Attr.I64Array.of(5L)))),
+                List.of(region));
+        assertThatThrownBy(() -> verify(b.module(fusion.result())))
+                .isInstanceOf(WeftException.class)
+                .hasMessageContaining("fusion view tensor<4xf32> at [5] does not lie inside operand tensor<8xf32>");
     }
 }

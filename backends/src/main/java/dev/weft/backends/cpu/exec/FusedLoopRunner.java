@@ -8,8 +8,9 @@ import java.util.concurrent.ForkJoinTask;
  * Runs a {@link FusedLoop} over all {@code n} elements: on the calling thread below {@value #PARALLEL_MIN}
  * elements, else as one block per core of this process's share, the caller running the first and a shared pool
  * the rest. The share is the cores divided by the MPI ranks on this node (from the launcher's environment), so
- * ranks do not oversubscribe the cores they share, or spin in MPI while a peer waits for a core. Blocks are multiples of {@value #ALIGN} elements, so no two share a cache line of a 64-byte-aligned buffer.
- * Buffers confined to the calling thread are never handed to the pool.
+ * ranks do not oversubscribe the cores they share, or spin in MPI while a peer waits for a core. Blocks are
+ * multiples of {@value #ALIGN} elements, so no two share a cache line of a 64-byte-aligned buffer (a fusion with
+ * views splits by rows instead). Buffers confined to the calling thread are never handed to the pool.
  */
 final class FusedLoopRunner {
     static final long PARALLEL_MIN = 1 << 20;
@@ -27,26 +28,42 @@ final class FusedLoopRunner {
     }
 
     static void run(FusedLoop loop, MemorySegment[] in, MemorySegment[] out, long n) {
-        if (n < PARALLEL_MIN || CORES < 2 || !shared(in) || !shared(out)) {
-            loop.run(in, out, 0, n);
+        split(n, ALIGN, n < PARALLEL_MIN || !shared(in) || !shared(out), (from, to) -> loop.run(in, out, from, to));
+    }
+
+    /** Runs {@code loop} row by row over the fused shape of {@code views}, in blocks of rows as above. */
+    static void run(FusionViews views, FusedLoop loop, MemorySegment[] in, MemorySegment[] out) {
+        long rows = views.rows();
+        split(rows, 1, rows * views.rowLength() < PARALLEL_MIN || !shared(in) || !shared(out),
+                (from, to) -> views.run(loop, in, out, from, to));
+    }
+
+    private interface Range {
+        void run(long from, long to);
+    }
+
+    /** Runs {@code task} over {@code [0, n)}: whole on this thread if {@code serial}, else in aligned blocks. */
+    private static void split(long n, long align, boolean serial, Range task) {
+        if (serial || CORES < 2) {
+            task.run(0, n);
             return;
         }
-        long block = (n / CORES + ALIGN - 1) / ALIGN * ALIGN;
+        long block = ((n + CORES - 1) / CORES + align - 1) / align * align;
         ForkJoinTask<?>[] rest = new ForkJoinTask<?>[CORES - 1];
         for (int b = 1; b < CORES; b++) {
             long from = Math.min(n, b * block);
             long to = Math.min(n, from + block);
-            rest[b - 1] = Pool.POOL.submit(() -> loop.run(in, out, from, to));
+            rest[b - 1] = Pool.POOL.submit(() -> task.run(from, to));
         }
         RuntimeException failure = null;
         try {
-            loop.run(in, out, 0, Math.min(n, block));
+            task.run(0, Math.min(n, block));
         } catch (RuntimeException e) {
             failure = e;
         }
-        for (ForkJoinTask<?> task : rest) {
+        for (ForkJoinTask<?> t : rest) {
             try {
-                task.join();
+                t.join();
             } catch (RuntimeException e) {
                 failure = failure == null ? e : failure;
             }

@@ -20,10 +20,11 @@ import java.util.Map;
  * ({@link FusedLoopGenerator}) reading each input element once and writing each result element once. Any other
  * region (one holding an op on a dtype its kernel rejects) runs chunk by chunk ({@value #CHUNK} elements), one
  * kernel per op, each intermediate living in a chunk-sized scratch buffer, so no full-size temporaries exist; on
- * either path a result may overwrite a dying input. In the chunked path registers
- * {@code 0..views-1} are the inputs, then constants of the fused shape: a full-size one is read through a window
- * per chunk, a rank-0 one (only read by broadcasts) as it is. A {@code broadcast_in_dim} of a scalar is a scratch
- * register filled once per run; each chunk is read completely before it is written.
+ * either path a result may overwrite a dying input. A view argument ({@link FusionViews}) is read in place by the
+ * generated loop, row by row, and copied to a scratch buffer first by the chunked path. In the chunked path
+ * registers {@code 0..views-1} are the inputs, then constants of the fused shape: a full-size one is read through a
+ * window per chunk, a rank-0 one (only read by broadcasts) as it is. A {@code broadcast_in_dim} of a scalar is a
+ * scratch register filled once per run; each chunk is read completely before it is written.
  */
 final class FusionInstruction {
     static final int CHUNK = 4096;
@@ -46,6 +47,8 @@ final class FusionInstruction {
                                          long n) {
         int[] inputSlots = b.slots(op.operands());
         MemorySegment[] constantData = constants.stream().map(Attr.Dense::data).toArray(MemorySegment[]::new);
+        FusionViews views = FusionViews.of(op,
+                constants.stream().mapToLong(d -> d.type().dtype().byteSize()).toArray());
         int results = op.results().size();
         int[] resultSlot = new int[results];
         int[] resultClass = new int[results];
@@ -68,7 +71,11 @@ final class FusionInstruction {
                 out[r] = o.segment;
             }
             try {
-                FusedLoopRunner.run(loop, in, out, n);
+                if (views == null) {
+                    FusedLoopRunner.run(loop, in, out, n);
+                } else {
+                    FusedLoopRunner.run(views, loop, in, out);
+                }
             } catch (ArithmeticException e) {
                 // idiv and ldiv say "/ by zero"; report it as the eager kernels do
                 throw new ArithmeticException(Elementwise.DIVISION_BY_ZERO);
@@ -152,7 +159,12 @@ final class FusionInstruction {
         int[] inputSlots = viewSlots.stream().mapToInt(Integer::intValue).toArray();
         boolean[] windowed = new boolean[views];
         for (int v = 0; v < views; v++) {
-            windowed[v] = v >= inputSlots.length || op.operand(v).tensorType().shape().size() == n;
+            windowed[v] = v >= inputSlots.length || region.arguments().get(v).tensorType().shape().size() == n;
+        }
+        FusionViews slices = FusionViews.of(op, new long[0]);
+        int[] windowClass = new int[inputSlots.length];
+        for (int v = 0; v < inputSlots.length; v++) {
+            windowClass[v] = slices != null && slices.isView(v) ? b.sizeClass(n * bytesPerElement[v]) : -1;
         }
         int[] splatRegs = splatOf.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
         int[] splatSources = Arrays.stream(splatRegs).map(splatOf::get).toArray();
@@ -162,6 +174,11 @@ final class FusionInstruction {
             MemorySegment[] full = new MemorySegment[views];
             for (int i = 0; i < inputSlots.length; i++) {
                 full[i] = f.slots[inputSlots[i]].segment;
+                if (windowClass[i] >= 0) {
+                    MemorySegment window = f.allocateSegment(windowClass[i]);
+                    slices.copyWindow(i, full[i], window);
+                    full[i] = window;
+                }
             }
             System.arraycopy(constantData, 0, full, inputSlots.length, constantData.length);
             MemorySegment[] outs = new MemorySegment[results];
@@ -198,6 +215,11 @@ final class FusionInstruction {
             }
             for (int r = views; r < registers; r++) {
                 f.recycle(scratchClass[r], regs[r]);
+            }
+            for (int i = 0; i < inputSlots.length; i++) {
+                if (windowClass[i] >= 0) {
+                    f.recycle(windowClass[i], full[i]);
+                }
             }
         };
     }
