@@ -139,7 +139,7 @@ class FusedLoopTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 1, FusionInstruction.CHUNK - 1, FusionInstruction.CHUNK + 1, (1 << 20) + 3})
+    @ValueSource(ints = {0, 1, FusionInstruction.CHUNK - 1, FusionInstruction.CHUNK + 1, (1 << 20) + 1, (1 << 20) + 3})
     void aMixedFusionMatchesAtEverySize(int n) {
         Module m = mixedFusion(n);
         List<Tensor> in = inputs(m, new Random(n), true);
