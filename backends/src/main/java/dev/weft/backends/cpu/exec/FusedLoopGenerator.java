@@ -222,12 +222,12 @@ final class FusedLoopGenerator {
                     arg(a, 0);
                     code.invokestatic(CD_MATH, "abs", MethodTypeDesc.of(valueDesc(t), valueDesc(t)));
                 }
-                case StableHlo.EXP -> transcendental(a, "exp");
+                case StableHlo.EXP -> floatMath(a, "exp");
                 case StableHlo.LOG -> transcendental(a, "log");
                 case StableHlo.SQRT -> transcendental(a, "sqrt");
                 case StableHlo.TANH -> transcendental(a, "tanh");
-                case StableHlo.SINE -> sineOrCosine(a, "sin");
-                case StableHlo.COSINE -> sineOrCosine(a, "cos");
+                case StableHlo.SINE -> floatMath(a, "sin");
+                case StableHlo.COSINE -> floatMath(a, "cos");
                 case StableHlo.RSQRT -> {
                     code.loadConstant(1.0);
                     arg(a, 0);
@@ -258,7 +258,7 @@ final class FusedLoopGenerator {
         }
 
         /** {@code FloatMath.fn} for f32, as the eager kernel computes it; {@code Math.fn} otherwise. */
-        private void sineOrCosine(FusedLoopSpec.Apply a, String fn) {
+        private void floatMath(FusedLoopSpec.Apply a, String fn) {
             if (kind(a.operand()) == TypeKind.FLOAT) {
                 arg(a, 0);
                 code.invokestatic(CD_FLOAT_MATH, fn, F_F);

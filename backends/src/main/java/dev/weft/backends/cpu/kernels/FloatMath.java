@@ -1,11 +1,11 @@
 package dev.weft.backends.cpu.kernels;
 
 /**
- * Single-precision sine and cosine, shared by the eager f32 kernels and the generated fused loops so that both
- * compute every element bit for bit alike. Each result is within 1 ulp of {@code (float) Math.sin((double) x)}
- * (resp. {@code cos}) for every float: the argument is reduced in double and the polynomial evaluated in
- * double, then rounded once. Arguments of magnitude above 2^20, infinities and NaN take {@link Math#sin} /
- * {@link Math#cos}.
+ * Single-precision sine, cosine and exponential, shared by the eager f32 kernels and the generated fused loops
+ * so that both compute every element bit for bit alike. Each result is within 1 ulp of
+ * {@code (float) Math.sin((double) x)} (resp. {@code cos}, {@code exp}) for every float: the argument is reduced
+ * in double and a polynomial evaluated in double, then rounded once. Arguments outside the reduced range,
+ * infinities and NaN take the {@link Math} function.
  *
  * <p>Reduction: {@code |x| = k·π/2 + r}, {@code |r| ≤ π/4}, with π/2 split into two doubles and each product
  * subtracted by one fused multiply-add, so {@code r} carries about 2^-85 absolute error for {@code k < 2^20} —
@@ -13,6 +13,10 @@ package dev.weft.backends.cpu.kernels;
  * are the minimax polynomials of FreeBSD msun {@code k_sinf.c} (relative error below 2^-37.5) and
  * {@code k_cosf.c} (absolute error below 2^-34.1) (Sun Microsystems, freely redistributable). Both kernels are
  * evaluated and the quadrant selects one and its sign without branching on data.
+ *
+ * <p>Exponential: {@code x = k·ln 2 + r}, {@code |r| ≤ ln 2 / 2}, reduced the same way; {@code e^r} is its
+ * Taylor polynomial of degree 9 (truncation below 2^-37 relative), scaled by {@code 2^k} exactly in double, so
+ * f32 overflow, subnormal results and underflow come from the single final rounding.
  */
 public final class FloatMath {
     /** Largest magnitude reduced here; beyond it {@code k·π/2} needs more than two parts of π/2. */
@@ -20,8 +24,14 @@ public final class FloatMath {
     private static final double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
     private static final double PI_OVER_2_HI = 0x1.921fb54442d18p0;
     private static final double PI_OVER_2_LO = 0x1.1a62633145c07p-54;
-    /** Adding 1.5·2^52 rounds a non-negative double below 2^51 to an integer held in the low mantissa bits. */
+    /** Adding 1.5·2^52 rounds a double of magnitude below 2^51 to an integer, held in the low mantissa bits. */
     private static final double ROUND_SHIFTER = 0x1.8p52;
+
+    /** Beyond it f32 {@code e^x} is infinite or zero; within it {@code 2^k} is a normal double. */
+    private static final double EXP_LIMIT = 104;
+    private static final double LOG2_E = 0x1.71547652b82fep0;
+    private static final double LN2_HI = 0x1.62e42fefa39efp-1;
+    private static final double LN2_LO = 0x1.abc9e3b39803fp-56;
 
     private static final double S1 = -0x15555554cbac77.0p-55;
     private static final double S2 = 0x111110896efbb2.0p-59;
@@ -58,6 +68,19 @@ public final class FloatMath {
         long q = quadrant(ax);
         double r = reduce(ax, q);
         return (float) withSign(select(r, q + 1), (q + 1) << 62);
+    }
+
+    /** {@code e^x}; {@code +Inf} above about 88.72, {@code 0} below about -103.97, NaN for NaN. */
+    public static float exp(float x) {
+        double d = x;
+        if (!(Math.abs(d) <= EXP_LIMIT)) {
+            return (float) Math.exp(d);
+        }
+        double k = (d * LOG2_E + ROUND_SHIFTER) - ROUND_SHIFTER;
+        double r = Math.fma(-k, LN2_LO, Math.fma(-k, LN2_HI, d));
+        double p = 1 + r * (1 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720
+                + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880)))))))));
+        return (float) (p * Double.longBitsToDouble(((long) k + Double.MAX_EXPONENT) << 52));
     }
 
     /** {@code k = round(ax·2/π)} in the low bits of the result (ax ≥ 0). */

@@ -3,14 +3,17 @@ package dev.weft.backends.cpu.kernels;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.function.DoubleUnaryOperator;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** {@link FloatMath} against {@code (float) Math.sin((double) x)} / {@code cos}, within 1 ulp. */
+/** {@link FloatMath} against {@code (float) Math.sin((double) x)} / {@code cos} / {@code exp}, within 1 ulp. */
 class FloatMathTest {
     private static final int LIMIT_BITS = Float.floatToRawIntBits(0x1p20f);
     /** Odd stride through the bit patterns of [0, 2^20]: about 26 million magnitudes, every mantissa residue. */
     private static final int STRIDE = 47;
+    /** Bits of 110: beyond about ±104 f32 {@code e^x} is infinite or zero. */
+    private static final int EXP_SWEEP_BITS = Float.floatToRawIntBits(110f);
     /** Largest k with k·π/2 ≤ 2^20. */
     private static final int MAX_QUADRANT = (int) (0x1p20 / (Math.PI / 2));
 
@@ -77,21 +80,63 @@ class FloatMathTest {
         }
     }
 
+    @Test
+    void expWithinOneUlpOnAStridedSweepThroughOverflowAndSubnormalResults() {
+        MaxError e = new MaxError("exp");
+        for (int bits = 0; bits <= EXP_SWEEP_BITS; bits += STRIDE) {
+            e.check(Float.intBitsToFloat(bits));
+            e.check(Float.intBitsToFloat(bits | Integer.MIN_VALUE));
+        }
+        e.report(1);
+    }
+
+    @Test
+    void expOfSpecialsAndBeyondTheReducedRange() {
+        assertThat(FloatMath.exp(Float.NaN)).isNaN();
+        assertThat(FloatMath.exp(Float.POSITIVE_INFINITY)).isEqualTo(Float.POSITIVE_INFINITY);
+        assertThat(Float.floatToRawIntBits(FloatMath.exp(Float.NEGATIVE_INFINITY))).isZero();
+        assertThat(FloatMath.exp(0f)).isEqualTo(1f);
+        assertThat(FloatMath.exp(-0f)).isEqualTo(1f);
+        assertThat(FloatMath.exp(Float.MIN_VALUE)).isEqualTo(1f);
+        assertThat(FloatMath.exp(88.72283f)).isEqualTo((float) Math.exp(88.72283f)).isFinite();
+        assertThat(FloatMath.exp(88.72284f)).isEqualTo(Float.POSITIVE_INFINITY);
+        assertThat(FloatMath.exp(-103.97208f)).isEqualTo(Float.MIN_VALUE);
+        assertThat(Float.floatToRawIntBits(FloatMath.exp(-103.9721f))).isZero();
+        for (int bits = Float.floatToRawIntBits(104f) + 1; bits < 0x7f800000; bits += 1009) {
+            assertThat(FloatMath.exp(Float.intBitsToFloat(bits))).isEqualTo(Float.POSITIVE_INFINITY);
+            assertThat(Float.floatToRawIntBits(FloatMath.exp(-Float.intBitsToFloat(bits)))).isZero();
+        }
+    }
+
+    private interface FloatUnaryOperator {
+        float apply(float x);
+    }
+
     /** The largest distance in ulps seen between {@link FloatMath} and the rounded double function. */
     private static final class MaxError {
         private final String fn;
         private final DoubleUnaryOperator reference;
+        private final FloatUnaryOperator function;
         private int max;
         private float worst;
         private long count;
 
         MaxError(String fn) {
             this.fn = fn;
-            this.reference = fn.equals("sin") ? Math::sin : Math::cos;
+            this.reference = switch (fn) {
+                case "sin" -> Math::sin;
+                case "cos" -> Math::cos;
+                default -> Math::exp;
+            };
+            this.function = switch (fn) {
+                case "sin" -> FloatMath::sin;
+                case "cos" -> FloatMath::cos;
+                default -> FloatMath::exp;
+            };
         }
 
         float actual(float x) {
-            return fn.equals("sin") ? FloatMath.sin(x) : FloatMath.cos(x);
+            return function.apply(x);
         }
 
         float expected(float x) {
