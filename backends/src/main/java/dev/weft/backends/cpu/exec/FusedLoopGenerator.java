@@ -13,6 +13,7 @@ import static java.lang.constant.ConstantDescs.MTD_void;
 import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.FloatMath;
 import dev.weft.lowering.ir.StableHlo;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
@@ -47,8 +48,10 @@ final class FusedLoopGenerator {
     private static final ClassDesc CD_LAYOUTS = desc(ValueLayout.class);
     private static final ClassDesc CD_MATH = desc(Math.class);
     private static final ClassDesc CD_ELEMENTWISE = desc(Elementwise.class);
+    private static final ClassDesc CD_FLOAT_MATH = desc(FloatMath.class);
     private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long);
     private static final MethodTypeDesc D_D = MethodTypeDesc.of(CD_double, CD_double);
+    private static final MethodTypeDesc F_F = MethodTypeDesc.of(CD_float, CD_float);
     private static final MethodTypeDesc DD_D = MethodTypeDesc.of(CD_double, CD_double, CD_double);
     private static final MethodTypeDesc JJ_J = MethodTypeDesc.of(CD_long, CD_long, CD_long);
 
@@ -219,12 +222,12 @@ final class FusedLoopGenerator {
                     arg(a, 0);
                     code.invokestatic(CD_MATH, "abs", MethodTypeDesc.of(valueDesc(t), valueDesc(t)));
                 }
-                case StableHlo.EXP -> transcendental(a, "exp");
+                case StableHlo.EXP -> floatMath(a, "exp");
                 case StableHlo.LOG -> transcendental(a, "log");
                 case StableHlo.SQRT -> transcendental(a, "sqrt");
                 case StableHlo.TANH -> transcendental(a, "tanh");
-                case StableHlo.SINE -> transcendental(a, "sin");
-                case StableHlo.COSINE -> transcendental(a, "cos");
+                case StableHlo.SINE -> floatMath(a, "sin");
+                case StableHlo.COSINE -> floatMath(a, "cos");
                 case StableHlo.RSQRT -> {
                     code.loadConstant(1.0);
                     arg(a, 0);
@@ -252,6 +255,16 @@ final class FusedLoopGenerator {
             TypeKind k = kind(a.operand());
             arg(a, 0);
             code.conversion(k, TypeKind.DOUBLE).invokestatic(CD_MATH, fn, D_D).conversion(TypeKind.DOUBLE, k);
+        }
+
+        /** {@code FloatMath.fn} for f32, as the eager kernel computes it; {@code Math.fn} otherwise. */
+        private void floatMath(FusedLoopSpec.Apply a, String fn) {
+            if (kind(a.operand()) == TypeKind.FLOAT) {
+                arg(a, 0);
+                code.invokestatic(CD_FLOAT_MATH, fn, F_F);
+            } else {
+                transcendental(a, fn);
+            }
         }
 
         /**

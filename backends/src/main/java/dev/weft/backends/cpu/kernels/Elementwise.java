@@ -12,7 +12,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * Elementwise kernels over the first {@code n} elements of row-major buffers. The output may be one of the
  * inputs (each element is read before it is written). One plain indexed loop per operation and dtype, so that
- * the JIT can vectorize it; f32 transcendental functions are computed in double and rounded.
+ * the JIT can vectorize it; f32 transcendental functions are computed in double and rounded, f32 sine,
+ * cosine and exponential by {@link FloatMath}.
  */
 public final class Elementwise {
     /** The message of the {@link ArithmeticException} of an integer division or remainder by zero. */
@@ -272,7 +273,7 @@ public final class Elementwise {
             }
             case EXP -> {
                 for (long i = 0; i < n; i++) {
-                    o.setAtIndex(F32, i, (float) Math.exp(a.getAtIndex(F32, i)));
+                    o.setAtIndex(F32, i, FloatMath.exp(a.getAtIndex(F32, i)));
                 }
             }
             case LOG -> {
@@ -297,12 +298,12 @@ public final class Elementwise {
             }
             case SIN -> {
                 for (long i = 0; i < n; i++) {
-                    o.setAtIndex(F32, i, (float) Math.sin(a.getAtIndex(F32, i)));
+                    o.setAtIndex(F32, i, FloatMath.sin(a.getAtIndex(F32, i)));
                 }
             }
             case COS -> {
                 for (long i = 0; i < n; i++) {
-                    o.setAtIndex(F32, i, (float) Math.cos(a.getAtIndex(F32, i)));
+                    o.setAtIndex(F32, i, FloatMath.cos(a.getAtIndex(F32, i)));
                 }
             }
         }
