@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.backends.cpu.kernels.FloatMath;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
@@ -150,7 +151,7 @@ class FusedLoopTest {
         double[] wide = got.get(0).toDoubleArray();
         long[] count = got.get(1).toLongArray();
         for (int i = 0; i < n; i++) {
-            double y = (double) (float) Math.sin(x[i]) * s;
+            double y = (double) FloatMath.sin(x[i]) * s;
             assertThat(Double.compare(wide[i], x[i] < k[i] ? y : -y)).as("element %d", i).isZero();
             assertThat(count[i]).isEqualTo(x[i] < k[i] ? (long) k[i] * k[i] : 0);
         }
