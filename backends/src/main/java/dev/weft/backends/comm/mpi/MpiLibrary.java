@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.mpi;
 
 import dev.weft.DType;
-
+import dev.weft.backends.ffi.Downcalls;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -219,7 +219,7 @@ final class MpiLibrary {
             MemorySegment message = (MemorySegment) dlerror.invokeExact();
             return message.equals(MemorySegment.NULL) ? name + ": not found" : message.reinterpret(4096).getString(0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -274,7 +274,7 @@ final class MpiLibrary {
             }
             return text.getString(0).strip();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -286,7 +286,7 @@ final class MpiLibrary {
             int rc = (int) errorString.invokeExact(code, text, len);
             return rc == SUCCESS ? text.getString(0) : "MPI error code " + code;
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -304,7 +304,7 @@ final class MpiLibrary {
             int rc = (int) query.invokeExact(flag);
             return rc == SUCCESS && flag.get(JAVA_INT, 0) != 0;
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -312,7 +312,7 @@ final class MpiLibrary {
         try {
             return (int) initThread.invokeExact(MemorySegment.NULL, MemorySegment.NULL, required, provided);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -320,7 +320,7 @@ final class MpiLibrary {
         try {
             return (int) finalizeFn.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -328,7 +328,7 @@ final class MpiLibrary {
         try {
             return (int) abort.invokeExact(comm, code);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -336,7 +336,7 @@ final class MpiLibrary {
         try {
             return (int) commSetErrhandler.invokeExact(comm, errhandler);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -344,7 +344,7 @@ final class MpiLibrary {
         try {
             return (int) commRank.invokeExact(comm, rank);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -352,7 +352,7 @@ final class MpiLibrary {
         try {
             return (int) commSize.invokeExact(comm, size);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -360,7 +360,7 @@ final class MpiLibrary {
         try {
             return (int) commSplit.invokeExact(comm, color, key, newComm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -368,7 +368,7 @@ final class MpiLibrary {
         try {
             return (int) commDup.invokeExact(comm, newComm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -376,7 +376,7 @@ final class MpiLibrary {
         try {
             return (int) commFree.invokeExact(comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -384,7 +384,7 @@ final class MpiLibrary {
         try {
             return (int) barrier.invokeExact(comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -392,7 +392,7 @@ final class MpiLibrary {
         try {
             return (int) send.invokeExact(buf, count, datatype, dest, tag, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -400,7 +400,7 @@ final class MpiLibrary {
         try {
             return (int) recv.invokeExact(buf, count, datatype, src, tag, comm, status);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -408,7 +408,7 @@ final class MpiLibrary {
         try {
             return (int) isend.invokeExact(buf, count, datatype, dest, tag, comm, request);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -416,7 +416,7 @@ final class MpiLibrary {
         try {
             return (int) irecv.invokeExact(buf, count, datatype, src, tag, comm, request);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -424,7 +424,7 @@ final class MpiLibrary {
         try {
             return (int) waitFn.invokeExact(request, status);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -432,7 +432,7 @@ final class MpiLibrary {
         try {
             return (int) getCount.invokeExact(status, datatype, count);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -443,7 +443,7 @@ final class MpiLibrary {
             return (int) sendrecv.invokeExact(sendbuf, sendcount, sendtype, dest, sendtag,
                     recvbuf, recvcount, recvtype, src, recvtag, comm, status);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -451,7 +451,7 @@ final class MpiLibrary {
         try {
             return (int) allreduce.invokeExact(in, out, count, datatype, op, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -459,7 +459,7 @@ final class MpiLibrary {
         try {
             return (int) allgather.invokeExact(in, count, datatype, out, count, datatype, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -467,7 +467,7 @@ final class MpiLibrary {
         try {
             return (int) reduceScatterBlock.invokeExact(in, out, count, datatype, op, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -475,7 +475,7 @@ final class MpiLibrary {
         try {
             return (int) bcast.invokeExact(buf, count, datatype, root, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -483,7 +483,7 @@ final class MpiLibrary {
         try {
             return (int) reduce.invokeExact(in, out, count, datatype, op, root, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -491,7 +491,7 @@ final class MpiLibrary {
         try {
             return (int) alltoall.invokeExact(in, count, datatype, out, count, datatype, comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -499,7 +499,7 @@ final class MpiLibrary {
         try {
             return (int) opCreate.invokeExact(function, commute ? 1 : 0, op);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -507,7 +507,7 @@ final class MpiLibrary {
         try {
             return (int) opFree.invokeExact(op);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -524,8 +524,7 @@ final class MpiLibrary {
                 handles.add(i);
             }
         }
-        MethodHandle mh = Linker.nativeLinker().downcallHandle(symbols.findOrThrow(name),
-                FunctionDescriptor.of(JAVA_INT, real));
+        MethodHandle mh = Downcalls.intFunction(symbols, name, real);
         MethodHandle fromLong = handleLayout instanceof AddressLayout ? ADDRESS_OF_LONG : INT_OF_LONG;
         for (int i : handles) {
             mh = MethodHandles.filterArguments(mh, i, fromLong);
@@ -548,16 +547,6 @@ final class MpiLibrary {
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException(t);
     }
 
     @Override

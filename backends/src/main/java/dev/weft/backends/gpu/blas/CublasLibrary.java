@@ -1,8 +1,7 @@
 package dev.weft.backends.gpu.blas;
 
+import dev.weft.backends.ffi.Downcalls;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
@@ -75,11 +74,8 @@ public final class CublasLibrary {
 
     /** Opens cuBLAS by the class comment's rules; fails naming every library tried. */
     public static CublasLibrary load() {
-        String name = System.getProperty(LIBRARY_PROPERTY);
-        if (name == null || name.isBlank()) {
-            name = System.getenv(LIBRARY_ENV);
-        }
-        return load(name == null || name.isBlank() ? DEFAULT_NAMES : List.of(name));
+        String override = Downcalls.override(LIBRARY_PROPERTY, LIBRARY_ENV);
+        return load(override == null ? DEFAULT_NAMES : List.of(override));
     }
 
     /** The first of {@code names} that loads with every function bound here. */
@@ -115,7 +111,7 @@ public final class CublasLibrary {
         try {
             return (int) create.invokeExact(handle);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -123,7 +119,7 @@ public final class CublasLibrary {
         try {
             return (int) destroy.invokeExact(handle);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -131,7 +127,7 @@ public final class CublasLibrary {
         try {
             return (int) setStream.invokeExact(handle, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -140,7 +136,7 @@ public final class CublasLibrary {
         try {
             return (int) sgemm.invokeExact(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -149,7 +145,7 @@ public final class CublasLibrary {
         try {
             return (int) dgemm.invokeExact(handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -160,7 +156,7 @@ public final class CublasLibrary {
             return (int) sgemmStridedBatched.invokeExact(handle, transa, transb, m, n, k, alpha, a, lda, strideA,
                     b, ldb, strideB, beta, c, ldc, strideC, batch);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -171,23 +167,12 @@ public final class CublasLibrary {
             return (int) dgemmStridedBatched.invokeExact(handle, transa, transb, m, n, k, alpha, a, lda, strideA,
                     b, ldb, strideB, beta, c, ldc, strideC, batch);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
-    /** A downcall returning {@code cublasStatus_t} ({@code int}). */
     private MethodHandle fn(String name, MemoryLayout... args) {
-        return Linker.nativeLinker().downcallHandle(symbols.findOrThrow(name), FunctionDescriptor.of(JAVA_INT, args));
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException(t);
+        return Downcalls.intFunction(symbols, name, args);
     }
 
     @Override

@@ -3,8 +3,8 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.ffi.Downcalls;
 import dev.weft.spi.SourceLocation;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -107,13 +107,8 @@ public final class NcclLibrary {
 
     /** Opens the NCCL library named by the class comment's rules; fails saying which file and how to override. */
     public static NcclLibrary load() {
-        String name = System.getProperty(LIBRARY_PROPERTY);
-        if (name == null || name.isBlank()) {
-            name = System.getenv(LIBRARY_ENV);
-        }
-        if (name == null || name.isBlank()) {
-            name = DEFAULT_NAME;
-        }
+        String override = Downcalls.override(LIBRARY_PROPERTY, LIBRARY_ENV);
+        String name = override != null ? override : DEFAULT_NAME;
         try {
             return new NcclLibrary(name);
         } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
@@ -153,7 +148,7 @@ public final class NcclLibrary {
             }
             return v.get(JAVA_INT, 0);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -175,7 +170,7 @@ public final class NcclLibrary {
             String s = text.equals(MemorySegment.NULL) ? "unknown error" : text.reinterpret(4096).getString(0);
             return s + " (" + name + " = " + result + ")";
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -184,7 +179,7 @@ public final class NcclLibrary {
         try {
             return (int) getUniqueId.invokeExact(id);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -193,7 +188,7 @@ public final class NcclLibrary {
         try {
             return (int) commInitRank.invokeExact(comm, nranks, id, rank);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -201,7 +196,7 @@ public final class NcclLibrary {
         try {
             return (int) commDestroy.invokeExact(comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -209,7 +204,7 @@ public final class NcclLibrary {
         try {
             return (int) commAbort.invokeExact(comm);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -217,7 +212,7 @@ public final class NcclLibrary {
         try {
             return (int) commGetAsyncError.invokeExact(comm, error);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -225,7 +220,7 @@ public final class NcclLibrary {
         try {
             return (int) allReduce.invokeExact(send, recv, count, datatype, op, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -233,7 +228,7 @@ public final class NcclLibrary {
         try {
             return (int) allGather.invokeExact(send, recv, sendCount, datatype, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -241,7 +236,7 @@ public final class NcclLibrary {
         try {
             return (int) reduceScatter.invokeExact(send, recv, recvCount, datatype, op, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -249,7 +244,7 @@ public final class NcclLibrary {
         try {
             return (int) broadcast.invokeExact(send, recv, count, datatype, root, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -257,7 +252,7 @@ public final class NcclLibrary {
         try {
             return (int) reduce.invokeExact(send, recv, count, datatype, op, root, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -265,7 +260,7 @@ public final class NcclLibrary {
         try {
             return (int) send.invokeExact(buf, count, datatype, peer, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -273,7 +268,7 @@ public final class NcclLibrary {
         try {
             return (int) recv.invokeExact(buf, count, datatype, peer, comm, stream);
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -281,7 +276,7 @@ public final class NcclLibrary {
         try {
             return (int) groupStart.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
@@ -289,23 +284,12 @@ public final class NcclLibrary {
         try {
             return (int) groupEnd.invokeExact();
         } catch (Throwable t) {
-            throw rethrow(t);
+            throw Downcalls.rethrow(t);
         }
     }
 
-    /** A downcall returning {@code ncclResult_t} ({@code int}). */
     private MethodHandle fn(String name, MemoryLayout... args) {
-        return Linker.nativeLinker().downcallHandle(symbols.findOrThrow(name), FunctionDescriptor.of(JAVA_INT, args));
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            throw r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        throw new IllegalStateException(t);
+        return Downcalls.intFunction(symbols, name, args);
     }
 
     @Override
