@@ -62,7 +62,7 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
             }
             case ISEND -> List.of(RequestTable.put(comm.isend(in.getFirst(), t, n, peer, tag, where), null, out[0]));
             case IRECV -> {
-                MemorySegment buf = alloc(data);
+                MemorySegment buf = NativeMemory.allocate(data.byteSize());
                 yield List.of(RequestTable.put(comm.irecv(buf, t, n, peer, tag, where), buf, out[0]));
             }
             case WAIT -> {
@@ -104,13 +104,5 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
                 yield List.of(out[0]);
             }
         };
-    }
-
-    private static MemorySegment alloc(Aval a) {
-        return alloc(a.byteSize());
-    }
-
-    private static MemorySegment alloc(long bytes) {
-        return NativeMemory.allocate(bytes);
     }
 }
