@@ -1,23 +1,24 @@
 package dev.weft.spi;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 
 /**
- * Off-heap memory for tensor buffers: zero-filled, 64-byte aligned, freed by the garbage collector once no
- * segment of it is reachable.
+ * Off-heap memory for tensor buffers: 64-byte aligned, freed by the garbage collector once no segment of it is
+ * reachable.
  *
  * <ul>
  *   <li>Up to {@value #SMALL} bytes: carved from a {@value #SLAB}-byte slab of the calling thread (a pointer
  *       bump instead of a native allocation and a cleaner per tensor).</li>
  *   <li>From {@value #HUGE} bytes, on Linux: an anonymous {@code mmap} aligned to 2 MiB and advised
- *       {@code MADV_HUGEPAGE}, so the first touch faults once per 2 MiB instead of once per 4 KiB page; where
- *       page faults are expensive (virtual machines) this makes a fresh 64 MiB buffer ~50x cheaper to fill.</li>
+ *       {@code MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the
+ *       next buffer of its size class (a multiple of 2 MiB). Where page faults are expensive (virtual machines:
+ *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
+ *       reuse. Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free
+ *       them: once the mapped bytes outstanding exceed twice those live after the previous collection (and at
+ *       least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
+ *       ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners.
+ *       This bounds the memory held by dropped tensors, like a heap with a pacer.</li>
  *   <li>Otherwise: an automatic arena.</li>
  * </ul>
  */
@@ -25,10 +26,8 @@ public final class NativeMemory {
     static final long SMALL = 1024;
     static final long SLAB = 64 * 1024;
     static final long HUGE = 2L << 20;
+    static final long PACING_MIN_MIB = 256;
     private static final long ALIGN = 64;
-    private static final int PROT_READ_WRITE = 0x3;
-    private static final int MAP_PRIVATE_ANONYMOUS = 0x22;
-    private static final int MADV_HUGEPAGE = 14;
 
     private static final ThreadLocal<Slab> SLABS = ThreadLocal.withInitial(Slab::new);
 
@@ -37,12 +36,24 @@ public final class NativeMemory {
 
     /** A fresh zeroed segment of {@code bytes} bytes (at least one). */
     public static MemorySegment allocate(long bytes) {
+        return allocate(bytes, true);
+    }
+
+    /**
+     * A segment of {@code bytes} bytes (at least one) whose contents are unspecified: for a buffer the caller
+     * overwrites completely before reading it, which saves zeroing a reused one.
+     */
+    public static MemorySegment allocateUninitialized(long bytes) {
+        return allocate(bytes, false);
+    }
+
+    private static MemorySegment allocate(long bytes, boolean zeroed) {
         long size = Math.max(1, bytes);
         if (size <= SMALL) {
             return SLABS.get().take(size);
         }
-        if (size >= HUGE && Mmap.AVAILABLE) {
-            return Mmap.allocate(size);
+        if (size >= HUGE && MappedBuffers.AVAILABLE) {
+            return MappedBuffers.allocate(size, zeroed);
         }
         return Arena.ofAuto().allocate(size, ALIGN);
     }
@@ -59,55 +70,6 @@ public final class NativeMemory {
             MemorySegment s = slab.asSlice(next, size);
             next += (size + ALIGN - 1) & -ALIGN;
             return s;
-        }
-    }
-
-    /** Linux {@code mmap}/{@code madvise}/{@code munmap}; unavailable elsewhere. */
-    private static final class Mmap {
-        static final boolean AVAILABLE;
-        private static final MethodHandle MMAP;
-        private static final MethodHandle MADVISE;
-        private static final MethodHandle MUNMAP;
-
-        static {
-            Linker linker = Linker.nativeLinker();
-            SymbolLookup libc = linker.defaultLookup();
-            boolean linux = System.getProperty("os.name", "").startsWith("Linux");
-            MMAP = linux ? libc.find("mmap").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
-                    ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
-                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG))).orElse(null) : null;
-            MADVISE = linux ? libc.find("madvise").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
-                    ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)))
-                    .orElse(null) : null;
-            MUNMAP = linux ? libc.find("munmap").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
-                    ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG))).orElse(null) : null;
-            AVAILABLE = MMAP != null && MADVISE != null && MUNMAP != null;
-        }
-
-        static MemorySegment allocate(long size) {
-            long length = size + HUGE;
-            try {
-                MemorySegment base = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, length, PROT_READ_WRITE,
-                        MAP_PRIVATE_ANONYMOUS, -1, 0L);
-                if (base.address() == -1L) {
-                    return Arena.ofAuto().allocate(size, ALIGN);
-                }
-                MemorySegment owned = base.reinterpret(length, Arena.ofAuto(), Mmap::unmap);
-                long offset = -owned.address() & (HUGE - 1);
-                MemorySegment aligned = owned.asSlice(offset, size);
-                int ignored = (int) MADVISE.invokeExact(aligned, size, MADV_HUGEPAGE);
-                return aligned;
-            } catch (Throwable t) {
-                throw new IllegalStateException("mmap of " + size + " bytes failed", t);
-            }
-        }
-
-        private static void unmap(MemorySegment base) {
-            try {
-                int ignored = (int) MUNMAP.invokeExact(base, base.byteSize());
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
         }
     }
 }

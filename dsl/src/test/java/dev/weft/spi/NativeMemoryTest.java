@@ -2,8 +2,11 @@ package dev.weft.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import static org.assertj.core.api.Assumptions.assumeThat;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,5 +33,41 @@ class NativeMemoryTest {
         b.fill((byte) 2);
         assertThat(a.get(ValueLayout.JAVA_BYTE, bytes - 1)).isEqualTo((byte) 1);
         assertThat(b.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 2);
+    }
+
+    @Test
+    void aFreedLargeBufferIsReusedAndZeroedAgain() throws InterruptedException {
+        assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
+        long bytes = (6L << 20) + 12_345;
+        MemorySegment first = NativeMemory.allocateUninitialized(bytes);
+        long address = first.address();
+        first.fill((byte) 0x5A);
+        first = null;
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (MappedBuffers.pooledBytes() < (8L << 20) && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        MemorySegment again = NativeMemory.allocate(bytes);
+        assertThat(again.address()).as("the pooled mapping is handed out again").isEqualTo(address);
+        for (long i = 0; i < bytes; i += 4093) {
+            assertThat(again.get(ValueLayout.JAVA_BYTE, i)).isZero();
+        }
+        assertThat(again.get(ValueLayout.JAVA_BYTE, bytes - 1)).isZero();
+    }
+
+    @Test
+    void droppedBuffersAreCollectedBeforeTheMappedBytesGrowPastTheBudget() {
+        assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
+        long bytes = 64L << 20;
+        long budget = Math.max(MappedBuffers.PACING_MIN, 2 * MappedBuffers.outstandingBytes());
+        MemorySegment kept = null;
+        for (int i = 0; i < 40; i++) {
+            kept = NativeMemory.allocateUninitialized(bytes);
+            kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
+            assertThat(MappedBuffers.outstandingBytes()).as("after %d buffers of 64 MiB", i + 1)
+                    .isLessThanOrEqualTo(budget + bytes);
+        }
+        assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);
     }
 }

@@ -118,7 +118,7 @@ public final class CpuExecutable implements Executable {
             Buffer b = f.slots[main.resultSlots()[i]];
             MemorySegment seg = b.segment;
             if (b.kind == Buffer.Kind.READ_ONLY) {
-                seg = NativeMemory.allocate(resultTypes[i].byteSize());
+                seg = NativeMemory.allocateUninitialized(resultTypes[i].byteSize());
                 MemorySegment.copy(b.segment, 0, seg, 0, resultTypes[i].byteSize());
             }
             b.escaped = true;

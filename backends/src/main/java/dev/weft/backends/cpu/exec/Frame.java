@@ -44,7 +44,7 @@ final class Frame {
             return pool.pop();
         }
         allocations.increment();
-        return NativeMemory.allocate(classBytes[sizeClass]);
+        return NativeMemory.allocateUninitialized(classBytes[sizeClass]);
     }
 
     void recycle(int sizeClass, MemorySegment segment) {

@@ -1,0 +1,187 @@
+package dev.weft.spi;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
+ * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
+ * their segment, and paced: see {@link NativeMemory}. At most {@value #POOL_MAX_MIB} MiB stay pooled; a mapping
+ * freed beyond that is unmapped.
+ */
+final class MappedBuffers {
+    static final long PACING_MIN = NativeMemory.PACING_MIN_MIB << 20;
+    static final long POOL_MAX_MIB = 1024;
+    static final boolean AVAILABLE;
+
+    private static final long POOL_MAX = POOL_MAX_MIB << 20;
+    private static final long PAGE = 2L << 20;
+    /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
+    private static final long QUIET_MILLIS = 2;
+    private static final long WAIT_MAX_NANOS = 100_000_000L;
+    private static final int PROT_READ_WRITE = 0x3;
+    private static final int MAP_PRIVATE_ANONYMOUS = 0x22;
+    private static final int MADV_HUGEPAGE = 14;
+    private static final MethodHandle MMAP;
+    private static final MethodHandle MADVISE;
+    private static final MethodHandle MUNMAP;
+
+    /** {@code base}/{@code length}: the whole mapping (for munmap); {@code start}: its 2 MiB-aligned part. */
+    private record Mapping(long base, long length, long start, long sizeClass) {
+    }
+
+    private static final Object LOCK = new Object();
+    private static final Map<Long, ArrayDeque<Mapping>> FREE = new HashMap<>();
+    private static long freeBytes;
+    /** Bytes of mappings handed out and not yet freed. */
+    private static long outstanding;
+    private static long liveAfterCollection;
+    private static long returns;
+
+    static {
+        Linker linker = Linker.nativeLinker();
+        SymbolLookup libc = linker.defaultLookup();
+        boolean linux = System.getProperty("os.name", "").startsWith("Linux");
+        MMAP = linux ? libc.find("mmap").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
+                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG))).orElse(null) : null;
+        MADVISE = linux ? libc.find("madvise").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
+                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)))
+                .orElse(null) : null;
+        MUNMAP = linux ? libc.find("munmap").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
+                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG))).orElse(null) : null;
+        AVAILABLE = MMAP != null && MADVISE != null && MUNMAP != null;
+    }
+
+    private MappedBuffers() {
+    }
+
+    /** A segment of {@code size} bytes; zero-filled if {@code zeroed}, else with unspecified contents. */
+    static MemorySegment allocate(long size, boolean zeroed) {
+        long sizeClass = (size + PAGE - 1) & -PAGE;
+        Mapping m = take(sizeClass);
+        if (m == null && overBudget(sizeClass)) {
+            collect();
+            m = take(sizeClass);
+        }
+        boolean reused = m != null;
+        if (m == null) {
+            m = map(sizeClass);
+        }
+        synchronized (LOCK) {
+            outstanding += sizeClass;
+        }
+        Mapping owned = m;
+        MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
+                ignored -> release(owned));
+        if (zeroed && reused) {
+            segment.fill((byte) 0);
+        }
+        return segment;
+    }
+
+    /** Bytes of mappings handed out whose segments the collector has not freed yet. */
+    static long outstandingBytes() {
+        synchronized (LOCK) {
+            return outstanding;
+        }
+    }
+
+    /** Bytes of mappings pooled for reuse. */
+    static long pooledBytes() {
+        synchronized (LOCK) {
+            return freeBytes;
+        }
+    }
+
+    private static Mapping take(long sizeClass) {
+        synchronized (LOCK) {
+            if (!hasFree(sizeClass)) {
+                return null;
+            }
+            freeBytes -= sizeClass;
+            return FREE.get(sizeClass).pop();
+        }
+    }
+
+    private static boolean overBudget(long sizeClass) {
+        synchronized (LOCK) {
+            return outstanding + sizeClass > Math.max(PACING_MIN, 2 * liveAfterCollection);
+        }
+    }
+
+    /**
+     * Asks for a collection and waits until the cleaners have fallen quiet, so that the buffers it freed are
+     * pooled and the live bytes measured.
+     */
+    private static void collect() {
+        System.gc();
+        long deadline = System.nanoTime() + WAIT_MAX_NANOS;
+        synchronized (LOCK) {
+            try {
+                long before;
+                do {
+                    before = returns;
+                    LOCK.wait(QUIET_MILLIS);
+                } while (returns != before && System.nanoTime() < deadline);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            liveAfterCollection = outstanding;
+        }
+    }
+
+    private static boolean hasFree(long sizeClass) {
+        ArrayDeque<Mapping> free = FREE.get(sizeClass);
+        return free != null && !free.isEmpty();
+    }
+
+    /** Runs on a cleaner thread once the segment of {@code m} is unreachable. */
+    private static void release(Mapping m) {
+        synchronized (LOCK) {
+            outstanding -= m.sizeClass();
+            returns++;
+            if (freeBytes + m.sizeClass() <= POOL_MAX) {
+                FREE.computeIfAbsent(m.sizeClass(), k -> new ArrayDeque<>()).push(m);
+                freeBytes += m.sizeClass();
+                LOCK.notifyAll();
+                return;
+            }
+        }
+        unmap(m);
+    }
+
+    private static Mapping map(long sizeClass) {
+        long length = sizeClass + PAGE;
+        try {
+            MemorySegment base = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, length, PROT_READ_WRITE,
+                    MAP_PRIVATE_ANONYMOUS, -1, 0L);
+            if (base.address() == -1L) {
+                throw new OutOfMemoryError("mmap of " + length + " bytes failed");
+            }
+            long start = (base.address() + PAGE - 1) & -PAGE;
+            int ignored = (int) MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass, MADV_HUGEPAGE);
+            return new Mapping(base.address(), length, start, sizeClass);
+        } catch (OutOfMemoryError e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("mmap of " + length + " bytes failed", t);
+        }
+    }
+
+    private static void unmap(Mapping m) {
+        try {
+            int ignored = (int) MUNMAP.invokeExact(MemorySegment.ofAddress(m.base()), m.length());
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}
