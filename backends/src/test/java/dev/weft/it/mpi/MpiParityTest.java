@@ -2,10 +2,12 @@ package dev.weft.it.mpi;
 
 import dev.weft.DType;
 import dev.weft.Weft;
+import dev.weft.backends.comm.mpi.MpiWorld;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.comm.Comm;
 import dev.weft.spi.CommBinding;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -16,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -42,6 +45,8 @@ class MpiParityTest {
         for (int r = 0; r < n; r++) {
             List<String> lines = Files.readAllLines(dir.resolve("rank-" + r + ".txt"));
             assertThat(lines).as("rank %d", r).containsExactlyElementsOf(fake.get(r));
+            assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_MULTIPLE")
+                    .isEqualTo("3");
             assertThat(lines).as("rank %d", r)
                     .contains("eager f64 allreduce first = " + ParityPrograms.bits(ParityPrograms.input(DType.F64, 0, 2 * n)))
                     .contains("eager f64 allreduce last = "
@@ -53,6 +58,21 @@ class MpiParityTest {
         }
         System.out.printf("mpirun -np %d: %d lines per rank, %.1f s%n", n, fake.getFirst().size(),
                 mpi.elapsed().toMillis() / 1e3);
+    }
+
+    @Test
+    void serializedThreadLevelRunsTheSamePrograms(@TempDir Path dir) throws Exception {
+        int n = 2;
+        Mpirun.Result mpi = Mpirun.run(n, TIMEOUT, Map.of(MpiWorld.THREAD_LEVEL_ENV, "serialized"),
+                ParityPrograms.class, dir.toString());
+        assertThat(mpi.exitCode()).as("mpirun output:%n%s", mpi.output()).isZero();
+        List<List<String>> fake = fakeRun(n);
+        for (int r = 0; r < n; r++) {
+            assertThat(Files.readAllLines(dir.resolve("rank-" + r + ".txt"))).as("rank %d", r)
+                    .containsExactlyElementsOf(fake.get(r));
+            assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_SERIALIZED")
+                    .isEqualTo("2");
+        }
     }
 
     /** Element {@code i} of {@code Σ_r input(r)} for the integer inputs, written like {@code bits}. */

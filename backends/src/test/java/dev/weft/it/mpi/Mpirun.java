@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -42,10 +43,19 @@ final class Mpirun {
     /** Runs {@code mainClass} on {@code ranks} MPI ranks. */
     static Result run(int ranks, Duration timeout, Class<?> mainClass, String... args)
             throws IOException, InterruptedException {
+        return run(ranks, timeout, Map.of(), mainClass, args);
+    }
+
+    /** Runs {@code mainClass} on {@code ranks} MPI ranks with {@code env} added to the environment. */
+    static Result run(int ranks, Duration timeout, Map<String, String> env, Class<?> mainClass, String... args)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(find().orElseThrow().toString(), "--allow-run-as-root",
                 "--oversubscribe", "--bind-to", "none", "-np", Integer.toString(ranks)));
         cmd.addAll(java(mainClass, args));
-        return launch(cmd, timeout, Map.of("OMPI_MCA_btl", "self,vader", "OMPI_MCA_rmaps_base_oversubscribe", "1"));
+        Map<String, String> all = new HashMap<>(env);
+        all.put("OMPI_MCA_btl", "self,vader");
+        all.put("OMPI_MCA_rmaps_base_oversubscribe", "1");
+        return launch(cmd, timeout, all);
     }
 
     /** Runs {@code mainClass} in a plain JVM, with no MPI launcher around it. */

@@ -5,6 +5,7 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
+import dev.weft.backends.comm.mpi.MpiWorld;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
@@ -41,6 +42,10 @@ public final class ParityPrograms {
         Comm world = Comm.world();
         List<String> lines = run(world);
         Files.write(Path.of(args[0], "rank-" + world.rank() + ".txt"), lines);
+        if (System.getenv("OMPI_COMM_WORLD_SIZE") != null) {
+            Files.writeString(Path.of(args[0], "thread-level-" + world.rank() + ".txt"),
+                    Integer.toString(MpiWorld.threadLevel()));
+        }
     }
 
     /** Runs every program on {@code world}; returns this rank's result lines. */

@@ -9,7 +9,9 @@ import java.lang.foreign.ValueLayout;
 /**
  * This process's MPI runtime, set up on first use: loads the library ({@link MpiLibrary}), calls
  * {@code MPI_Init_thread} asking for {@code MPI_THREAD_MULTIPLE}, and wraps {@code MPI_COMM_WORLD} as the
- * communicator {@code world}. It then installs
+ * communicator {@code world}. With {@code WEFT_MPI_THREAD_LEVEL=serialized} it asks for
+ * {@code MPI_THREAD_SERIALIZED} instead: the program then promises that no two threads call communication at the
+ * same time, and MPI skips its locks (Open MPI 4.1: ~0.1 µs less per small message). It then installs
  * <ul>
  *   <li>a shutdown hook that frees the custom reduce operator and calls {@code MPI_Finalize}, and</li>
  *   <li>a default uncaught-exception handler that prints the exception and calls
@@ -19,6 +21,8 @@ import java.lang.foreign.ValueLayout;
  * With {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
  */
 public final class MpiWorld {
+    /** Environment variable choosing the MPI thread level: {@code multiple} (default) or {@code serialized}. */
+    public static final String THREAD_LEVEL_ENV = "WEFT_MPI_THREAD_LEVEL";
     private static MpiWorld instance;
 
     final MpiLibrary mpi;
@@ -33,7 +37,7 @@ public final class MpiWorld {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment provided = arena.allocate(ValueLayout.JAVA_INT);
-            int rc = mpi.initThread(MpiLibrary.THREAD_MULTIPLE, provided);
+            int rc = mpi.initThread(requestedThreadLevel(), provided);
             if (rc != MpiLibrary.SUCCESS) {
                 throw new IllegalStateException("MPI_Init_thread failed: " + mpi.errorString(rc));
             }
@@ -46,6 +50,17 @@ public final class MpiWorld {
             System.err.printf("r%d | MPI %s, thread level %d of %d ranks%n", world.rank(), mpi, threadLevel,
                     world.size());
         }
+    }
+
+    private static int requestedThreadLevel() {
+        String level = System.getenv(THREAD_LEVEL_ENV);
+        if (level == null || level.equals("multiple")) {
+            return MpiLibrary.THREAD_MULTIPLE;
+        }
+        if (level.equals("serialized")) {
+            return MpiLibrary.THREAD_SERIALIZED;
+        }
+        throw new IllegalStateException(THREAD_LEVEL_ENV + "=" + level + ": expected multiple or serialized");
     }
 
     /** The world communicator of this process, initialising MPI on the first call. */

@@ -24,6 +24,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.ParameterizedTest;
 
 class CpuExecutableTest {
     private static final TensorType F32_4 = t(DType.F32, 4);
@@ -142,6 +144,34 @@ class CpuExecutableTest {
         assertThat(x.toFloatArray()).containsOnly(1f);
         long perRun = exe.allocationCount();
         assertThat(perRun).as("buffers for 20 iterations").isLessThan(10);
+    }
+
+    /**
+     * {@code carry < bound} is evaluated without running the condition region; other conditions run it. Both
+     * loops sum the counter values they see: Σ_{i=3}^{11} i = 63 counting up, Σ_{i=4}^{11} i = 60 counting down
+     * while {@code i > 3}; the counter is the second carry.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"LT", "GT"})
+    void whileLoopsOverACounterCarry(String direction) {
+        Ir ir = new Ir();
+        TensorType i32 = t(DType.I32);
+        List<Value> a = args(i32);
+        boolean up = direction.equals("LT");
+        ir.begin();
+        List<Value> ca = args(i32, i32);
+        Block cond = ir.close(ca, ir.compare(direction, ca.get(1), ir.i32(up ? 12 : 3)));
+        ir.begin();
+        List<Value> ba = args(i32, i32);
+        Value sum = ir.binary(StableHlo.ADD, ba.get(0), ba.get(1));
+        Block body = ir.close(ba, sum, ir.binary(up ? StableHlo.ADD : StableHlo.SUBTRACT, ba.get(1), ir.i32(1)));
+        var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.getFirst()), List.of(i32, i32), Map.of(),
+                List.of(cond, body));
+        CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(0)));
+        assertThat(exe.run(List.of(Tensor.scalar(DType.I32, up ? 3 : 11))).getFirst().item())
+                .isEqualTo(up ? 63 : 60);
+        assertThat(exe.run(List.of(Tensor.scalar(DType.I32, up ? 12 : 3))).getFirst().item())
+                .as("no iteration").isEqualTo(0);
     }
 
     @Test
