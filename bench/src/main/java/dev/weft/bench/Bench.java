@@ -20,6 +20,8 @@ import java.util.Map;
  * missing), 1 when a Weft program failed or disagreed with a reference, else 0.
  */
 public final class Bench {
+    /** Options of every JVM the benchmark starts. */
+    public static final String JVM_OPTIONS = "-Xms1g -Xmx1g -XX:+AlwaysPreTouch";
     private static final String USAGE = "usage: weft bench [--quick] [--comm auto|fake|mpi] [CASE...]; cases: "
             + String.join(" ", Cases.NAMES);
 
@@ -52,8 +54,10 @@ public final class Bench {
         }
         Map<String, String> env = new HashMap<>();
         // Fake ranks stop a world after 120 s by default; a full-size case may take longer on a slow machine.
+        // A fixed, pre-touched heap: on a VM the first touch of each new heap page costs microseconds, which
+        // would otherwise land in whichever sample the collector first grows the young generation into.
         String toolOptions = System.getenv().getOrDefault("JAVA_TOOL_OPTIONS", "");
-        env.put("JAVA_TOOL_OPTIONS", (toolOptions + " -Dweft.fake.timeout=1800").strip());
+        env.put("JAVA_TOOL_OPTIONS", (toolOptions + " " + JVM_OPTIONS + " -Dweft.fake.timeout=1800").strip());
         if ("root".equals(System.getProperty("user.name"))) {
             env.put("OMPI_ALLOW_RUN_AS_ROOT", "1");
             env.put("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
@@ -93,14 +97,16 @@ public final class Bench {
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: %d warm-up then %d timed repetitions; shown: median (min–max)
+                - every program: %d warm-up (dispatch: %d) then %d timed repetitions; shown: median (min–max)
+                - every JVM: %s
                 - multi-rank Weft programs on %s
                 """,
                 ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")),
                 quick ? "--quick: small sizes, provisional" : "full sizes",
                 InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
                 loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
-                String.join("; ", tools.versions()), sizes.warmup(), sizes.reps(),
+                String.join("; ", tools.versions()), sizes.warmup(), Cases.DISPATCH_WARMUP_FACTOR * sizes.warmup(),
+                sizes.reps(), JVM_OPTIONS,
                 tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
     }
 

@@ -41,6 +41,9 @@ public final class Cases {
         public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 3, 1);
     }
 
+    /** Case 3 warms up this many times longer than the others. */
+    static final int DISPATCH_WARMUP_FACTOR = 5;
+
     private final Toolchain tools;
     private final Function<List<String>, Outcome> runner;
     private final Sizes s;
@@ -89,9 +92,11 @@ public final class Cases {
 
     private List<Row> dispatch() {
         String what = "3 dispatch: x+1 on f32[4], per call";
-        Outcome compiled = runner.apply(tools.weft(1, "DispatchBench", "compiled", s.dispatchCalls, s.reps, s.warmup));
-        Outcome loop = runner.apply(tools.weft(1, "DispatchBench", "loop", s.dispatchCalls, s.reps, s.warmup));
-        Outcome eager = runner.apply(tools.weft(1, "DispatchBench", "eager", s.dispatchCalls, s.reps, s.warmup));
+        // Microsecond calls: warm up long enough for C2 to compile the whole call path.
+        int warmup = DISPATCH_WARMUP_FACTOR * s.warmup;
+        Outcome compiled = runner.apply(tools.weft(1, "DispatchBench", "compiled", s.dispatchCalls, s.reps, warmup));
+        Outcome loop = runner.apply(tools.weft(1, "DispatchBench", "loop", s.dispatchCalls, s.reps, warmup));
+        Outcome eager = runner.apply(tools.weft(1, "DispatchBench", "eager", s.dispatchCalls, s.reps, warmup));
         List<String> overhead = new ArrayList<>();
         if (compiled instanceof Measurement w && loop instanceof Measurement l) {
             overhead.add("overhead of a compiled call = " + Unit.TIME.format(w.median() - l.median()));
