@@ -34,6 +34,9 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class CompileGate {
     /** What {@link #enter} returns for a void method whose executable ran. */
     private static final Object VOID_DONE = new Object();
+    /** System property naming the target a call compiles for; read on every call, so it can change. */
+    public static final String TARGET_PROPERTY = "weft.target";
+    private static final String DEFAULT_TARGET = "cpu";
 
     private static final ClassValue<Map<String, InterceptedMethod>> METHODS = new ClassValue<>() {
         @Override
@@ -67,7 +70,7 @@ public final class CompileGate {
             key[i] = classify(method, i, args[i], tensors);
         }
         CallKey callKey = new CallKey(method, method.isStatic() ? null : receiver, CommBinding.bound(),
-                Arrays.asList(key));
+                System.getProperty(TARGET_PROPERTY, DEFAULT_TARGET), Arrays.asList(key));
         Executable exe = CACHE.get(callKey);
         if (exe == null) {
             exe = compile(callKey, receiver, args);
@@ -153,7 +156,7 @@ public final class CompileGate {
             }
         }
         Graph graph = traceCall(method, receiver, traceArgs, slots, avals);
-        Executable exe = pipeline().compile(graph, System.getProperty("weft.target", "cpu"));
+        Executable exe = pipeline().compile(graph, key.target());
         Executable previous = CACHE.putIfAbsent(key, exe);
         return previous != null ? previous : exe;
     }
@@ -193,20 +196,21 @@ public final class CompileGate {
 
     /**
      * The compile-cache key: method, receiver (by identity; {@code null} for static methods), the world bound to
-     * this thread (fake ranks: a body that asks {@code Comm.world()} for its rank is specialised per rank),
-     * argument keys.
+     * this thread (fake ranks: a body that asks {@code Comm.world()} for its rank is specialised per rank), the
+     * target, argument keys.
      */
-    private record CallKey(InterceptedMethod method, Object receiver, Object world, List<Object> args) {
+    private record CallKey(InterceptedMethod method, Object receiver, Object world, String target,
+                           List<Object> args) {
         @Override
         public boolean equals(Object o) {
             return o instanceof CallKey k && k.method == method && k.receiver == receiver && k.world == world
-                    && k.args.equals(args);
+                    && k.target.equals(target) && k.args.equals(args);
         }
 
         @Override
         public int hashCode() {
-            return ((System.identityHashCode(method) * 31 + System.identityHashCode(receiver)) * 31
-                    + System.identityHashCode(world)) * 31 + args.hashCode();
+            return (((System.identityHashCode(method) * 31 + System.identityHashCode(receiver)) * 31
+                    + System.identityHashCode(world)) * 31 + target.hashCode()) * 31 + args.hashCode();
         }
     }
 }

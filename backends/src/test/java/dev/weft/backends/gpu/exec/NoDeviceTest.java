@@ -23,9 +23,11 @@ class NoDeviceTest {
         return x.mul(2);
     }
 
+    /** The cached CPU executable of the first call must not answer the GPU call: the target is in the cache key. */
     @Test
     void runningOnTargetGpuWithoutADeviceIsAnError() {
         assumeTrue(GpuExecutable.unavailableReason().isPresent(), "a CUDA device is present");
+        assertThat(twice(Tensor.of(new float[] {1, 2}, 2)).toFloatArray()).containsExactly(2, 4);
         String previous = System.setProperty("weft.target", "gpu");
         try {
             assertThatThrownBy(() -> twice(Tensor.of(new float[] {1, 2}, 2)))
