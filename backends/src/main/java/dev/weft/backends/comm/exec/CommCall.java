@@ -10,7 +10,6 @@ import dev.weft.spi.NativeMemory;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 
 /**
  * One communication operation, fully resolved: the shared implementation behind eager {@code Comm} calls and the
@@ -27,82 +26,54 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
 
     /**
-     * Runs the operation on {@code in} (tensor operands, request ids) with {@code out} holding a buffer of the
-     * right size for each tensor result, and returns the tensor results.
+     * Runs the operation on {@code in} (tensor operands, request ids). {@code out} holds, for each tensor result,
+     * a buffer of the right size, which the operation fills or replaces (a completed receive's own buffer).
      */
-    public List<MemorySegment> run(List<MemorySegment> in, MemorySegment[] out) {
+    public void run(MemorySegment[] in, MemorySegment[] out) {
         long start = DEBUG ? System.nanoTime() : 0;
-        List<MemorySegment> results = dispatch(in, out);
+        dispatch(in, out);
         if (DEBUG) {
             System.err.printf("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(), data == null ? 0 : data.shape().size(),
                     (System.nanoTime() - start) / 1e9);
         }
-        return results;
     }
 
-    private List<MemorySegment> dispatch(List<MemorySegment> in, MemorySegment[] out) {
+    private void dispatch(MemorySegment[] in, MemorySegment[] out) {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
-        return switch (op) {
-            case COMM_RANK -> {
-                out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
-                yield List.of(out[0]);
-            }
-            case BARRIER -> {
-                comm.barrier(where);
-                yield List.of();
-            }
-            case SEND -> {
-                comm.send(in.getFirst(), t, n, peer, tag, where);
-                yield List.of();
-            }
-            case RECV -> {
-                comm.recv(out[0], t, n, peer, tag, where);
-                yield List.of(out[0]);
-            }
-            case ISEND -> List.of(RequestTable.put(comm.isend(in.getFirst(), t, n, peer, tag, where), null, out[0]));
+        switch (op) {
+            case COMM_RANK -> out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
+            case BARRIER -> comm.barrier(where);
+            case SEND -> comm.send(in[0], t, n, peer, tag, where);
+            case RECV -> comm.recv(out[0], t, n, peer, tag, where);
+            case ISEND -> out[0] = RequestTable.put(comm.isend(in[0], t, n, peer, tag, where), null, out[0]);
             case IRECV -> {
                 MemorySegment buf = NativeMemory.allocate(data.byteSize());
-                yield List.of(RequestTable.put(comm.irecv(buf, t, n, peer, tag, where), buf, out[0]));
+                out[0] = RequestTable.put(comm.irecv(buf, t, n, peer, tag, where), buf, out[0]);
             }
             case WAIT -> {
-                RequestTable.Pending p = RequestTable.take(in.getFirst(), where);
+                RequestTable.Pending p = RequestTable.take(in[0], where);
                 comm.wait(p.request(), where);
-                yield p.buffer() == null ? List.of() : List.of(p.buffer());
+                if (p.buffer() != null) {
+                    out[0] = p.buffer();
+                }
             }
-            case ALLREDUCE -> {
-                comm.allreduce(in.getFirst(), out[0], t, n, reduce, where);
-                yield List.of(out[0]);
-            }
-            case ALLGATHER -> {
-                comm.allgather(in.getFirst(), out[0], t, n, where);
-                yield List.of(out[0]);
-            }
-            case REDUCE_SCATTER -> {
-                comm.reduceScatter(in.getFirst(), out[0], t, n / comm.size(), reduce, where);
-                yield List.of(out[0]);
-            }
+            case ALLREDUCE -> comm.allreduce(in[0], out[0], t, n, reduce, where);
+            case ALLGATHER -> comm.allgather(in[0], out[0], t, n, where);
+            case REDUCE_SCATTER -> comm.reduceScatter(in[0], out[0], t, n / comm.size(), reduce, where);
             case BCAST -> {
-                out[0].copyFrom(in.getFirst().asSlice(0, data.byteSize()));
+                out[0].copyFrom(in[0].asSlice(0, data.byteSize()));
                 comm.bcast(out[0], t, n, root, where);
-                yield List.of(out[0]);
             }
             case REDUCE -> {
-                comm.reduce(in.getFirst(), comm.rank() == root ? out[0] : null, t, n, reduce, root, where);
+                comm.reduce(in[0], comm.rank() == root ? out[0] : null, t, n, reduce, root, where);
                 if (comm.rank() != root) {
-                    out[0].copyFrom(in.getFirst().asSlice(0, data.byteSize()));
+                    out[0].copyFrom(in[0].asSlice(0, data.byteSize()));
                 }
-                yield List.of(out[0]);
             }
-            case ALLTOALL -> {
-                comm.alltoall(in.getFirst(), out[0], t, n / comm.size(), where);
-                yield List.of(out[0]);
-            }
-            case SENDRECV -> {
-                comm.sendrecv(in.getFirst(), t, n, peer, tag, out[0], received.shape().size(), source, recvTag,
-                        where);
-                yield List.of(out[0]);
-            }
-        };
+            case ALLTOALL -> comm.alltoall(in[0], out[0], t, n / comm.size(), where);
+            case SENDRECV -> comm.sendrecv(in[0], t, n, peer, tag, out[0], received.shape().size(), source, recvTag,
+                    where);
+        }
     }
 }

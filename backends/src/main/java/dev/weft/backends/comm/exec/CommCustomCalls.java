@@ -22,6 +22,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * Handlers for the {@code weft.mpi.<op>} custom calls of one module: each op's {@code backend_config} is decoded
@@ -48,8 +49,8 @@ public final class CommCustomCalls {
     private static CustomCallHandler handler(Module module, String opName) {
         return new CustomCallHandler() {
             @Override
-            public List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results) {
-                return bind(op).call(op, operands, results);
+            public void call(Op op, MemorySegment[] operands, MemorySegment[] results) {
+                bind(op).call(op, operands, results);
             }
 
             @Override
@@ -65,35 +66,27 @@ public final class CommCustomCalls {
     }
 
     /**
-     * One decoded call: tensor operands picked by precomputed index, one token result appended. Blocking calls
-     * are done with their operands when they return, and an {@code isend}'s buffer stays alive because the
-     * matching {@code wait} takes it as an operand, so no call retains an operand.
+     * One decoded call: tensor operands picked by precomputed index; the token result, when the op has one, is
+     * its last. Blocking calls are done with their operands when they return, and an {@code isend}'s buffer stays
+     * alive because the matching {@code wait} takes it as an operand, so no call retains an operand.
      */
     private static final class BoundCall implements CustomCallHandler {
         private final CommCall call;
         private final int[] tensorOperands;
-        private final boolean token;
 
         BoundCall(CommCall call, Op op) {
             this.call = call;
-            this.tensorOperands = java.util.stream.IntStream.range(0, op.operands().size())
+            this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
-            this.token = op.results().stream().anyMatch(v -> v.type() instanceof TokenType);
         }
 
         @Override
-        public List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results) {
+        public void call(Op op, MemorySegment[] operands, MemorySegment[] results) {
             MemorySegment[] tensors = new MemorySegment[tensorOperands.length];
             for (int i = 0; i < tensors.length; i++) {
-                tensors[i] = operands.get(tensorOperands[i]);
+                tensors[i] = operands[tensorOperands[i]];
             }
-            List<MemorySegment> out = call.run(java.util.Arrays.asList(tensors), results);
-            if (!token) {
-                return out;
-            }
-            MemorySegment[] withToken = out.toArray(new MemorySegment[out.size() + 1]);
-            withToken[out.size()] = CustomCallRegistry.TOKEN;
-            return java.util.Arrays.asList(withToken);
+            call.run(tensors, results);
         }
 
         @Override

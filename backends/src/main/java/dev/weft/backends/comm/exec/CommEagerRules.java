@@ -9,7 +9,6 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 import java.util.List;
 
 /** Eager implementations of the communication primitives: each call runs at once on the communicator. */
@@ -21,7 +20,8 @@ public final class CommEagerRules implements EagerRuleProvider {
                 CommPrims.ALLGATHER, CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE,
                 CommPrims.ALLTOALL, CommPrims.SENDRECV)) {
             interp.register(prim, (p, inAvals, in, outAvals, out) -> {
-                List<MemorySegment> results = call(prim, p, inAvals).run(Arrays.asList(in), out);
+                MemorySegment[] results = out.clone();
+                call(prim, p, inAvals).run(in, results);
                 copyInto(results, out, outAvals);
             });
         }
@@ -35,10 +35,10 @@ public final class CommEagerRules implements EagerRuleProvider {
     }
 
     /** Copies results the call did not write in place (a completed receive's buffer) into {@code out}. */
-    private static void copyInto(List<MemorySegment> results, MemorySegment[] out, List<Aval> outAvals) {
+    private static void copyInto(MemorySegment[] results, MemorySegment[] out, List<Aval> outAvals) {
         for (int i = 0; i < out.length; i++) {
-            if (results.get(i) != out[i]) {
-                MemorySegment.copy(results.get(i), 0, out[i], 0, outAvals.get(i).byteSize());
+            if (results[i] != out[i]) {
+                MemorySegment.copy(results[i], 0, out[i], 0, outAvals.get(i).byteSize());
             }
         }
     }

@@ -2,7 +2,6 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.lowering.ir.Op;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 
 /**
  * Runs the {@code stablehlo.custom_call}s of one {@code call_target_name}.
@@ -10,15 +9,15 @@ import java.util.List;
  * <p>{@code operands} has one entry per op operand: the row-major buffer of a tensor, or
  * {@link CustomCallRegistry#TOKEN} for a {@code !stablehlo.token}. Operand buffers must not be written.
  * {@code results} has one entry per op result: for a tensor, a buffer of the result's byte size from the
- * executor's pool that the handler may fill; {@code null} for a token. The handler returns one entry per result:
- * the buffer it was given (which stays under the executor's management), or another buffer that it will never
- * write again (the one it was given then goes back to the pool); tokens are {@link CustomCallRegistry#TOKEN}.
+ * executor's pool that the handler may fill; {@code null} for a token. The handler either fills the buffer it was
+ * given (which stays under the executor's management) or replaces the entry by another buffer that it will never
+ * write again (the one it was given then goes back to the pool); token entries are ignored.
  * Failures are thrown as exceptions; the executor adds the op's source location to any that is not already a
  * {@link dev.weft.WeftException}.
  */
 @FunctionalInterface
 public interface CustomCallHandler {
-    List<MemorySegment> call(Op op, List<MemorySegment> operands, MemorySegment[] results);
+    void call(Op op, MemorySegment[] operands, MemorySegment[] results);
 
     /**
      * This handler specialised to {@code op}, asked once when the executable is built (decode attributes there,

@@ -7,7 +7,6 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 
 /** {@code stablehlo.custom_call}, dispatched to the handler of its {@code call_target_name}. */
@@ -26,45 +25,41 @@ final class CustomCallInstruction {
         int[] out = b.slots(op.results());
         List<Type> types = op.results().stream().map(Value::type).toList();
         int[] resultClass = new int[out.length];
+        long[] resultBytes = new long[out.length];
         for (int i = 0; i < out.length; i++) {
             resultClass[i] = types.get(i) instanceof TensorType t ? b.sizeClass(t) : -1;
+            resultBytes[i] = types.get(i) instanceof TensorType t ? t.byteSize() : 0;
         }
         boolean retains = handler.retainsOperands(op);
         return f -> {
-            List<MemorySegment> operands = new ArrayList<>(in.length);
-            for (int s : in) {
-                Buffer buf = f.slots[s];
+            MemorySegment[] operands = new MemorySegment[in.length];
+            for (int k = 0; k < in.length; k++) {
+                Buffer buf = f.slots[in[k]];
                 buf.escaped |= retains;
-                operands.add(buf.kind == Buffer.Kind.TOKEN ? CustomCallRegistry.TOKEN : buf.segment);
+                operands[k] = buf.kind == Buffer.Kind.TOKEN ? CustomCallRegistry.TOKEN : buf.segment;
             }
             Buffer[] offered = new Buffer[out.length];
-            MemorySegment[] given = new MemorySegment[out.length];
+            MemorySegment[] results = new MemorySegment[out.length];
             for (int i = 0; i < out.length; i++) {
                 if (resultClass[i] >= 0) {
                     offered[i] = f.allocate(resultClass[i]);
-                    given[i] = offered[i].segment;
+                    results[i] = offered[i].segment;
                 }
             }
-            List<MemorySegment> results = handler.call(op, operands, given);
-            if (results.size() != out.length) {
-                throw new IllegalStateException("handler returned " + results.size() + " buffers for "
-                        + out.length + " results");
-            }
+            handler.call(op, operands, results);
             for (int i = 0; i < out.length; i++) {
-                if (types.get(i) instanceof TensorType t) {
-                    MemorySegment seg = results.get(i);
-                    if (seg == given[i]) {
-                        f.define(out[i], offered[i]);
-                        continue;
-                    }
-                    f.recycle(resultClass[i], given[i]);
-                    if (seg.byteSize() < t.byteSize()) {
-                        throw new IllegalStateException("handler returned " + seg.byteSize() + " bytes for "
-                                + t.mlir());
-                    }
-                    f.define(out[i], new Buffer(seg, Buffer.Kind.EXTERNAL, -1));
-                } else {
+                if (resultClass[i] < 0) {
                     f.define(out[i], new Buffer(CustomCallRegistry.TOKEN, Buffer.Kind.TOKEN, -1));
+                } else if (results[i] == offered[i].segment) {
+                    f.define(out[i], offered[i]);
+                } else {
+                    f.recycle(resultClass[i], offered[i].segment);
+                    if (results[i] == null || results[i].byteSize() < resultBytes[i]) {
+                        throw new IllegalStateException("handler returned "
+                                + (results[i] == null ? "no buffer" : results[i].byteSize() + " bytes") + " for "
+                                + types.get(i).mlir());
+                    }
+                    f.define(out[i], new Buffer(results[i], Buffer.Kind.EXTERNAL, -1));
                 }
             }
         };
