@@ -26,7 +26,7 @@ public final class NativeMemory {
     static final long SMALL = 1024;
     static final long SLAB = 64 * 1024;
     static final long HUGE = 2L << 20;
-    static final long PACING_MIN_MIB = 256;
+    static final long PACING_MIN_MIB = 64;
     private static final long ALIGN = 64;
 
     private static final ThreadLocal<Slab> SLABS = ThreadLocal.withInitial(Slab::new);
