@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * use and then shared by every module (creating one is collective and slow). Their requests record completion
  * with {@code events}.
  */
-public final class NcclCommunicators implements AutoCloseable {
+public final class NcclCommunicators {
     private final NcclLibrary nccl;
     private final StreamEvents events;
     private final Map<Communicator, NcclCommunicator> comms = new ConcurrentHashMap<>();
@@ -33,12 +33,5 @@ public final class NcclCommunicators implements AutoCloseable {
             comms.put(bootstrap, c);
         }
         return c;
-    }
-
-    /** Destroys every NCCL communicator created here. */
-    @Override
-    public void close() {
-        comms.values().forEach(NcclCommunicator::close);
-        comms.clear();
     }
 }
