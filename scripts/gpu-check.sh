@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # GPU check, for a machine with an NVIDIA GPU and driver (finishes in a few minutes):
 #   1. builds everything (mvn -q -DskipTests package);
-#   2. runs the tests tagged "gpu" (GPU executor vs CPU executor on the same programs);
+#   2. runs the tests tagged "gpu": GPU executor vs CPU executor on the same programs, the cuBLAS matmul and the
+#      PTX GEMM kernel vs a host product, and NCCL collectives (built-in and custom reduce ops, nonblocking
+#      point-to-point) vs the CPU executor on one rank and on one fake rank per device;
 #   3. runs the device benchmark: fused elementwise GB/s vs cuMemcpyDtoD of the same bytes, the PTX GEMM vs
-#      cuBLAS (when a cuBLAS binding is on the class path), and NCCL allreduce bus bandwidth (when the NCCL binding
-#      provides its benchmark entry point). Whatever is not available is said so in the output.
+#      cuBLAS when cuBLAS loads;
+#   4. runs the Pi (NCCL allreduce) and DataParallel (matmul + allreduce) examples on the GPU target with
+#      WEFT_DEBUG=1, which says whether each matmul ran on cuBLAS or the PTX GEMM: one process per GPU under
+#      mpirun when there are several GPUs and Open MPI is installed, else one process.
+# Whatever is not available (NCCL, cuBLAS, a second GPU, mpirun) is said so in the output.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,7 +32,7 @@ JAVA=(java --enable-native-access=ALL-UNNAMED -Dnet.bytebuddy.safe=true -javaage
 section "GPU tests (tag gpu)"
 status=0
 mvn -q test -pl backends -am -Dgroups=gpu -Dsurefire.failIfNoSpecifiedTests=false || status=$?
-grep -h "Tests run" backends/target/surefire-reports/*Gpu*.txt 2>/dev/null || true
+grep -h "Tests run" backends/target/surefire-reports/{*Gpu*,*GemmImplementations*}.txt 2>/dev/null || true
 if grep -qs "Skipped: [1-9]" backends/target/surefire-reports/*GpuParityTest.txt; then
   echo "GPU tests were skipped: no usable CUDA device in this JVM"
 fi
@@ -35,16 +40,19 @@ fi
 section "benchmark"
 timeout 180 "${JAVA[@]}" dev.weft.backends.gpu.exec.GpuBenchmark || { echo "benchmark failed"; status=1; }
 
-section "NCCL allreduce"
-if [[ -f backends/target/classes/dev/weft/backends/gpu/nccl/NcclBenchmark.class ]]; then
-  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+section "examples on the GPU target"
+EXAMPLES_CP="$(cat examples/target/weft.classpath):$ROOT/examples/target/classes"
+GPU_JAVA=(java --enable-native-access=ALL-UNNAMED -Dnet.bytebuddy.safe=true -javaagent:"$AGENT" -Dweft.target=gpu
+  -cp "$EXAMPLES_CP")
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+for example in Pi DataParallel; do
   if command -v mpirun >/dev/null && (( gpus > 1 )); then
-    timeout 120 mpirun --allow-run-as-root -np "$gpus" "${JAVA[@]}" dev.weft.backends.gpu.nccl.NcclBenchmark \
-      || { echo "NCCL benchmark failed"; status=1; }
+    echo "$example on $gpus ranks (mpirun, one GPU each):"
+    WEFT_DEBUG=1 timeout 180 mpirun --allow-run-as-root -x WEFT_DEBUG -np "$gpus" "${GPU_JAVA[@]}" \
+      "dev.weft.examples.$example" || { echo "$example failed"; status=1; }
   else
-    timeout 120 "${JAVA[@]}" dev.weft.backends.gpu.nccl.NcclBenchmark || { echo "NCCL benchmark failed"; status=1; }
+    echo "$example on 1 rank:"
+    WEFT_DEBUG=1 timeout 180 "${GPU_JAVA[@]}" "dev.weft.examples.$example" || { echo "$example failed"; status=1; }
   fi
-else
-  echo "not available in this build: no dev.weft.backends.gpu.nccl.NcclBenchmark entry point"
-fi
+done
 exit "$status"

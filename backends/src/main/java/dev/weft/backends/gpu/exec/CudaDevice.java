@@ -2,9 +2,7 @@ package dev.weft.backends.gpu.exec;
 
 import dev.weft.WeftException;
 import dev.weft.spi.SourceLocation;
-import java.lang.reflect.Field;
 import jcuda.CudaException;
-import jcuda.NativePointerObject;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdeviceptr;
@@ -18,17 +16,6 @@ import jcuda.driver.JCudaDriver;
  * native library cannot load, {@code cuInit} fails, or there is no device; there is never a CPU fallback.
  */
 final class CudaDevice {
-    private static final Field NATIVE_POINTER;
-
-    static {
-        try {
-            NATIVE_POINTER = NativePointerObject.class.getDeclaredField("nativePointer");
-            NATIVE_POINTER.setAccessible(true);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     final CUcontext context;
     final int ordinal;
 
@@ -71,28 +58,16 @@ final class CudaDevice {
     GpuStream newStream() {
         CUstream s = new CUstream();
         JCudaDriver.cuStreamCreate(s, CUstream_flags.CU_STREAM_NON_BLOCKING);
-        return new GpuStream(s, raw(s));
+        return new GpuStream(s, CudaHandles.raw(s));
     }
 
     static DeviceBuffer allocate(long bytes) {
         CUdeviceptr p = new CUdeviceptr();
         JCudaDriver.cuMemAlloc(p, bytes);
-        return new DeviceBuffer(p, raw(p), bytes);
+        return new DeviceBuffer(p, CudaHandles.raw(p), bytes);
     }
 
     static void free(DeviceBuffer b) {
         JCudaDriver.cuMemFree(b.pointer());
-    }
-
-    /**
-     * The native handle or device address inside a JCuda object, for the FFM bindings (JCuda does not expose it);
-     * valid for handles and for pointers returned by {@code cuMemAlloc} (no byte offset).
-     */
-    static long raw(NativePointerObject o) {
-        try {
-            return NATIVE_POINTER.getLong(o);
-        } catch (IllegalAccessException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

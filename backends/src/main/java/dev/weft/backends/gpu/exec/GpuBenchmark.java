@@ -80,7 +80,7 @@ public final class GpuBenchmark {
         }
         if (blas.isPresent() && blas.get().supports(DType.F32)) {
             GpuMatmul m = blas.get();
-            double blasMs = time(stream, s -> m.gemm(s, DType.F32, false, false, dim, dim, dim, a.address(),
+            double blasMs = time(stream, s -> m.gemm(s, DType.F32, dim, dim, dim, a.address(),
                     b.address(), c.address(), 1));
             System.out.printf("GEMM f32 %dx%dx%d, cuBLAS: %.1f TFLOP/s (PTX fallback at %.2fx)%n", dim, dim, dim,
                     flops / blasMs / 1e9, blasMs / ptxMs);

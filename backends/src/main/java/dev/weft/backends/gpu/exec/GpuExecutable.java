@@ -1,5 +1,6 @@
 package dev.weft.backends.gpu.exec;
 
+import dev.weft.DType;
 import dev.weft.DTypeException;
 import dev.weft.ShapeException;
 import dev.weft.Tensor;
@@ -18,6 +19,7 @@ import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import dev.weft.tracer.Executable;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -38,10 +40,15 @@ import jcuda.driver.JCudaDriver;
  * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
  * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
  * per run; buffers come from a {@link BufferPool}; constants are uploaded once. Custom calls and cuBLAS matmuls
- * come from the {@link GpuExtension}s on the class path. Runs are serialised per executable.
+ * come from the {@link GpuExtension}s on the class path, which get the executable's {@link GpuResources}. With
+ * {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS or the PTX GEMM) is printed to stderr.
+ * Runs are serialised per executable.
  */
 public final class GpuExecutable implements Executable {
+    private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
+
     private final GpuPlan plan;
+    private final PtxTarget target = PtxTarget.fromSystemProperties();
     private final TensorType[] argumentTypes;
     private final TensorType[] resultTypes;
     private final CudaDevice device;
@@ -72,24 +79,60 @@ public final class GpuExecutable implements Executable {
         this.argumentTypes = tensorTypes(module.main().argumentTypes());
         this.resultTypes = tensorTypes(module.main().resultTypes());
         this.device = CudaDevice.open(Comm.world().rank());
-        this.plan = GpuPlanner.plan(module, PtxTarget.fromSystemProperties());
+        this.plan = GpuPlanner.plan(module, target);
         this.stream = device.newStream();
-        CUmodule cuModule = new CUmodule();
-        JCudaDriver.cuModuleLoadDataEx(cuModule, plan.ptx(), 0, new int[0], Pointer.to(new int[0]));
+        CUmodule cuModule = load(plan.ptx());
         for (Kernel k : plan.kernels()) {
-            CUfunction fn = new CUfunction();
-            JCudaDriver.cuModuleGetFunction(fn, cuModule, k.name());
-            functions.put(k, fn);
+            functions.put(k, function(cuModule, k));
         }
+        GpuResources resources = new Resources();
         Optional<GpuMatmul> found = Optional.empty();
         for (GpuExtension e : ServiceLoader.load(GpuExtension.class)) {
-            handlers.putAll(e.customCalls(module, stream));
+            handlers.putAll(e.customCalls(module, resources));
             if (found.isEmpty()) {
                 found = e.matmul(stream);
             }
         }
         this.matmul = found;
         prepare(plan.main());
+        if (DEBUG) {
+            Set<DType> dtypes = new LinkedHashSet<>();
+            matmulDtypes(plan.main(), dtypes);
+            for (DType t : dtypes) {
+                System.err.printf("r%d | gpu matmul %s: %s%n", Comm.world().rank(), t.specName(),
+                        matmul.isPresent() && matmul.get().supports(t) ? matmul.get() : "PTX GEMM kernel");
+            }
+        }
+    }
+
+    private static CUmodule load(String ptx) {
+        CUmodule cuModule = new CUmodule();
+        JCudaDriver.cuModuleLoadDataEx(cuModule, ptx, 0, new int[0], Pointer.to(new int[0]));
+        return cuModule;
+    }
+
+    private static CUfunction function(CUmodule cuModule, Kernel k) {
+        CUfunction fn = new CUfunction();
+        JCudaDriver.cuModuleGetFunction(fn, cuModule, k.name());
+        return fn;
+    }
+
+    private static void matmulDtypes(BlockPlan b, Set<DType> out) {
+        for (Step s : b.steps()) {
+            switch (s) {
+                case Step.Matmul m -> out.add(m.dtype());
+                case Step.While w -> {
+                    matmulDtypes(w.cond(), out);
+                    matmulDtypes(w.body(), out);
+                }
+                case Step.If i -> {
+                    matmulDtypes(i.onTrue(), out);
+                    matmulDtypes(i.onFalse(), out);
+                }
+                default -> {
+                }
+            }
+        }
     }
 
     private static TensorType[] tensorTypes(List<Type> types) {
@@ -231,9 +274,13 @@ public final class GpuExecutable implements Executable {
         for (int i = 0; i < params.length; i++) {
             ptrs[i] = Pointer.to(params[i].pointer());
         }
+        launch(functions.get(k), k, ptrs);
+    }
+
+    private void launch(CUfunction fn, Kernel k, Pointer[] params) {
         var l = k.launch();
-        JCudaDriver.cuLaunchKernel(functions.get(k), l.gridX(), l.gridY(), l.gridZ(), l.blockX(), l.blockY(), 1, 0,
-                stream.stream(), Pointer.to(ptrs), null);
+        JCudaDriver.cuLaunchKernel(fn, l.gridX(), l.gridY(), l.gridZ(), l.blockX(), l.blockY(), 1, 0,
+                stream.stream(), Pointer.to(params), null);
     }
 
     private void matmul(Step.Matmul m, Frame f) {
@@ -242,8 +289,8 @@ public final class GpuExecutable implements Executable {
         }
         DeviceBuffer a = f.slots[m.a()], b = f.slots[m.b()], c = f.slots[m.c()];
         if (matmul.isPresent() && matmul.get().supports(m.dtype())) {
-            matmul.get().gemm(stream, m.dtype(), false, false, m.m(), m.n(), m.k(), a.address(), b.address(),
-                    c.address(), m.batch());
+            matmul.get().gemm(stream, m.dtype(), m.m(), m.n(), m.k(), a.address(), b.address(), c.address(),
+                    m.batch());
         } else {
             launch(m.fallback(), new DeviceBuffer[] {a, b, c});
         }
@@ -254,16 +301,18 @@ public final class GpuExecutable implements Executable {
         for (int r = 0; r < results.length; r++) {
             if (c.results()[r] >= 0) {
                 results[r] = pool.take(c.resultBytes()[r]);
-                f.define(c.results()[r], results[r]);
             }
         }
-        String target = ((Attr.Str) c.op().attr("call_target_name")).value();
+        String name = ((Attr.Str) c.op().attr("call_target_name")).value();
         try {
-            handlers.get(target).call(c.op(), buffers(f, c.operands()), results, stream);
+            handlers.get(name).call(c.op(), buffers(f, c.operands()), results, stream);
         } catch (WeftException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new WeftException(c.op().location(), target + " failed: " + e.getMessage(), e);
+            throw new WeftException(c.op().location(), name + " failed: " + e.getMessage(), e);
+        }
+        for (int r = 0; r < results.length; r++) {
+            f.define(c.results()[r], results[r]);
         }
     }
 
@@ -323,7 +372,7 @@ public final class GpuExecutable implements Executable {
     private boolean predicate(DeviceBuffer b) {
         JCudaDriver.cuMemcpyDtoHAsync(host(predicate), b.pointer(), 1, stream.stream());
         JCudaDriver.cuStreamSynchronize(stream.stream());
-        return predicate.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0) != 0;
+        return predicate.get(ValueLayout.JAVA_BYTE, 0) != 0;
     }
 
     private static DeviceBuffer slotOrNull(Frame f, int slot) {
@@ -336,5 +385,52 @@ public final class GpuExecutable implements Executable {
             out[i] = slotOrNull(f, slots[i]);
         }
         return out;
+    }
+
+    /** The executable's stream, pool and kernel loading, as lent to its extensions. */
+    private final class Resources implements GpuResources {
+        @Override
+        public GpuStream stream() {
+            return stream;
+        }
+
+        @Override
+        public DeviceBuffer take(long bytes) {
+            return pool.take(bytes);
+        }
+
+        @Override
+        public void give(DeviceBuffer buffer) {
+            pool.give(buffer);
+        }
+
+        @Override
+        public void copy(long dst, long src, long bytes) {
+            JCudaDriver.cuMemcpyDtoDAsync(CudaHandles.pointer(dst), CudaHandles.pointer(src), bytes,
+                    stream.stream());
+        }
+
+        @Override
+        public void upload(MemorySegment host, long dst) {
+            long words = host.byteSize() / 4;
+            for (long w = 0; w < words; w++) {
+                JCudaDriver.cuMemsetD32Async(CudaHandles.pointer(dst + 4 * w),
+                        host.get(ValueLayout.JAVA_INT_UNALIGNED, 4 * w), 1, stream.stream());
+            }
+            for (long b = 4 * words; b < host.byteSize(); b++) {
+                JCudaDriver.cuMemsetD8Async(CudaHandles.pointer(dst + b), host.get(ValueLayout.JAVA_BYTE, b), 1,
+                        stream.stream());
+            }
+        }
+
+        @Override
+        public void launch(Kernel kernel, long... params) {
+            CUfunction fn = functions.computeIfAbsent(kernel, k -> function(load(target.module(List.of(k))), k));
+            Pointer[] ptrs = new Pointer[params.length];
+            for (int i = 0; i < params.length; i++) {
+                ptrs[i] = Pointer.to(new long[] {params[i]});
+            }
+            GpuExecutable.this.launch(fn, kernel, ptrs);
+        }
     }
 }

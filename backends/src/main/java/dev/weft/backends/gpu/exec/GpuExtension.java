@@ -6,16 +6,19 @@ import java.util.Optional;
 
 /**
  * A library the GPU executor can use, found with {@link java.util.ServiceLoader} (NCCL, cuBLAS). Both methods are
- * called once per executable, on the executor's thread with its CUDA context current; a method returns nothing
- * when its library is not loadable here.
+ * called once per executable, on the executor's thread with its CUDA context current.
  */
 public interface GpuExtension {
-    /** Handlers by {@code call_target_name} for the custom calls of {@code module}. */
-    default Map<String, GpuCustomCallHandler> customCalls(Module module, GpuStream stream) {
+    /**
+     * Handlers by {@code call_target_name} for the custom calls of {@code module} that this extension runs, using
+     * the executable's {@code resources}; none when the module has no such call. Fails, naming the op's source
+     * line, when the module needs this extension's library and it cannot be loaded.
+     */
+    default Map<String, GpuCustomCallHandler> customCalls(Module module, GpuResources resources) {
         return Map.of();
     }
 
-    /** A matrix multiply bound to the current context. */
+    /** A matrix multiply bound to the current context; nothing when this extension's library is not loadable. */
     default Optional<GpuMatmul> matmul(GpuStream stream) {
         return Optional.empty();
     }

@@ -63,36 +63,60 @@ public final class ElementwiseKernels {
             DType t = v.tensorType().dtype();
             reg.put(v, w.load(t, w.address(ptr[k], i, t.byteSize())));
         }
-        for (Op inner : body) {
-            reg.put(inner.result(), switch (inner.name()) {
-                case StableHlo.CONSTANT -> splat(w, inner);
-                case StableHlo.BROADCAST_IN_DIM -> {
-                    String scalar = reg.get(inner.operand(0));
-                    if (scalar == null || inner.operand(0).tensorType().shape().size() != 1) {
-                        throw new IllegalArgumentException("fusion broadcasts something other than a scalar");
-                    }
-                    yield scalar;
-                }
-                default -> {
-                    if (!StableHlo.isElementwise(inner.name())) {
-                        throw new IllegalArgumentException("fusion contains non-elementwise op " + inner.name());
-                    }
-                    yield ScalarOps.emit(w, inner, inner.operands().stream().map(v -> {
-                        String r = reg.get(v);
-                        if (r == null) {
-                            throw new IllegalArgumentException("fusion region uses a value it does not define");
-                        }
-                        return r;
-                    }).toList());
-                }
-            });
-        }
+        emit(w, body, reg);
         for (int r = 0; r < results.size(); r++) {
             DType t = results.get(r).tensorType().dtype();
             w.store(t, w.address(ptr[inputs.size() + r], i, t.byteSize()), reg.get(results.get(r)));
         }
         Indexing.close(w, i, stride, labels);
         return new Kernel(name, w.entry(name, params), params, Launch.gridStride(n));
+    }
+
+    /**
+     * Emits {@code body} for one element: each op's results get registers in {@code reg}, which must already hold
+     * every value the body uses from outside. The ops are elementwise ops, splat constants, {@code broadcast_in_dim}s
+     * of one-element values, and {@code weft.fusion}s of those (whose regions are emitted inline).
+     */
+    static void emit(PtxWriter w, List<Op> body, Map<Value, String> reg) {
+        for (Op op : body) {
+            switch (op.name()) {
+                case StableHlo.CONSTANT -> reg.put(op.result(), splat(w, op));
+                case StableHlo.BROADCAST_IN_DIM -> {
+                    String scalar = reg.get(op.operand(0));
+                    if (scalar == null || op.operand(0).tensorType().shape().size() != 1) {
+                        throw new IllegalArgumentException(
+                                "broadcast of a value of more than one element in an elementwise body");
+                    }
+                    reg.put(op.result(), scalar);
+                }
+                case StableHlo.FUSION -> {
+                    Block region = op.regions().getFirst();
+                    for (int k = 0; k < op.operands().size(); k++) {
+                        reg.put(region.arguments().get(k), use(reg, op.operand(k)));
+                    }
+                    emit(w, region.ops().subList(0, region.ops().size() - 1), reg);
+                    for (int k = 0; k < op.results().size(); k++) {
+                        reg.put(op.results().get(k), use(reg, region.results().get(k)));
+                    }
+                }
+                default -> {
+                    if (!StableHlo.isElementwise(op.name())) {
+                        throw new IllegalArgumentException(
+                                "non-elementwise op " + op.name() + " in an elementwise body");
+                    }
+                    reg.put(op.result(), ScalarOps.emit(w, op, op.operands().stream().map(v -> use(reg, v))
+                            .toList()));
+                }
+            }
+        }
+    }
+
+    private static String use(Map<Value, String> reg, Value v) {
+        String r = reg.get(v);
+        if (r == null) {
+            throw new IllegalArgumentException("elementwise body uses a value it does not define");
+        }
+        return r;
     }
 
     /** A constant whose elements are all equal, as a register holding that value. */

@@ -41,7 +41,8 @@ final class NcclFixture {
         Module module = new Module("gpu", functions);
         module.resources().put(CommLoweringRules.resourceKey(world.name()), world);
         stub.reset();
-        handlers = NcclCustomCalls.handlers(module, new NcclContext(NcclLibrary.load(), device, device, device));
+        handlers = NcclCustomCalls.handlers(module, new NcclContext(
+                new NcclCommunicators(NcclLibrary.load(), device), device, device));
         stub.reset();
     }
 
