@@ -53,12 +53,21 @@ class IrTest {
                 new long[] {1}, new long[] {2}, 3);
     }
 
+    @Compile
+    static Tensor stencil(Tensor x) {
+        Tensor p = Tensor.concat(0, x.slice(new long[] {0, 0}, new long[] {1, 4}), x).pad(new long[] {0, 1},
+                new long[] {1, 0}, 2);
+        return p.slice(new long[] {0, 0}, new long[] {4, 4}).add(p.slice(new long[] {1, 1}, new long[] {5, 5}))
+                .mul(x);
+    }
+
     private static List<String> modules() {
         return List.of(
                 Weft.lower(IrTest.class, "mlp", TensorSpec.of(DType.F32, 8, 4), TensorSpec.of(DType.F32, 4, 3))
                         .toMlir(),
                 Weft.lower(IrTest.class, "smoothing", TensorSpec.of(DType.F64, 5), 10).toMlir(),
-                Weft.lower(IrTest.class, "reshaping", TensorSpec.of(DType.I32, 4, 4)).toMlir());
+                Weft.lower(IrTest.class, "reshaping", TensorSpec.of(DType.I32, 4, 4)).toMlir(),
+                Weft.lower(IrTest.class, "stencil", TensorSpec.of(DType.F64, 4, 4)).toMlir());
     }
 
     @Test
@@ -73,6 +82,8 @@ class IrTest {
                 .contains("loc(\"IrTest.java\":" + loopLine + ":0)").doesNotContain("loc(\"Weft.java\"");
         assertThat(mods.get(2)).contains("stablehlo.transpose").contains("stablehlo.concatenate")
                 .contains("stablehlo.pad").contains("stablehlo.reshape").contains("stablehlo.slice");
+        assertThat(mods.get(3)).contains("weft.fusion").contains("weft.pieces = [[{operand = ")
+                .doesNotContain("stablehlo.pad").doesNotContain("stablehlo.concatenate");
     }
 
     @Test

@@ -67,16 +67,26 @@ class ExamplesTest {
     }
 
     @Test
-    void heatStepReadsItsNeighboursAsViewsOfThePaddedGrid() {
+    void heatStepReadsItsNeighboursAsPiecesOfTheGridAndItsHalos() {
         AtomicReference<String> mlir = new AtomicReference<>();
         FakeWorld.run(1, world -> CommBinding.with(world, () -> {
             mlir.set(Weft.lower(Heat.class, "simulate", Comm.world(), TensorSpec.of(DType.F64, 8, 6), 3, 0.1)
                     .toMlir());
             return null;
         }));
-        assertThat(mlir.get()).doesNotContain("stablehlo.slice").contains("\"stablehlo.pad\"")
-                .contains("weft.slice_starts = [array<i64: 0, 1>, array<i64: 2, 1>, array<i64: 1, 0>, "
-                        + "array<i64: 1, 2>, ");
+        // operands: the zero halo row, the grid (three times), 4.0, the grid, 0.1, then the pad value 0.0
+        assertThat(mlir.get()).doesNotContain("stablehlo.slice").doesNotContain("stablehlo.concatenate")
+                .doesNotContain("stablehlo.pad").doesNotContain("weft.slice_starts")
+                .contains("weft.pieces = [["
+                        + piece(0, "0, 0", "0, 0", "1, 6") + ", " + piece(1, "1, 0", "0, 0", "7, 6") + "], ["
+                        + piece(1, "0, 0", "1, 0", "7, 6") + ", " + piece(0, "7, 0", "0, 0", "1, 6") + "], ["
+                        + piece(2, "0, 1", "0, 0", "8, 5") + ", " + piece(7, "0, 0", "", "8, 1") + "], ["
+                        + piece(3, "0, 0", "0, 1", "8, 5") + ", " + piece(7, "0, 5", "", "8, 1") + "], [], [], []]");
+    }
+
+    private static String piece(int operand, String at, String from, String size) {
+        return "{operand = " + operand + " : i64, at = array<i64: " + at + ">, from = array<i64"
+                + (from.isEmpty() ? "" : ": " + from) + ">, size = array<i64: " + size + ">}";
     }
 
     @ParameterizedTest(name = "{0} ranks")

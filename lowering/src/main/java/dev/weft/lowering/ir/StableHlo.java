@@ -17,7 +17,12 @@ package dev.weft.lowering.ir;
  * {@code broadcast_in_dim}s of rank-0 region arguments to that shape. Such an argument is a scalar read once, never a
  * full-size tensor. A fusion may carry {@link #FUSION_SLICE_STARTS}: then region argument {@code i} is a view, the
  * unit-stride window of operand {@code i} that starts at the listed indices and has the argument's shape (a slice
- * absorbed into the fusion, never materialised); an empty list means the argument is the operand itself.
+ * absorbed into the fusion, never materialised); an empty list means the argument is the operand itself. A fusion
+ * may also carry {@link #FUSION_PIECES}: then a region argument with a non-empty entry is piecewise, assembled from
+ * boxes ({@link FusionPiece}) that partition it, each a window of an operand or one rank-0 operand's value (the
+ * absorbed form of {@code slice}s, {@code concatenate}s and edge-only {@code pad}s of the operands, never
+ * materialised). A piecewise argument's operand is the one its first box reads; operands past the region's
+ * arguments are read only by boxes.
  */
 public final class StableHlo {
     private StableHlo() {
@@ -64,10 +69,18 @@ public final class StableHlo {
     public static final String FUSION = "weft.fusion";
 
     /**
-     * Optional {@link #FUSION} attribute: an {@code Attr.Array} with one {@code Attr.I64Array} per operand, the
-     * start indices of the window that the region argument views, or empty when it takes the operand whole.
+     * Optional {@link #FUSION} attribute: an {@code Attr.Array} with one {@code Attr.I64Array} per region argument,
+     * the start indices of the window of its operand that it views, or empty when it takes the operand whole.
      */
     public static final String FUSION_SLICE_STARTS = "weft.slice_starts";
+
+    /**
+     * Optional {@link #FUSION} attribute: an {@code Attr.Array} with one entry per region argument, an
+     * {@code Attr.Array} of the argument's boxes ({@link FusionPiece#attr()}), or empty when the argument is not
+     * piecewise. The boxes of an argument are disjoint and cover it; its {@link #FUSION_SLICE_STARTS} entry is
+     * empty.
+     */
+    public static final String FUSION_PIECES = "weft.pieces";
 
     /** Attribute set by buffer planning: indices of the operands whose last use is this op. */
     public static final String LAST_USE = "weft.last_use";
@@ -83,6 +96,18 @@ public final class StableHlo {
     public static long[] fusionSliceStarts(Op fusion, int operand) {
         return fusion.attr(FUSION_SLICE_STARTS) instanceof Attr.Array a
                 && a.elements().get(operand) instanceof Attr.I64Array starts ? starts.toArray() : new long[0];
+    }
+
+    /**
+     * The boxes of piecewise region argument {@code argument} of {@code fusion} (see {@link #FUSION_PIECES}), or an
+     * empty list when the argument is not piecewise. A box that does not parse is null (the verifier rejects it).
+     */
+    public static java.util.List<FusionPiece> fusionPieces(Op fusion, int argument) {
+        if (!(fusion.attr(FUSION_PIECES) instanceof Attr.Array a) || argument >= a.elements().size()
+                || !(a.elements().get(argument) instanceof Attr.Array boxes)) {
+            return java.util.List.of();
+        }
+        return boxes.elements().stream().map(FusionPiece::of).toList();
     }
 
     /** True for ops that map equal-shaped operands to a result of that shape element by element. */

@@ -3,6 +3,7 @@ package dev.weft.lowering.passes;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.FusionPiece;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -32,9 +33,11 @@ import java.util.TreeSet;
  * definition). Groups never span an op with an effect, so the order of effects is unchanged. Fusion looks
  * inside {@code while} and {@code if} bodies, not inside reductions' combiners.
  *
- * <p>For the CPU target a unit-stride {@code slice} whose result only the group uses is absorbed as well: the
- * fusion takes the slice's source and views the window ({@link StableHlo#FUSION_SLICE_STARTS}), so the slice is
- * never copied.
+ * <p>For the CPU target, unit-stride {@code slice}s, {@code concatenate}s and edge-only {@code pad}s whose results
+ * only fusions (or other such ops) use are absorbed as well ({@link FusionInputs}): an input that is a window of one
+ * value becomes a view of it ({@link StableHlo#FUSION_SLICE_STARTS}); one assembled from several values and pad
+ * values becomes piecewise ({@link StableHlo#FUSION_PIECES}), its sources joining the fusion's operands. Either
+ * way nothing is copied before the fusion runs.
  */
 public final class ElementwiseFusion implements Pass {
     private static final Set<String> NESTED = Set.of(StableHlo.WHILE, StableHlo.IF);
@@ -89,7 +92,7 @@ public final class ElementwiseFusion implements Pass {
                 }
             }
         }
-        rebuild(b, groupOf, users, views ? producer : Map.of());
+        rebuild(b, groupOf, users, producer, views);
     }
 
     /**
@@ -164,9 +167,9 @@ public final class ElementwiseFusion implements Pass {
         }
     }
 
-    /** Rebuilds {@code b} with its groups fused, absorbing the slices in {@code producer} that only a group uses. */
+    /** Rebuilds {@code b} with its groups fused, absorbing into them what {@link FusionInputs} dissolves. */
     private static void rebuild(Block b, Map<Op, Group> groupOf, Map<Value, List<Op>> users,
-                                Map<Value, Op> producer) {
+                                Map<Value, Op> producer, boolean views) {
         List<Op> old = List.copyOf(b.ops());
         Map<Group, List<Op>> members = new IdentityHashMap<>();
         for (Op op : old) {
@@ -175,8 +178,9 @@ public final class ElementwiseFusion implements Pass {
                 members.computeIfAbsent(g, x -> new ArrayList<>()).add(op);
             }
         }
+        FusionInputs inputs = views ? FusionInputs.of(old, producer, users, op -> groupOf.containsKey(op)
+                && groupOf.get(op).ops.size() >= 2) : FusionInputs.none();
         Map<Value, Value> substitution = new IdentityHashMap<>();
-        Set<Op> absorbed = Collections.newSetFromMap(new IdentityHashMap<>());
         b.ops().clear();
         for (Op op : old) {
             Group g = groupOf.get(op);
@@ -184,41 +188,31 @@ public final class ElementwiseFusion implements Pass {
                 Uses.replace(op, substitution);
                 b.ops().add(op);
             } else if (g.last == op) {
-                b.ops().add(fusion(members.get(g), users, producer, substitution, absorbed));
+                b.ops().add(fusion(members.get(g), users, inputs, substitution));
             }
         }
-        b.ops().removeIf(absorbed::contains);
-    }
-
-    /** True for a unit-stride slice of a ranked tensor. */
-    private static boolean isViewable(Op op) {
-        return op != null && op.name().equals(StableHlo.SLICE) && op.operands().size() == 1
-                && op.result().tensorType().shape().rank() > 0
-                && op.attr("strides") instanceof Attr.I64Array strides
-                && strides.values().stream().allMatch(s -> s == 1)
-                && op.attr("start_indices") instanceof Attr.I64Array;
+        b.ops().removeIf(inputs::isDissolved);
     }
 
     /**
      * Moves {@code members} (in program order) into a fusion op and maps their escaping values to its results. An
-     * input made by a slice in {@code producer} that only members use becomes a view of the slice's source, and
-     * the slice joins {@code absorbed}.
+     * input made by ops that {@code inputs} dissolves is read through them: as a view or piecewise.
      */
-    private static Op fusion(List<Op> members, Map<Value, List<Op>> users, Map<Value, Op> producer,
-                             Map<Value, Value> substitution, Set<Op> absorbed) {
+    private static Op fusion(List<Op> members, Map<Value, List<Op>> users, FusionInputs inputs,
+                             Map<Value, Value> substitution) {
         Set<Op> memberSet = Collections.newSetFromMap(new IdentityHashMap<>());
         memberSet.addAll(members);
         Set<Value> defined = Collections.newSetFromMap(new IdentityHashMap<>());
         members.forEach(m -> defined.add(m.result()));
-        SequencedSet<Value> inputs = new LinkedHashSet<>();
+        SequencedSet<Value> inputSet = new LinkedHashSet<>();
         List<Value> escaping = new ArrayList<>();
         for (Op m : members) {
-            m.operands().stream().filter(v -> !defined.contains(v)).forEach(inputs::add);
+            m.operands().stream().filter(v -> !defined.contains(v)).forEach(inputSet::add);
             if (users.getOrDefault(m.result(), List.of()).stream().anyMatch(u -> !memberSet.contains(u))) {
                 escaping.add(m.result());
             }
         }
-        List<Value> inputList = List.copyOf(inputs);
+        List<Value> inputList = List.copyOf(inputSet);
         Block region = Block.withArgs(inputList.stream().map(Value::type).toList());
         Map<Value, Value> toArgument = new IdentityHashMap<>();
         for (int i = 0; i < inputList.size(); i++) {
@@ -230,27 +224,59 @@ public final class ElementwiseFusion implements Pass {
         }
         Op last = members.getLast();
         region.ops().add(new Op(StableHlo.RETURN, escaping, List.of(), Map.of(), List.of(), last.location()));
-        List<Value> operands = new ArrayList<>();
-        List<Attr> starts = new ArrayList<>();
-        boolean anyView = false;
-        for (Value v : inputList) {
-            Op slice = producer.get(v);
-            if (isViewable(slice) && users.get(v).stream().allMatch(memberSet::contains)) {
-                absorbed.add(slice);
-                operands.add(substitution.getOrDefault(slice.operand(0), slice.operand(0)));
-                starts.add(slice.attr("start_indices"));
-                anyView = true;
-            } else {
-                operands.add(substitution.getOrDefault(v, v));
-                starts.add(Attr.I64Array.of(new long[0]));
-            }
-        }
-        Map<String, Attr> attrs = anyView ? Map.of(StableHlo.FUSION_SLICE_STARTS, new Attr.Array(starts)) : Map.of();
-        Op fusion = new Op(StableHlo.FUSION, operands, escaping.stream().map(Value::type).toList(), attrs,
-                List.of(region), last.location());
+        Op fusion = new Op(StableHlo.FUSION, List.of(), escaping.stream().map(Value::type).toList(),
+                Map.of(), List.of(region), last.location());
+        readInputs(fusion, inputList, inputs, substitution);
         for (int i = 0; i < escaping.size(); i++) {
             substitution.put(escaping.get(i), fusion.results().get(i));
         }
         return fusion;
+    }
+
+    /**
+     * Sets the operands of {@code fusion}, whose region argument {@code i} stands for {@code inputList.get(i)}, and
+     * the attributes that say how dissolved inputs are read.
+     */
+    private static void readInputs(Op fusion, List<Value> inputList, FusionInputs inputs,
+                                   Map<Value, Value> substitution) {
+        List<Value> operands = fusion.operands();
+        List<Attr> starts = new ArrayList<>();
+        List<List<FusionInputs.Box>> piecewise = new ArrayList<>();
+        for (Value v : inputList) {
+            List<FusionInputs.Box> boxes = inputs.isDissolved(v) ? inputs.boxes(v) : List.of();
+            FusionInputs.Box only = boxes.size() == 1 && !boxes.getFirst().isFill() ? boxes.getFirst() : null;
+            if (boxes.isEmpty() || only != null) {
+                Value source = only == null ? v : only.source();
+                boolean whole = only == null || source.tensorType().equals(v.tensorType());
+                operands.add(substitution.getOrDefault(source, source));
+                starts.add(Attr.I64Array.of(whole ? new long[0] : only.from()));
+                piecewise.add(List.of());
+            } else {
+                Value first = boxes.getFirst().source();
+                operands.add(substitution.getOrDefault(first, first));
+                starts.add(Attr.I64Array.of(new long[0]));
+                piecewise.add(boxes);
+            }
+        }
+        List<Attr> pieces = new ArrayList<>();
+        for (int i = 0; i < piecewise.size(); i++) {
+            List<Attr> entry = new ArrayList<>();
+            for (FusionInputs.Box box : piecewise.get(i)) {
+                Value source = substitution.getOrDefault(box.source(), box.source());
+                int operand = entry.isEmpty() ? i : operands.indexOf(source);
+                if (operand < 0) {
+                    operand = operands.size();
+                    operands.add(source);
+                }
+                entry.add(new FusionPiece(operand, box.at(), box.from(), box.size()).attr());
+            }
+            pieces.add(new Attr.Array(entry));
+        }
+        if (starts.stream().anyMatch(a -> !((Attr.I64Array) a).values().isEmpty())) {
+            fusion.attributes().put(StableHlo.FUSION_SLICE_STARTS, new Attr.Array(starts));
+        }
+        if (piecewise.stream().anyMatch(boxes -> !boxes.isEmpty())) {
+            fusion.attributes().put(StableHlo.FUSION_PIECES, new Attr.Array(pieces));
+        }
     }
 }

@@ -5,6 +5,7 @@ import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.FusionPiece;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -22,8 +23,8 @@ import java.util.Set;
  * The {@code verify} pass: checks that every operand is defined before its use (in its block or an enclosing
  * one; {@code weft.fusion} regions see only their arguments), that each block ends in the right terminator and
  * has no other, that elementwise ops have operands and result of one shape, and that region signatures match
- * their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion}). Failures name the op's source
- * location.
+ * their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion}, whose views and pieces must lie inside
+ * their operands). Failures name the op's source location.
  */
 public final class Verifier implements Pass {
     private static final TensorType PREDICATE = TensorType.of(DType.BOOL);
@@ -126,38 +127,115 @@ public final class Verifier implements Pass {
 
     /**
      * The region argument types a fusion must have: each operand's type, or for a view the window's type once the
-     * window is checked to lie inside the operand.
+     * window is checked to lie inside the operand, or for a piecewise argument its own type once its boxes are
+     * checked ({@link #pieces}). Operands past the arguments must be read by boxes.
      */
     private static List<Type> fusionArguments(Op op) {
-        if (op.attr(StableHlo.FUSION_SLICE_STARTS) instanceof Attr.Array a
-                && a.elements().size() != op.operands().size()) {
-            throw fail(op, StableHlo.FUSION_SLICE_STARTS + " needs one entry per operand");
+        List<Value> arguments = op.regions().getFirst().arguments();
+        for (String key : List.of(StableHlo.FUSION_SLICE_STARTS, StableHlo.FUSION_PIECES)) {
+            if (op.attr(key) != null && !(op.attr(key) instanceof Attr.Array a
+                    && a.elements().size() == arguments.size())) {
+                throw fail(op, key + " needs one entry per region argument");
+            }
+        }
+        if (arguments.size() > op.operands().size()) {
+            throw fail(op, "fusion has fewer operands than region arguments");
         }
         List<Type> out = new ArrayList<>();
-        for (int i = 0; i < op.operands().size(); i++) {
+        boolean[] read = new boolean[op.operands().size()];
+        for (int i = 0; i < arguments.size(); i++) {
+            read[i] = true;
             long[] starts = StableHlo.fusionSliceStarts(op, i);
+            List<FusionPiece> pieces = StableHlo.fusionPieces(op, i);
             TensorType source = op.operand(i).tensorType();
-            if (starts.length == 0) {
+            if (starts.length == 0 && pieces.isEmpty()) {
                 out.add(source);
                 continue;
             }
-            if (op.regions().size() != 1 || op.regions().getFirst().arguments().size() != op.operands().size()
-                    || !(op.regions().getFirst().arguments().get(i).type() instanceof TensorType view)) {
-                throw fail(op, "fusion region must take one tensor per operand");
+            if (!(arguments.get(i).type() instanceof TensorType argument)) {
+                throw fail(op, "fusion region must take tensors");
             }
-            long[] from = source.shape().dims(), size = view.shape().dims();
-            boolean inside = view.dtype() == source.dtype() && size.length == from.length
+            if (!pieces.isEmpty()) {
+                if (starts.length > 0) {
+                    throw fail(op, "fusion argument " + i + " is both a view and piecewise");
+                }
+                pieces(op, i, argument, pieces, read);
+                out.add(argument);
+                continue;
+            }
+            long[] from = source.shape().dims(), size = argument.shape().dims();
+            boolean inside = argument.dtype() == source.dtype() && size.length == from.length
                     && starts.length == from.length;
             for (int k = 0; inside && k < starts.length; k++) {
                 inside = starts[k] >= 0 && starts[k] + size[k] <= from[k];
             }
             if (!inside) {
-                throw fail(op, "fusion view " + view.mlir() + " at " + Arrays.toString(starts)
+                throw fail(op, "fusion view " + argument.mlir() + " at " + Arrays.toString(starts)
                         + " does not lie inside operand " + source.mlir());
             }
-            out.add(view);
+            out.add(argument);
+        }
+        for (int j = arguments.size(); j < read.length; j++) {
+            if (!read[j]) {
+                throw fail(op, "fusion operand " + j + " is neither a region argument nor read by a piece");
+            }
         }
         return out;
+    }
+
+    /**
+     * Checks the boxes of piecewise argument {@code i} of type {@code argument}: each lies inside the argument and
+     * reads a window inside an operand of the argument's dtype and rank, or a rank-0 one; the first reads operand
+     * {@code i}; together they cover the argument exactly once. Marks the operands read in {@code read}.
+     */
+    private static void pieces(Op op, int i, TensorType argument, List<FusionPiece> pieces, boolean[] read) {
+        long[] dims = argument.shape().dims();
+        long covered = 0;
+        for (int p = 0; p < pieces.size(); p++) {
+            FusionPiece piece = pieces.get(p);
+            if (piece == null || piece.operand() < 0 || piece.operand() >= read.length
+                    || p == 0 && piece.operand() != i) {
+                throw fail(op, "fusion argument " + i + ": piece " + p + " must be a box of "
+                        + (p == 0 ? "operand " + i : "an operand"));
+            }
+            TensorType source = op.operand(piece.operand()).tensorType();
+            boolean fits = source.dtype() == argument.dtype() && piece.at().length == dims.length
+                    && piece.size().length == dims.length
+                    && (source.shape().rank() == 0 ? piece.isFill() : piece.from().length == dims.length);
+            for (int k = 0; fits && k < dims.length; k++) {
+                fits = piece.size()[k] > 0 && piece.at()[k] >= 0 && piece.at()[k] + piece.size()[k] <= dims[k]
+                        && (piece.isFill() || piece.from()[k] >= 0
+                                && piece.from()[k] + piece.size()[k] <= source.shape().dim(k));
+            }
+            if (!fits) {
+                throw fail(op, "fusion argument " + i + " " + argument.mlir() + ": " + piece
+                        + " does not fit it and operand " + source.mlir());
+            }
+            for (int q = 0; q < p; q++) {
+                if (overlap(piece, pieces.get(q))) {
+                    throw fail(op, "fusion argument " + i + ": " + piece + " overlaps " + pieces.get(q));
+                }
+            }
+            read[piece.operand()] = true;
+            long volume = 1;
+            for (long s : piece.size()) {
+                volume *= s;
+            }
+            covered += volume;
+        }
+        if (covered != argument.shape().size()) {
+            throw fail(op, "fusion argument " + i + " " + argument.mlir() + ": its pieces cover " + covered
+                    + " of its " + argument.shape().size() + " elements");
+        }
+    }
+
+    private static boolean overlap(FusionPiece a, FusionPiece b) {
+        for (int k = 0; k < a.at().length; k++) {
+            if (a.at()[k] >= b.at()[k] + b.size()[k] || b.at()[k] >= a.at()[k] + a.size()[k]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void expectRegions(Op op, int n) {

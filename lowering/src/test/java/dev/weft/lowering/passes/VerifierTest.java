@@ -10,12 +10,14 @@ import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.FusionPiece;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
 import dev.weft.spi.SourceLocation;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -98,5 +100,76 @@ class VerifierTest {
         assertThatThrownBy(() -> verify(b.module(fusion.result())))
                 .isInstanceOf(WeftException.class)
                 .hasMessageContaining("fusion view tensor<4xf32> at [5] does not lie inside operand tensor<8xf32>");
+    }
+    /** A fusion of {@code operands} whose region takes one f32[2,4] argument built from {@code pieces}. */
+    private static Module piecewise(ModuleBuilder b, List<Value> operands, FusionPiece... pieces) {
+        TensorType grid = TensorType.of(DType.F32, 2, 4);
+        Block region = Block.withArgs(List.of(grid));
+        region.ops().add(new Op(StableHlo.RETURN, List.of(region.arguments().getFirst()), List.of(), Map.of(),
+                List.of(), new SourceLocation("Test", "body", "Test.java", 1)));
+        Attr boxes = new Attr.Array(Arrays.stream(pieces).map(p -> (Attr) p.attr()).toList());
+        Op fusion = b.op(StableHlo.FUSION, operands, List.of(grid),
+                Map.of(StableHlo.FUSION_PIECES, new Attr.Array(List.of(boxes))), List.of(region));
+        return b.module(fusion.result());
+    }
+
+    private static FusionPiece box(int operand, long[] at, long[] from, long[] size) {
+        return new FusionPiece(operand, at, from, size);
+    }
+
+    private static long[] ix(long... v) {
+        return v;
+    }
+
+    @Test
+    void acceptsPiecesThatCoverTheArgumentOnce() {
+        ModuleBuilder b = new ModuleBuilder(F8, TensorType.of(DType.F32, 3, 4));
+        Value fill = b.constant(1f);
+        Module m = piecewise(b, List.of(b.arg(1), fill), box(0, ix(0, 1), ix(1, 0), ix(2, 3)),
+                box(1, ix(0, 0), ix(), ix(2, 1)));
+        assertThatCode(() -> verify(m)).doesNotThrowAnyException();
+    }
+
+    @Test
+    void rejectsOverlappingPieces() {
+        ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32, 3, 4));
+        Value fill = b.constant(1f);
+        Module m = piecewise(b, List.of(b.arg(0), fill), box(0, ix(0, 0), ix(0, 0), ix(2, 2)),
+                box(1, ix(1, 1), ix(), ix(1, 3)), box(1, ix(0, 2), ix(), ix(1, 2)));
+        assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("piece of operand 1 at [1, 1] from [] size [1, 3] overlaps piece of operand 0");
+    }
+
+    @Test
+    void rejectsPiecesThatLeaveAGap() {
+        ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32, 3, 4));
+        Module m = piecewise(b, List.of(b.arg(0)), box(0, ix(0, 0), ix(1, 0), ix(2, 3)));
+        assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("its pieces cover 6 of its 8 elements");
+    }
+
+    @Test
+    void rejectsAPieceOutsideItsOperand() {
+        ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32, 3, 4));
+        Module m = piecewise(b, List.of(b.arg(0)), box(0, ix(0, 0), ix(2, 0), ix(2, 4)));
+        assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("piece of operand 0 at [0, 0] from [2, 0] size [2, 4] does not fit it and "
+                        + "operand tensor<3x4xf32>");
+    }
+
+    @Test
+    void rejectsAFirstPieceThatDoesNotReadItsOwnOperand() {
+        ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32, 3, 4));
+        Module m = piecewise(b, List.of(b.arg(0), b.arg(0)), box(1, ix(0, 0), ix(0, 0), ix(2, 4)));
+        assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("piece 0 must be a box of operand 0");
+    }
+
+    @Test
+    void rejectsAnOperandThatNoPieceReads() {
+        ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32, 3, 4));
+        Module m = piecewise(b, List.of(b.arg(0), b.arg(0)), box(0, ix(0, 0), ix(0, 0), ix(2, 4)));
+        assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("fusion operand 1 is neither a region argument nor read by a piece");
     }
 }

@@ -14,14 +14,16 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 
 /**
  * {@code weft.fusion}. A region that {@link FusedLoopSpec} describes runs as one generated loop
  * ({@link FusedLoopGenerator}) reading each input element once and writing each result element once. Any other
  * region (one holding an op on a dtype its kernel rejects) runs chunk by chunk ({@value #CHUNK} elements), one
  * kernel per op, each intermediate living in a chunk-sized scratch buffer, so no full-size temporaries exist; on
- * either path a result may overwrite a dying input. A view argument ({@link FusionViews}) is read in place by the
- * generated loop, row by row, and copied to a scratch buffer first by the chunked path. In the chunked path
+ * either path a result may overwrite a dying input that it reads element for element. A view or piecewise argument
+ * ({@link FusionViews}) is read in place by the generated loop, row by row, and copied to a scratch buffer first by
+ * the chunked path; the pad values of piecewise arguments are read from rows filled once per run. In the chunked path
  * registers {@code 0..views-1} are the inputs, then constants of the fused shape: a full-size one is read through a
  * window per chunk, a rank-0 one (only read by broadcasts) as it is. A {@code broadcast_in_dim} of a scalar is a
  * scratch register filled once per run; each chunk is read completely before it is written.
@@ -56,10 +58,12 @@ final class FusionInstruction {
         for (int r = 0; r < results; r++) {
             resultSlot[r] = b.slot(op.results().get(r));
             resultClass[r] = b.sizeClass(op.results().get(r).tensorType());
-            candidates[r] = b.inPlaceCandidates(op, r);
+            candidates[r] = unshifted(b.inPlaceCandidates(op, r), op, b, views);
         }
+        int[] fillClass = fillClasses(views, b);
         return f -> {
-            MemorySegment[] in = new MemorySegment[inputSlots.length + constantData.length];
+            MemorySegment[] in = new MemorySegment[views == null ? inputSlots.length + constantData.length
+                    : views.sources()];
             for (int i = 0; i < inputSlots.length; i++) {
                 in[i] = f.slots[inputSlots[i]].segment;
             }
@@ -74,13 +78,51 @@ final class FusionInstruction {
                 if (views == null) {
                     FusedLoopRunner.run(loop, in, out, n);
                 } else {
-                    FusedLoopRunner.run(views, loop, in, out);
+                    fillRows(views, f, fillClass, in);
+                    try {
+                        FusedLoopRunner.run(views, loop, in, out);
+                    } finally {
+                        recycleFillRows(f, fillClass, in);
+                    }
                 }
             } catch (ArithmeticException e) {
                 // idiv and ldiv say "/ by zero"; report it as the eager kernels do
                 throw new ArithmeticException(Elementwise.DIVISION_BY_ZERO);
             }
         };
+    }
+
+    /** {@code candidates} less the slots of operands that {@code views} reads shifted. */
+    private static int[] unshifted(int[] candidates, Op op, ProgramBuilder b, FusionViews views) {
+        if (views == null) {
+            return candidates;
+        }
+        return Arrays.stream(candidates).filter(slot -> IntStream.range(0, op.operands().size())
+                .noneMatch(j -> views.isShifted(j) && b.slot(op.operand(j)) == slot)).toArray();
+    }
+
+    private static int[] fillClasses(FusionViews views, ProgramBuilder b) {
+        int[] out = new int[views == null ? 0 : views.fillRows()];
+        for (int k = 0; k < out.length; k++) {
+            out[k] = b.sizeClass(views.fillRowBytes(k));
+        }
+        return out;
+    }
+
+    /** Puts the fill rows of {@code views} at the end of {@code sources}, filled. */
+    private static void fillRows(FusionViews views, Frame f, int[] fillClass, MemorySegment[] sources) {
+        int first = sources.length - fillClass.length;
+        for (int k = 0; k < fillClass.length; k++) {
+            sources[first + k] = f.allocateSegment(fillClass[k]);
+        }
+        views.fill(sources);
+    }
+
+    private static void recycleFillRows(Frame f, int[] fillClass, MemorySegment[] sources) {
+        int first = sources.length - fillClass.length;
+        for (int k = 0; k < fillClass.length; k++) {
+            f.recycle(fillClass[k], sources[first + k]);
+        }
     }
 
     /** The chunked interpreter of the region, whatever ops it holds. */
@@ -161,11 +203,13 @@ final class FusionInstruction {
         for (int v = 0; v < views; v++) {
             windowed[v] = v >= inputSlots.length || region.arguments().get(v).tensorType().shape().size() == n;
         }
-        FusionViews slices = FusionViews.of(op, new long[0]);
+        FusionViews assembled = FusionViews.of(op, new long[0]);
         int[] windowClass = new int[inputSlots.length];
         for (int v = 0; v < inputSlots.length; v++) {
-            windowClass[v] = slices != null && slices.isView(v) ? b.sizeClass(n * bytesPerElement[v]) : -1;
+            windowClass[v] = assembled != null && assembled.isAssembled(v) ? b.sizeClass(n * bytesPerElement[v]) : -1;
         }
+        int[] operandSlots = b.slots(op.operands());
+        int[] fillClass = fillClasses(assembled, b);
         int[] splatRegs = splatOf.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
         int[] splatSources = Arrays.stream(splatRegs).map(splatOf::get).toArray();
         MemorySegment[] constantData = constants.toArray(MemorySegment[]::new);
@@ -174,11 +218,9 @@ final class FusionInstruction {
             MemorySegment[] full = new MemorySegment[views];
             for (int i = 0; i < inputSlots.length; i++) {
                 full[i] = f.slots[inputSlots[i]].segment;
-                if (windowClass[i] >= 0) {
-                    MemorySegment window = f.allocateSegment(windowClass[i]);
-                    slices.copyWindow(i, full[i], window);
-                    full[i] = window;
-                }
+            }
+            if (assembled != null) {
+                copyWindows(assembled, f, operandSlots, fillClass, windowClass, full);
             }
             System.arraycopy(constantData, 0, full, inputSlots.length, constantData.length);
             MemorySegment[] outs = new MemorySegment[results];
@@ -222,6 +264,26 @@ final class FusionInstruction {
                 }
             }
         };
+    }
+
+    /**
+     * Replaces each view or piecewise argument in {@code full} by a copy in a buffer of class {@code windowClass}
+     * (-1 for other arguments) assembled from the operands in {@code operandSlots}.
+     */
+    private static void copyWindows(FusionViews assembled, Frame f, int[] operandSlots, int[] fillClass,
+                                    int[] windowClass, MemorySegment[] full) {
+        MemorySegment[] sources = new MemorySegment[assembled.sources()];
+        for (int j = 0; j < operandSlots.length; j++) {
+            sources[j] = f.slots[operandSlots[j]].segment;
+        }
+        fillRows(assembled, f, fillClass, sources);
+        for (int i = 0; i < windowClass.length; i++) {
+            if (windowClass[i] >= 0) {
+                full[i] = f.allocateSegment(windowClass[i]);
+                assembled.copyWindow(i, sources, full[i]);
+            }
+        }
+        recycleFillRows(f, fillClass, sources);
     }
 
     /** Fills the first {@code count} elements of {@code out} with the one element of {@code scalar}. */
