@@ -15,13 +15,12 @@ import java.util.TreeSet;
  * The geometry of a fusion whose region takes views ({@link StableHlo#FUSION_SLICE_STARTS}) or piecewise arguments
  * ({@link StableHlo#FUSION_PIECES}), walked row by row: a row is a run along the fused shape's last axis. Each
  * input reads every row as column intervals, each contiguous in one source; a row is split at the union of all
- * inputs' interval boundaries and a {@link FusedLoop} runs over each part with its inputs and results narrowed to
- * it, so nothing is assembled first.
+ * inputs' interval boundaries and a {@link FusedLoop} runs over each part, so nothing is assembled first.
  *
  * <p>Inputs (the loop's) are the region's arguments followed by its full-size constants; each is read as boxes
  * (the whole of a full-size input, a view's window, a piecewise argument's pieces) or is rank-0 and read whole.
  * Sources (what boxes read) are the fusion's operands, then the constants, then one fill row per rank-0 operand
- * that pieces read: a row of that value, filled once per run, which a box of the value reads from its start.
+ * that pieces read: a row of that value, filled once per run, which a box of the value reads at its own columns.
  *
  * <p>Rows sharing the boxes they cross share a plan: the row indices along each outer axis split at every box's
  * edges, and each cell of that grid has its cut columns and, per part and input, the source and the offset that
