@@ -30,9 +30,10 @@ import java.util.concurrent.atomic.LongAdder;
  * name. Each run has its own frame, so one executable may run on several threads at once. Buffers are reference
  * counted; an operand listed in an op's {@code weft.last_use} is released after the op, and a released buffer
  * returns to a pool keyed by byte size from which later ops of the same run allocate. An elementwise op or fusion
- * may write its result over a dying operand of the same byte size that nothing else references. Arguments are
- * never written; results never alias the arguments or the module's constants. Errors raised while running an op
- * are {@link WeftException}s at that op's source location.
+ * may write its result over a dying operand of the same byte size that nothing else references and that it reads
+ * element for element (not through a shifted window or piece). Arguments are never written; results never alias
+ * the arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
+ * op's source location.
  *
  * <p>A run that completes hands its frame, pools included, to the next run, so a repeated call reuses the
  * intermediates' buffers (the executable keeps the pools of one run alive); runs on several threads at once
