@@ -45,30 +45,32 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>A fusion holding f32 sine, cosine or exponential runs block by block instead ({@link BlockedLoopPlan}): its
  * element loops run over heap arrays, which C2 vectorizes (it does not vectorize these loops over native
  * segments), and those functions run as {@link FloatMathBlock} kernels, bit-identical to {@link FloatMath}.
- * Short ranges, such as the rows of a fusion with views, keep the single loop.
+ * Ranges shorter than {@value #BLOCKED_MIN} elements (short rows of a fusion with views) keep the single loop.
  */
 final class FusedLoopGenerator {
     private static final Map<FusedLoopSpec, FusedLoop> CACHE = new ConcurrentHashMap<>();
 
     private static final ClassDesc CD_SEGMENT = desc(MemorySegment.class);
     private static final ClassDesc CD_SEGMENTS = CD_SEGMENT.arrayType();
-    private static final ClassDesc CD_LAYOUT = desc(ValueLayout.class);
+    private static final ClassDesc CD_LAYOUTS = desc(ValueLayout.class);
     private static final ClassDesc CD_MATH = desc(Math.class);
     private static final ClassDesc CD_ELEMENTWISE = desc(Elementwise.class);
     private static final ClassDesc CD_FLOAT_MATH = desc(FloatMath.class);
     private static final ClassDesc CD_FLOAT_MATH_BLOCK = desc(FloatMathBlock.class);
     private static final ClassDesc CD_FLOAT_ARRAY = CD_float.arrayType();
-    private static final MethodTypeDesc COPY_IN = MethodTypeDesc.of(CD_void, CD_SEGMENT, CD_LAYOUT, CD_long,
+    private static final MethodTypeDesc COPY_IN = MethodTypeDesc.of(CD_void, CD_SEGMENT, CD_LAYOUTS, CD_long,
             CD_Object, CD_int, CD_int);
     private static final MethodTypeDesc COPY_OUT = MethodTypeDesc.of(CD_void, CD_Object, CD_int, CD_SEGMENT,
-            CD_LAYOUT, CD_long, CD_int);
+            CD_LAYOUTS, CD_long, CD_int);
     private static final MethodTypeDesc KERNEL = MethodTypeDesc.of(CD_void, CD_FLOAT_ARRAY, CD_FLOAT_ARRAY, CD_int);
+    private static final ClassDesc CD_BLOCK_SCRATCH = desc(BlockScratch.class);
+    private static final ClassDesc CD_DTYPE = desc(DType.class);
+    private static final MethodTypeDesc SCRATCH_ARRAY = MethodTypeDesc.of(CD_Object, CD_DTYPE, CD_int);
     private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long);
     private static final MethodTypeDesc D_D = MethodTypeDesc.of(CD_double, CD_double);
     private static final MethodTypeDesc F_F = MethodTypeDesc.of(CD_float, CD_float);
     private static final MethodTypeDesc DD_D = MethodTypeDesc.of(CD_double, CD_double, CD_double);
     private static final MethodTypeDesc JJ_J = MethodTypeDesc.of(CD_long, CD_long, CD_long);
-    private static final MethodTypeDesc I_V = MethodTypeDesc.of(CD_void, CD_int);
 
     /** Locals of {@code run}: this, inputs, results, from, to; generated locals follow. */
     private static final int INPUTS = 1;
@@ -77,10 +79,10 @@ final class FusedLoopGenerator {
     private static final int TO = 5;
 
     /**
-     * Shortest range a blocked loop runs in blocks: below it, allocating the block's arrays costs more than SIMD
-     * saves (views run the loop once per row).
+     * Shortest range a blocked loop runs in blocks: below it the copies and the kernels' range checks cost more
+     * than SIMD saves (on benchmark case 1 both ways cost the same at 32 elements).
      */
-    private static final long BLOCKED_MIN = 128;
+    private static final long BLOCKED_MIN = 32;
     private static final String PER_ELEMENT = "perElement";
     private static final String PER_BLOCK = "perBlock";
 
@@ -216,19 +218,21 @@ final class FusedLoopGenerator {
         void emitBlocked(BlockedLoopPlan plan) {
             prologue();
             List<FusedLoopSpec.Node> nodes = spec.nodes();
-            int capacity = code.allocateLocal(TypeKind.INT);
-            blockLength(FROM);
-            code.istore(capacity);
+            int scratch = code.allocateLocal(TypeKind.REFERENCE);
+            code.invokestatic(CD_BLOCK_SCRATCH, "local", MethodTypeDesc.of(CD_BLOCK_SCRATCH)).astore(scratch);
             int[] array = new int[nodes.size()];
+            int[] taken = new int[DType.values().length];
             for (int k = 0; k < nodes.size(); k++) {
                 if (plan.hasArray(k)) {
+                    DType t = nodes.get(k).dtype();
                     array[k] = code.allocateLocal(TypeKind.REFERENCE);
-                    code.iload(capacity).newarray(arrayKind(nodes.get(k).dtype())).astore(array[k]);
+                    code.aload(scratch).getstatic(CD_DTYPE, t.name(), CD_DTYPE).loadConstant(taken[t.ordinal()]++)
+                            .invokevirtual(CD_BLOCK_SCRATCH, "array", SCRATCH_ARRAY)
+                            .checkcast(valueDesc(t).arrayType()).astore(array[k]);
                 }
             }
             int kernels = code.allocateLocal(TypeKind.REFERENCE);
-            code.new_(CD_FLOAT_MATH_BLOCK).dup().iload(capacity)
-                    .invokespecial(CD_FLOAT_MATH_BLOCK, INIT_NAME, I_V).astore(kernels);
+            code.invokestatic(CD_FLOAT_MATH_BLOCK, "local", MethodTypeDesc.of(CD_FLOAT_MATH_BLOCK)).astore(kernels);
             int base = code.allocateLocal(TypeKind.LONG);
             int length = code.allocateLocal(TypeKind.INT);
             Label test = code.newLabel();
@@ -268,13 +272,13 @@ final class FusedLoopGenerator {
             code.return_();
         }
 
-        /** Pushes {@code min(SIZE, to - start)} as an int, {@code start} being the long in local {@code start}. */
+        /** Pushes {@code min(SIZE, to - start)} as an int, for the long local {@code start}. */
         private void blockLength(int start) {
             code.lload(TO).lload(start).lsub().loadConstant((long) FloatMathBlock.SIZE)
                     .invokestatic(CD_MATH, "min", JJ_J).l2i();
         }
 
-        /** Pushes the byte offset of element {@code base} (a long local) of a {@code t} buffer. */
+        /** Pushes the byte offset in a buffer of {@code t} of the element the long local {@code base} holds. */
         private void byteOffset(int base, DType t) {
             code.lload(base).loadConstant((long) t.byteSize()).lmul();
         }
@@ -326,7 +330,7 @@ final class FusedLoopGenerator {
                 case I64 -> "JAVA_LONG_UNALIGNED";
                 case BOOL -> "JAVA_BYTE";
             };
-            code.getstatic(CD_LAYOUT, field, layoutDesc(t));
+            code.getstatic(CD_LAYOUTS, field, layoutDesc(t));
         }
 
         private void arg(FusedLoopSpec.Apply a, int i) {

@@ -300,11 +300,10 @@ public final class Elementwise {
      * array, where C2 vectorizes it.
      */
     private static void floatMath(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
-        int capacity = (int) Math.min(FloatMathBlock.SIZE, n);
-        float[] block = new float[capacity];
-        FloatMathBlock kernels = new FloatMathBlock(capacity);
-        for (long i = 0; i < n; i += capacity) {
-            int length = (int) Math.min(capacity, n - i);
+        float[] block = new float[(int) Math.min(FloatMathBlock.SIZE, n)];
+        FloatMathBlock kernels = FloatMathBlock.local();
+        for (long i = 0; i < n; i += FloatMathBlock.SIZE) {
+            int length = (int) Math.min(FloatMathBlock.SIZE, n - i);
             MemorySegment.copy(a, F32, i * Float.BYTES, block, 0, length);
             switch (op) {
                 case EXP -> kernels.exp(block, block, length);

@@ -21,11 +21,14 @@ import java.lang.foreign.MemorySegment;
  * <li>the bits of exp's {@code 2^k} are stored as longs and reinterpreted as doubles by a bulk copy.
  * </ul>
  * A block holding an argument outside the reduced range, or NaN, is computed by the scalar functions element by
- * element. An instance holds the exponential's scratch for {@code capacity} elements and belongs to one thread.
+ * element. Blocks hold at most {@link #SIZE} elements; each thread has one instance ({@link #local()}), which holds
+ * the exponential's scratch.
  */
 public final class FloatMathBlock {
-    /** Block length for callers: a block, its operands and the scratch stay in the L1 cache. */
+    /** Elements per block at most: a block, its operands and the scratch stay in the L1 cache. */
     public static final int SIZE = 512;
+
+    private static final ThreadLocal<FloatMathBlock> LOCAL = ThreadLocal.withInitial(FloatMathBlock::new);
 
     /** {@code e^r} of each element. */
     private final double[] polynomial;
@@ -35,16 +38,20 @@ public final class FloatMathBlock {
     private final MemorySegment scaleBitsView;
     private final MemorySegment scaleView;
 
-    /** Scratch for blocks of up to {@code capacity} elements. */
-    public FloatMathBlock(int capacity) {
-        polynomial = new double[capacity];
-        scaleBits = new long[capacity];
-        scale = new double[capacity];
+    private FloatMathBlock() {
+        polynomial = new double[SIZE];
+        scaleBits = new long[SIZE];
+        scale = new double[SIZE];
         scaleBitsView = MemorySegment.ofArray(scaleBits);
         scaleView = MemorySegment.ofArray(scale);
     }
 
-    /** {@code y[i] = FloatMath.sin(x[i])} for {@code i < n}; {@code y} may be {@code x}. */
+    /** This thread's instance. */
+    public static FloatMathBlock local() {
+        return LOCAL.get();
+    }
+
+    /** {@code y[i] = FloatMath.sin(x[i])} for {@code i < n ≤ SIZE}; {@code y} may be {@code x}. */
     public void sin(float[] x, float[] y, int n) {
         if (!allWithin(x, n, (float) REDUCE_LIMIT)) {
             for (int i = 0; i < n; i++) {
@@ -62,7 +69,7 @@ public final class FloatMathBlock {
         }
     }
 
-    /** {@code y[i] = FloatMath.cos(x[i])} for {@code i < n}; {@code y} may be {@code x}. */
+    /** {@code y[i] = FloatMath.cos(x[i])} for {@code i < n ≤ SIZE}; {@code y} may be {@code x}. */
     public void cos(float[] x, float[] y, int n) {
         if (!allWithin(x, n, (float) REDUCE_LIMIT)) {
             for (int i = 0; i < n; i++) {
@@ -79,7 +86,7 @@ public final class FloatMathBlock {
         }
     }
 
-    /** {@code y[i] = FloatMath.exp(x[i])} for {@code i < n ≤ capacity}; {@code y} may be {@code x}. */
+    /** {@code y[i] = FloatMath.exp(x[i])} for {@code i < n ≤ SIZE}; {@code y} may be {@code x}. */
     public void exp(float[] x, float[] y, int n) {
         if (!allWithin(x, n, (float) EXP_LIMIT)) {
             for (int i = 0; i < n; i++) {

@@ -102,8 +102,8 @@ class FloatMathBlockTest {
     @ValueSource(strings = {"sin", "cos", "exp"})
     void everyBlockLengthInPlaceAndApartLeavesTheRestAlone(String fn) {
         Random rnd = new Random(fn.hashCode());
-        FloatMathBlock block = new FloatMathBlock(SIZE + 1);
-        for (int n = 0; n <= SIZE + 1; n++) {
+        FloatMathBlock block = FloatMathBlock.local();
+        for (int n = 0; n <= SIZE; n++) {
             float[] x = new float[SIZE + 1];
             for (int i = 0; i < x.length; i++) {
                 x[i] = (float) (rnd.nextGaussian() * 20);
@@ -174,7 +174,7 @@ class FloatMathBlockTest {
         final float[] y = new float[SIZE];
         private final String fn;
         private final FloatUnaryOperator scalar;
-        private final FloatMathBlock block = new FloatMathBlock(SIZE);
+        private final FloatMathBlock block = FloatMathBlock.local();
         long checked;
 
         Checker(String fn) {
