@@ -70,7 +70,7 @@ class BlockedLoopTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 1, 127, 128, 129, SIZE - 1, SIZE, SIZE + 1, 3 * SIZE + 5,
+    @ValueSource(ints = {0, 1, 31, 32, 33, SIZE - 1, SIZE, SIZE + 1, 3 * SIZE + 5,
         (int) FusedLoopRunner.PARALLEL_MIN + 3})
     void theChainEqualsAPlainLoopAtEverySize(int n) {
         float[] x = new float[n];
