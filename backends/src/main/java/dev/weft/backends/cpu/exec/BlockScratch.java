@@ -24,7 +24,10 @@ final class BlockScratch {
         return LOCAL.get();
     }
 
-    /** Array {@code index} of {@code t} values: {@code float[]}, {@code double[]}, {@code int[]}, {@code long[]}, {@code byte[]}. */
+    /**
+     * Array {@code index} of {@code t} values: a {@code float[]}, {@code double[]}, {@code int[]}, {@code long[]}
+     * or {@code byte[]}.
+     */
     Object array(DType t, int index) {
         Object[] ofType = arrays[t.ordinal()];
         if (index >= ofType.length) {

@@ -80,7 +80,7 @@ public final class FloatMath {
             return (float) Math.exp(d);
         }
         double k = (d * LOG2_E + ROUND_SHIFTER) - ROUND_SHIFTER;
-        return (float) (expPolynomial(reduceLn2(d, k)) * Double.longBitsToDouble(scaleBits(k)));
+        return (float) (expPolynomial(reduceLn2(d, k)) * Double.longBitsToDouble(scaleBits((int) k)));
     }
 
     /** {@code k = round(ax·2/π)} in the low bits of the result (ax ≥ 0). */
@@ -136,8 +136,8 @@ public final class FloatMath {
                 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880)))))))));
     }
 
-    /** The bits of the double {@code 2^k}, for integral {@code k} in the normal exponent range. */
-    static long scaleBits(double k) {
+    /** The bits of the double {@code 2^k}, for {@code k} in the normal exponent range. */
+    static long scaleBits(int k) {
         return ((long) k + Double.MAX_EXPONENT) << 52;
     }
 }

@@ -20,6 +20,9 @@ import java.lang.foreign.MemorySegment;
  * ±0 meets a {@code +0} only, so that {@code sin(±0) = ±0};
  * <li>the bits of exp's {@code 2^k} are stored as longs and reinterpreted as doubles by a bulk copy.
  * </ul>
+ * The quadrant is converted to an {@code int}, not a {@code long}: C2 vectorizes double-to-long conversion only
+ * with AVX-512, double-to-int with AVX2 as well (both checked on x86). Where C2 does not vectorize these loops
+ * they take about twice the scalar functions' time, since every lane evaluates both polynomials.
  * A block holding an argument outside the reduced range, or NaN, is computed by the scalar functions element by
  * element. Blocks hold at most {@link #SIZE} elements; each thread has one instance ({@link #local()}), which holds
  * the exponential's scratch.
@@ -63,7 +66,7 @@ public final class FloatMathBlock {
             double d = x[i];
             double ax = Math.abs(d);
             double k = (ax * TWO_OVER_PI + ROUND_SHIFTER) - ROUND_SHIFTER;
-            long q = (long) k;
+            int q = (int) k;
             double r = FloatMath.reduceHalfPi(ax, k);
             y[i] = (float) (select(r, q) * (quadrantSign(q) * Math.signum(d)));
         }
@@ -80,7 +83,7 @@ public final class FloatMathBlock {
         for (int i = 0; i < n; i++) {
             double ax = Math.abs((double) x[i]);
             double k = (ax * TWO_OVER_PI + ROUND_SHIFTER) - ROUND_SHIFTER;
-            long q = (long) k + 1;
+            int q = (int) k + 1;
             double r = FloatMath.reduceHalfPi(ax, k);
             y[i] = (float) (select(r, q) * quadrantSign(q));
         }
@@ -98,7 +101,7 @@ public final class FloatMathBlock {
             double d = x[i];
             double k = (d * LOG2_E + ROUND_SHIFTER) - ROUND_SHIFTER;
             polynomial[i] = FloatMath.expPolynomial(FloatMath.reduceLn2(d, k));
-            scaleBits[i] = FloatMath.scaleBits(k);
+            scaleBits[i] = FloatMath.scaleBits((int) k);
         }
         MemorySegment.copy(scaleBitsView, 0, scaleView, 0, (long) n * Double.BYTES);
         for (int i = 0; i < n; i++) {
@@ -122,13 +125,13 @@ public final class FloatMathBlock {
     }
 
     /** {@code sin r} for even {@code q}, {@code cos r} for odd, as {@code FloatMath} selects it. */
-    private static double select(double r, long q) {
+    private static double select(double r, int q) {
         double odd = q & 1;
         return FloatMath.sinPolynomial(r) * (1 - odd) + FloatMath.cosPolynomial(r) * odd;
     }
 
     /** -1 where bit 1 of {@code q} is set (the second half of a turn), else 1. */
-    private static double quadrantSign(long q) {
+    private static double quadrantSign(int q) {
         return 1 - (q & 2);
     }
 }
