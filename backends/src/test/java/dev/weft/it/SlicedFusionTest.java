@@ -8,6 +8,7 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
+import dev.weft.backends.cpu.kernels.FloatMath;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -63,6 +64,18 @@ class SlicedFusionTest {
         return bodyLarge(x);
     }
 
+    static Tensor bodyWave(Tensor x) {
+        long n = x.shape()[0] - 1, m = x.shape()[1] - 1;
+        Tensor a = x.slice(new long[] {1, 0}, new long[] {n + 1, m});
+        Tensor b = x.slice(new long[] {0, 1}, new long[] {n, m + 1});
+        return a.sin().mul(b).add(b.exp().mul(0.5)).sub(a.cos());
+    }
+
+    @Compile
+    static Tensor slicedWave(Tensor x) {
+        return bodyWave(x);
+    }
+
     private static Tensor random(DType dtype, long... shape) {
         Random rnd = new Random(shape.length * 31L + shape[0]);
         double[] v = new double[(int) Ref.size(shape)];
@@ -102,6 +115,28 @@ class SlicedFusionTest {
     void windowsOfAFusionRunInParallelEqualEager() {
         Tensor x = random(DType.F64, 1101, 1001);
         assertExact("compiled vs eager", slicedLarge(x), bodyLarge(x));
+    }
+
+    /** Rows shorter than a fused loop's blocks, rows of one block and a tail, and rows split over threads. */
+    @ParameterizedTest
+    @CsvSource({"9,7", "40,700", "700,1600"})
+    void f32SinesCosinesAndExponentialsOfWindowsEqualEagerAndLoops(int rows, int cols) {
+        assertThat(Weft.lower(SlicedFusionTest.class, "slicedWave", TensorSpec.of(DType.F32, rows, cols)).toMlir())
+                .doesNotContain("stablehlo.slice")
+                .contains("\"weft.fusion\"", "stablehlo.sine", "stablehlo.exponential", "stablehlo.cosine");
+        Tensor x = random(DType.F32, rows, cols);
+        Tensor got = slicedWave(x);
+        assertExact("compiled vs eager", got, bodyWave(x));
+        float[] xv = x.toFloatArray(), g = got.toFloatArray();
+        int m = cols - 1;
+        for (int i = 0; i < rows - 1; i++) {
+            for (int j = 0; j < m; j++) {
+                float a = xv[(i + 1) * cols + j], b = xv[i * cols + j + 1];
+                float want = FloatMath.sin(a) * b + FloatMath.exp(b) * 0.5f - FloatMath.cos(a);
+                assertThat(Float.floatToRawIntBits(g[i * m + j])).as("[%d, %d]", i, j)
+                        .isEqualTo(Float.floatToRawIntBits(want));
+            }
+        }
     }
 
     @Test

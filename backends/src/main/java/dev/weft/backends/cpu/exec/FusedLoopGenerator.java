@@ -14,6 +14,7 @@ import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.backends.cpu.kernels.Elementwise;
 import dev.weft.backends.cpu.kernels.FloatMath;
+import dev.weft.backends.cpu.kernels.FloatMathBlock;
 import dev.weft.lowering.ir.StableHlo;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
@@ -29,6 +30,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -39,6 +41,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * transcendentals computed in double and rounded, integer division by {@code idiv}/{@code ldiv}, integer power by
  * {@link Elementwise#integerPower}), so results are bit-identical to the eager kernels. Classes are cached by spec
  * for the life of the JVM: one per distinct fusion structure.
+ *
+ * <p>A fusion holding f32 sine, cosine or exponential runs block by block instead ({@link BlockedLoopPlan}): its
+ * element loops run over heap arrays, which C2 vectorizes (it does not vectorize these loops over native
+ * segments), and those functions run as {@link FloatMathBlock} kernels, bit-identical to {@link FloatMath}.
+ * Ranges shorter than {@value #BLOCKED_MIN} elements (short rows of a fusion with views) keep the single loop.
  */
 final class FusedLoopGenerator {
     private static final Map<FusedLoopSpec, FusedLoop> CACHE = new ConcurrentHashMap<>();
@@ -49,6 +56,16 @@ final class FusedLoopGenerator {
     private static final ClassDesc CD_MATH = desc(Math.class);
     private static final ClassDesc CD_ELEMENTWISE = desc(Elementwise.class);
     private static final ClassDesc CD_FLOAT_MATH = desc(FloatMath.class);
+    private static final ClassDesc CD_FLOAT_MATH_BLOCK = desc(FloatMathBlock.class);
+    private static final ClassDesc CD_FLOAT_ARRAY = CD_float.arrayType();
+    private static final MethodTypeDesc COPY_IN = MethodTypeDesc.of(CD_void, CD_SEGMENT, CD_LAYOUTS, CD_long,
+            CD_Object, CD_int, CD_int);
+    private static final MethodTypeDesc COPY_OUT = MethodTypeDesc.of(CD_void, CD_Object, CD_int, CD_SEGMENT,
+            CD_LAYOUTS, CD_long, CD_int);
+    private static final MethodTypeDesc KERNEL = MethodTypeDesc.of(CD_void, CD_FLOAT_ARRAY, CD_FLOAT_ARRAY, CD_int);
+    private static final ClassDesc CD_BLOCK_SCRATCH = desc(BlockScratch.class);
+    private static final ClassDesc CD_DTYPE = desc(DType.class);
+    private static final MethodTypeDesc SCRATCH_ARRAY = MethodTypeDesc.of(CD_Object, CD_DTYPE, CD_int);
     private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long);
     private static final MethodTypeDesc D_D = MethodTypeDesc.of(CD_double, CD_double);
     private static final MethodTypeDesc F_F = MethodTypeDesc.of(CD_float, CD_float);
@@ -61,6 +78,14 @@ final class FusedLoopGenerator {
     private static final int FROM = 3;
     private static final int TO = 5;
 
+    /**
+     * Shortest range a blocked loop runs in blocks: below it the copies and the kernels' range checks cost more
+     * than SIMD saves (on benchmark case 1 both ways cost the same at 32 elements).
+     */
+    private static final long BLOCKED_MIN = 32;
+    private static final String PER_ELEMENT = "perElement";
+    private static final String PER_BLOCK = "perBlock";
+
     private FusedLoopGenerator() {
     }
 
@@ -71,13 +96,22 @@ final class FusedLoopGenerator {
 
     private static FusedLoop define(FusedLoopSpec spec) {
         ClassDesc self = ClassDesc.of(FusedLoop.class.getPackageName(), "GeneratedFusedLoop");
-        byte[] bytes = ClassFile.of().build(self, cb -> cb
-                .withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
-                .withInterfaceSymbols(desc(FusedLoop.class))
-                .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
-                        .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_())
-                .withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
-                        code -> new Body(spec, code).emit()));
+        Optional<BlockedLoopPlan> plan = BlockedLoopPlan.of(spec);
+        byte[] bytes = ClassFile.of().build(self, cb -> {
+            cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
+                    .withInterfaceSymbols(desc(FusedLoop.class))
+                    .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
+                            .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_());
+            if (plan.isEmpty()) {
+                cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                        code -> new Body(spec, code).emit());
+                return;
+            }
+            cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL, code -> dispatch(self, code))
+                    .withMethodBody(PER_ELEMENT, RUN, ClassFile.ACC_PRIVATE, code -> new Body(spec, code).emit())
+                    .withMethodBody(PER_BLOCK, RUN, ClassFile.ACC_PRIVATE,
+                            code -> new Body(spec, code).emitBlocked(plan.get()));
+        });
         try {
             MethodHandles.Lookup hidden = MethodHandles.lookup().defineHiddenClass(bytes, true);
             return (FusedLoop) hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class))
@@ -85,6 +119,17 @@ final class FusedLoopGenerator {
         } catch (Throwable e) {
             throw new IllegalStateException("cannot define the loop of " + spec, e);
         }
+    }
+
+    /** {@code run} of a blocked loop: ranges shorter than {@value #BLOCKED_MIN} run element by element. */
+    private static void dispatch(ClassDesc self, CodeBuilder code) {
+        Label blocked = code.newLabel();
+        code.lload(TO).lload(FROM).lsub().loadConstant(BLOCKED_MIN).lcmp().ifge(blocked);
+        code.aload(0).aload(INPUTS).aload(RESULTS).lload(FROM).lload(TO).invokevirtual(self, PER_ELEMENT, RUN)
+                .return_();
+        code.labelBinding(blocked);
+        code.aload(0).aload(INPUTS).aload(RESULTS).lload(FROM).lload(TO).invokevirtual(self, PER_BLOCK, RUN)
+                .return_();
     }
 
     private static ClassDesc desc(Class<?> c) {
@@ -97,16 +142,21 @@ final class FusedLoopGenerator {
         private final CodeBuilder code;
         /** The local holding each node's value. */
         private final int[] local;
+        /** The local holding the segment of each {@link FusedLoopSpec.Element} node. */
+        private final int[] inputSegment;
+        private final int[] resultSegment;
 
         Body(FusedLoopSpec spec, CodeBuilder code) {
             this.spec = spec;
             this.code = code;
             this.local = new int[spec.nodes().size()];
+            this.inputSegment = new int[spec.nodes().size()];
+            this.resultSegment = new int[spec.results().size()];
         }
 
-        void emit() {
+        /** Allocates the node locals and segment locals, and reads the rank-0 inputs. */
+        private void prologue() {
             List<FusedLoopSpec.Node> nodes = spec.nodes();
-            int[] inputSegment = new int[nodes.size()];
             for (int k = 0; k < nodes.size(); k++) {
                 local[k] = code.allocateLocal(kind(nodes.get(k).dtype()));
                 if (nodes.get(k) instanceof FusedLoopSpec.Element e) {
@@ -117,10 +167,15 @@ final class FusedLoopGenerator {
                     code.storeLocal(kind(s.dtype()), local[k]);
                 }
             }
-            int[] resultSegment = new int[spec.results().size()];
             for (int r = 0; r < resultSegment.length; r++) {
                 resultSegment[r] = segmentLocal(RESULTS, r);
             }
+        }
+
+        /** One loop over the elements, each node in a local. */
+        void emit() {
+            prologue();
+            List<FusedLoopSpec.Node> nodes = spec.nodes();
             int i = code.allocateLocal(TypeKind.LONG);
             Label test = code.newLabel();
             Label body = code.newLabel();
@@ -153,6 +208,105 @@ final class FusedLoopGenerator {
             code.lload(i).lconst_1().ladd().lstore(i);
             code.labelBinding(test).lload(i).lload(TO).lcmp().iflt(body);
             code.return_();
+        }
+
+        /**
+         * Block by block as {@code plan} says: copies each full-size input's block into its array, runs the
+         * element loops over the arrays and the kernels between them, and copies each result's array out. Every
+         * input element of a block is read before any result element of it is written.
+         */
+        void emitBlocked(BlockedLoopPlan plan) {
+            prologue();
+            List<FusedLoopSpec.Node> nodes = spec.nodes();
+            int scratch = code.allocateLocal(TypeKind.REFERENCE);
+            code.invokestatic(CD_BLOCK_SCRATCH, "local", MethodTypeDesc.of(CD_BLOCK_SCRATCH)).astore(scratch);
+            int[] array = new int[nodes.size()];
+            int[] taken = new int[DType.values().length];
+            for (int k = 0; k < nodes.size(); k++) {
+                if (plan.hasArray(k)) {
+                    DType t = nodes.get(k).dtype();
+                    array[k] = code.allocateLocal(TypeKind.REFERENCE);
+                    code.aload(scratch).getstatic(CD_DTYPE, t.name(), CD_DTYPE).loadConstant(taken[t.ordinal()]++)
+                            .invokevirtual(CD_BLOCK_SCRATCH, "array", SCRATCH_ARRAY)
+                            .checkcast(valueDesc(t).arrayType()).astore(array[k]);
+                }
+            }
+            int kernels = code.allocateLocal(TypeKind.REFERENCE);
+            code.invokestatic(CD_FLOAT_MATH_BLOCK, "local", MethodTypeDesc.of(CD_FLOAT_MATH_BLOCK)).astore(kernels);
+            int base = code.allocateLocal(TypeKind.LONG);
+            int length = code.allocateLocal(TypeKind.INT);
+            Label test = code.newLabel();
+            Label block = code.newLabel();
+            code.lload(FROM).lstore(base).goto_(test).labelBinding(block);
+            blockLength(base);
+            code.istore(length);
+            for (int k = 0; k < nodes.size(); k++) {
+                if (nodes.get(k) instanceof FusedLoopSpec.Element e) {
+                    code.aload(inputSegment[k]);
+                    layout(e.dtype());
+                    byteOffset(base, e.dtype());
+                    code.aload(array[k]).iconst_0().iload(length)
+                            .invokestatic(CD_SEGMENT, "copy", COPY_IN, true);
+                }
+            }
+            for (int loop = 0; loop < plan.loops(); loop++) {
+                for (int k : plan.kernels(loop)) {
+                    code.aload(kernels).aload(array[plan.kernelSource(k)]).aload(array[k]).iload(length)
+                            .invokevirtual(CD_FLOAT_MATH_BLOCK,
+                                    BlockedLoopPlan.kernelMethod((FusedLoopSpec.Apply) nodes.get(k)), KERNEL);
+                }
+                if (plan.hasWork(loop)) {
+                    elementLoop(plan, loop, array, length);
+                }
+            }
+            for (int r = 0; r < resultSegment.length; r++) {
+                int k = spec.results().get(r);
+                DType t = nodes.get(k).dtype();
+                code.aload(array[k]).iconst_0().aload(resultSegment[r]);
+                layout(t);
+                byteOffset(base, t);
+                code.iload(length).invokestatic(CD_SEGMENT, "copy", COPY_OUT, true);
+            }
+            code.lload(base).loadConstant((long) FloatMathBlock.SIZE).ladd().lstore(base);
+            code.labelBinding(test).lload(base).lload(TO).lcmp().iflt(block);
+            code.return_();
+        }
+
+        /** Pushes {@code min(SIZE, to - start)} as an int, for the long local {@code start}. */
+        private void blockLength(int start) {
+            code.lload(TO).lload(start).lsub().loadConstant((long) FloatMathBlock.SIZE)
+                    .invokestatic(CD_MATH, "min", JJ_J).l2i();
+        }
+
+        /** Pushes the byte offset in a buffer of {@code t} of the element the long local {@code base} holds. */
+        private void byteOffset(int base, DType t) {
+            code.lload(base).loadConstant((long) t.byteSize()).lmul();
+        }
+
+        /** Loop {@code loop} of {@code plan} over the {@code length} elements of a block. */
+        private void elementLoop(BlockedLoopPlan plan, int loop, int[] array, int length) {
+            List<FusedLoopSpec.Node> nodes = spec.nodes();
+            int j = code.allocateLocal(TypeKind.INT);
+            Label test = code.newLabel();
+            Label body = code.newLabel();
+            code.iconst_0().istore(j).goto_(test).labelBinding(body);
+            for (int k : plan.loads(loop)) {
+                DType t = nodes.get(k).dtype();
+                code.aload(array[k]).iload(j).arrayLoad(arrayKind(t)).storeLocal(kind(t), local[k]);
+            }
+            for (int k : plan.computed(loop)) {
+                FusedLoopSpec.Apply a = (FusedLoopSpec.Apply) nodes.get(k);
+                apply(a);
+                code.storeLocal(kind(a.dtype()), local[k]);
+            }
+            for (int k : plan.stores(loop)) {
+                // a kernel's array receives its argument
+                int value = plan.isKernel(k) ? plan.argument(k) : k;
+                DType t = nodes.get(value).dtype();
+                code.aload(array[k]).iload(j).loadLocal(kind(t), local[value]).arrayStore(arrayKind(t));
+            }
+            code.iinc(j, 1);
+            code.labelBinding(test).iload(j).iload(length).if_icmplt(body);
         }
 
         private int segmentLocal(int array, int index) {
@@ -332,6 +486,17 @@ final class FusedLoopGenerator {
             case F64 -> TypeKind.DOUBLE;
             case I32, BOOL -> TypeKind.INT;
             case I64 -> TypeKind.LONG;
+        };
+    }
+
+    /** The element kind of a block's array of {@code t} values. */
+    private static TypeKind arrayKind(DType t) {
+        return switch (t) {
+            case F32 -> TypeKind.FLOAT;
+            case F64 -> TypeKind.DOUBLE;
+            case I32 -> TypeKind.INT;
+            case I64 -> TypeKind.LONG;
+            case BOOL -> TypeKind.BYTE;
         };
     }
 

@@ -13,7 +13,7 @@ import java.lang.foreign.MemorySegment;
  * Elementwise kernels over the first {@code n} elements of row-major buffers. The output may be one of the
  * inputs (each element is read before it is written). One plain indexed loop per operation and dtype, so that
  * the JIT can vectorize it; f32 transcendental functions are computed in double and rounded, f32 sine,
- * cosine and exponential by {@link FloatMath}.
+ * cosine and exponential by {@link FloatMathBlock} (equal to {@link FloatMath}).
  */
 public final class Elementwise {
     /** The message of the {@link ArithmeticException} of an integer division or remainder by zero. */
@@ -271,11 +271,7 @@ public final class Elementwise {
                     o.setAtIndex(F32, i, Math.abs(a.getAtIndex(F32, i)));
                 }
             }
-            case EXP -> {
-                for (long i = 0; i < n; i++) {
-                    o.setAtIndex(F32, i, FloatMath.exp(a.getAtIndex(F32, i)));
-                }
-            }
+            case EXP, SIN, COS -> floatMath(op, a, o, n);
             case LOG -> {
                 for (long i = 0; i < n; i++) {
                     o.setAtIndex(F32, i, (float) Math.log(a.getAtIndex(F32, i)));
@@ -296,16 +292,25 @@ public final class Elementwise {
                     o.setAtIndex(F32, i, (float) Math.tanh(a.getAtIndex(F32, i)));
                 }
             }
-            case SIN -> {
-                for (long i = 0; i < n; i++) {
-                    o.setAtIndex(F32, i, FloatMath.sin(a.getAtIndex(F32, i)));
-                }
+        }
+    }
+
+    /**
+     * f32 {@code exp}, {@code sin} or {@code cos} by {@link FloatMathBlock}, one block at a time copied to a heap
+     * array, where C2 vectorizes it.
+     */
+    private static void floatMath(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
+        float[] block = new float[(int) Math.min(FloatMathBlock.SIZE, n)];
+        FloatMathBlock kernels = FloatMathBlock.local();
+        for (long i = 0; i < n; i += FloatMathBlock.SIZE) {
+            int length = (int) Math.min(FloatMathBlock.SIZE, n - i);
+            MemorySegment.copy(a, F32, i * Float.BYTES, block, 0, length);
+            switch (op) {
+                case EXP -> kernels.exp(block, block, length);
+                case SIN -> kernels.sin(block, block, length);
+                default -> kernels.cos(block, block, length);
             }
-            case COS -> {
-                for (long i = 0; i < n; i++) {
-                    o.setAtIndex(F32, i, FloatMath.cos(a.getAtIndex(F32, i)));
-                }
-            }
+            MemorySegment.copy(block, 0, o, F32, i * Float.BYTES, length);
         }
     }
 

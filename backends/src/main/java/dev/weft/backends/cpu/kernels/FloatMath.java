@@ -17,19 +17,22 @@ package dev.weft.backends.cpu.kernels;
  * <p>Exponential: {@code x = k·ln 2 + r}, {@code |r| ≤ ln 2 / 2}, reduced the same way; {@code e^r} is its
  * Taylor polynomial of degree 9 (truncation below 2^-37 relative), scaled by {@code 2^k} exactly in double, so
  * f32 overflow, subnormal results and underflow come from the single final rounding.
+ *
+ * <p>{@link FloatMathBlock} evaluates the same functions over blocks; the package-private pieces here are shared
+ * with it so that both perform the same operations.
  */
 public final class FloatMath {
     /** Largest magnitude reduced here; beyond it {@code k·π/2} needs more than two parts of π/2. */
-    private static final double REDUCE_LIMIT = 0x1p20;
-    private static final double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
+    static final double REDUCE_LIMIT = 0x1p20;
+    static final double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
     private static final double PI_OVER_2_HI = 0x1.921fb54442d18p0;
     private static final double PI_OVER_2_LO = 0x1.1a62633145c07p-54;
     /** Adding 1.5·2^52 rounds a double of magnitude below 2^51 to an integer, held in the low mantissa bits. */
-    private static final double ROUND_SHIFTER = 0x1.8p52;
+    static final double ROUND_SHIFTER = 0x1.8p52;
 
     /** Beyond it f32 {@code e^x} is infinite or zero; within it {@code 2^k} is a normal double. */
-    private static final double EXP_LIMIT = 104;
-    private static final double LOG2_E = 0x1.71547652b82fep0;
+    static final double EXP_LIMIT = 104;
+    static final double LOG2_E = 0x1.71547652b82fep0;
     private static final double LN2_HI = 0x1.62e42fefa39efp-1;
     private static final double LN2_LO = 0x1.abc9e3b39803fp-56;
 
@@ -77,10 +80,7 @@ public final class FloatMath {
             return (float) Math.exp(d);
         }
         double k = (d * LOG2_E + ROUND_SHIFTER) - ROUND_SHIFTER;
-        double r = Math.fma(-k, LN2_LO, Math.fma(-k, LN2_HI, d));
-        double p = 1 + r * (1 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720
-                + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880)))))))));
-        return (float) (p * Double.longBitsToDouble(((long) k + Double.MAX_EXPONENT) << 52));
+        return (float) (expPolynomial(reduceLn2(d, k)) * Double.longBitsToDouble(scaleBits((int) k)));
     }
 
     /** {@code k = round(ax·2/π)} in the low bits of the result (ax ≥ 0). */
@@ -90,22 +90,54 @@ public final class FloatMath {
 
     /** {@code ax - k·π/2} for the {@code k} in the low bits of {@code q}. */
     private static double reduce(double ax, long q) {
-        double k = Double.longBitsToDouble(q) - ROUND_SHIFTER;
-        return Math.fma(-k, PI_OVER_2_LO, Math.fma(-k, PI_OVER_2_HI, ax));
+        return reduceHalfPi(ax, Double.longBitsToDouble(q) - ROUND_SHIFTER);
     }
 
     /** {@code sin r} for even {@code q}, {@code cos r} for odd. */
     private static double select(double r, long q) {
-        double z = r * r;
-        double w = z * z;
-        double s = z * r;
-        double sin = (r + s * (S1 + z * S2)) + s * w * (S3 + z * S4);
-        double cos = ((1.0 + z * C0) + w * C1) + (w * z) * (C2 + z * C3);
+        double sin = sinPolynomial(r);
+        double cos = cosPolynomial(r);
         return (q & 1) == 0 ? sin : cos;
     }
 
     /** {@code v} with its sign flipped when bit 63 of {@code negate} is set. */
     private static double withSign(double v, long negate) {
         return Double.longBitsToDouble(Double.doubleToRawLongBits(v) ^ (negate & Long.MIN_VALUE));
+    }
+
+    /** {@code ax - k·π/2} for integral {@code k}. */
+    static double reduceHalfPi(double ax, double k) {
+        return Math.fma(-k, PI_OVER_2_LO, Math.fma(-k, PI_OVER_2_HI, ax));
+    }
+
+    /** {@code sin r} for {@code |r| ≤ π/4}. */
+    static double sinPolynomial(double r) {
+        double z = r * r;
+        double w = z * z;
+        double s = z * r;
+        return (r + s * (S1 + z * S2)) + s * w * (S3 + z * S4);
+    }
+
+    /** {@code cos r} for {@code |r| ≤ π/4}. */
+    static double cosPolynomial(double r) {
+        double z = r * r;
+        double w = z * z;
+        return ((1.0 + z * C0) + w * C1) + (w * z) * (C2 + z * C3);
+    }
+
+    /** {@code d - k·ln 2} for integral {@code k}. */
+    static double reduceLn2(double d, double k) {
+        return Math.fma(-k, LN2_LO, Math.fma(-k, LN2_HI, d));
+    }
+
+    /** {@code e^r} for {@code |r| ≤ ln 2 / 2}. */
+    static double expPolynomial(double r) {
+        return 1 + r * (1 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720
+                + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880)))))))));
+    }
+
+    /** The bits of the double {@code 2^k}, for {@code k} in the normal exponent range. */
+    static long scaleBits(int k) {
+        return ((long) k + Double.MAX_EXPONENT) << 52;
     }
 }
