@@ -23,9 +23,7 @@ final class ControlFlow {
     static Instruction compileWhile(Op op, ProgramBuilder b) {
         int[] in = b.slots(op.operands());
         int[] out = b.slots(op.results());
-        CompiledBlock cond = b.compile(op.regions().get(0));
         CompiledBlock body = b.compile(op.regions().get(1));
-        int predSlot = cond.resultSlots()[0];
         CountedBound counted = CountedBound.of(op.regions().get(0));
         if (counted != null) {
             return f -> {
@@ -36,6 +34,8 @@ final class ControlFlow {
                 exit(f, out, carry);
             };
         }
+        CompiledBlock cond = b.compile(op.regions().get(0));
+        int predSlot = cond.resultSlots()[0];
         return f -> {
             Buffer[] carry = enter(f, in);
             while (true) {
