@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.DotGeneral;
 import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
@@ -162,30 +163,10 @@ final class OpCompilers {
      * rhs the axis after its batch axes.
      */
     private static Instruction dotGeneral(Op op, ProgramBuilder b) {
-        if (!(op.attr("dot_dimension_numbers") instanceof Attr.DotDimensions dd)) {
-            throw new IllegalArgumentException("missing dot_dimension_numbers");
-        }
-        TensorType lt = op.operand(0).tensorType(), rt = op.operand(1).tensorType();
-        int batchRank = dd.lhsBatch().size();
-        int lr = lt.shape().rank(), rr = rt.shape().rank();
-        boolean canonical = dd.rhsBatch().size() == batchRank && dd.lhsContracting().equals(List.of((long) lr - 1))
-                && dd.rhsContracting().equals(List.of((long) batchRank)) && lr - batchRank <= 2 && rr - batchRank <= 2;
-        for (int i = 0; i < batchRank && canonical; i++) {
-            canonical = dd.lhsBatch().get(i) == i && dd.rhsBatch().get(i) == i;
-        }
-        if (!canonical) {
-            throw new IllegalArgumentException("only the canonical matmul form of dot_general is supported, got "
-                    + dd.mlir());
-        }
-        long batch = 1;
-        for (int i = 0; i < batchRank; i++) {
-            batch *= lt.shape().dim(i);
-        }
-        int m = lr - batchRank == 2 ? Math.toIntExact(lt.shape().dim(lr - 2)) : 1;
-        int k = Math.toIntExact(lt.shape().dim(lr - 1));
-        int n = rr - batchRank == 2 ? Math.toIntExact(rt.shape().dim(rr - 1)) : 1;
-        long batches = batch;
-        DType t = lt.dtype();
+        CanonicalMatmul mm = CanonicalMatmul.of(op);
+        long batches = mm.batch();
+        int m = mm.m(), k = mm.k(), n = mm.n();
+        DType t = op.operand(0).tensorType().dtype();
         int lhs = b.slot(op.operand(0)), rhs = b.slot(op.operand(1)), out = b.slot(op.result());
         int cls = b.sizeClass(op.result().tensorType());
         return f -> {

@@ -9,6 +9,7 @@ import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.backends.gpu.ptx.PtxTarget;
 import dev.weft.backends.gpu.ptx.ReduceKernels;
 import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
@@ -301,29 +302,10 @@ public final class GpuPlanner {
 
     /** Only the canonical matmul form, as on the CPU: batch axes first on both sides, contracting lhs-last/rhs-first. */
     private void dotGeneral(Op op, List<Step> steps) {
-        if (!(op.attr("dot_dimension_numbers") instanceof Attr.DotDimensions dd)) {
-            throw new IllegalArgumentException("missing dot_dimension_numbers");
-        }
-        TensorType lt = op.operand(0).tensorType(), rt = op.operand(1).tensorType();
-        int batchRank = dd.lhsBatch().size(), lr = lt.shape().rank(), rr = rt.shape().rank();
-        boolean canonical = dd.rhsBatch().size() == batchRank && dd.lhsContracting().equals(List.of((long) lr - 1))
-                && dd.rhsContracting().equals(List.of((long) batchRank)) && lr - batchRank <= 2
-                && rr - batchRank <= 2;
-        for (int i = 0; i < batchRank && canonical; i++) {
-            canonical = dd.lhsBatch().get(i) == i && dd.rhsBatch().get(i) == i;
-        }
-        if (!canonical) {
-            throw new IllegalArgumentException("only the canonical matmul form of dot_general is supported, got "
-                    + dd.mlir());
-        }
-        long batch = 1;
-        for (int i = 0; i < batchRank; i++) {
-            batch *= lt.shape().dim(i);
-        }
-        int m = lr - batchRank == 2 ? Math.toIntExact(lt.shape().dim(lr - 2)) : 1;
-        int k = Math.toIntExact(lt.shape().dim(lr - 1));
-        int n = rr - batchRank == 2 ? Math.toIntExact(rt.shape().dim(rr - 1)) : 1;
-        DType t = lt.dtype();
+        CanonicalMatmul mm = CanonicalMatmul.of(op);
+        long batch = mm.batch();
+        int m = mm.m(), k = mm.k(), n = mm.n();
+        DType t = op.operand(0).tensorType().dtype();
         Kernel fallback = add(GemmKernel.generate(kernelName(op), t, m, n, k, Math.toIntExact(batch)));
         int a = slot(op.operand(0)), b = slot(op.operand(1));
         steps.add(new Step.Matmul(t, m, n, k, Math.toIntExact(batch), a, b, allocate(op.result(), steps), fallback));
