@@ -97,7 +97,7 @@ public final class Bench {
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: %d warm-up (dispatch: %d) then %d timed repetitions; shown: median (min–max)
+                - every program: %d warm-up (dispatch, allreduce, Heat: %d) then %d timed repetitions; shown: median (min–max)
                 - every JVM: %s
                 - multi-rank Weft programs on %s
                 """,
@@ -105,7 +105,7 @@ public final class Bench {
                 quick ? "--quick: small sizes, provisional" : "full sizes",
                 InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
                 loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
-                String.join("; ", tools.versions()), sizes.warmup(), Cases.DISPATCH_WARMUP_FACTOR * sizes.warmup(),
+                String.join("; ", tools.versions()), sizes.warmup(), Cases.LONG_WARMUP_FACTOR * sizes.warmup(),
                 sizes.reps(), JVM_OPTIONS,
                 tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
     }

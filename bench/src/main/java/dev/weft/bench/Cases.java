@@ -41,8 +41,13 @@ public final class Cases {
         public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 3, 1);
     }
 
-    /** Case 3 warms up this many times longer than the others. */
-    static final int DISPATCH_WARMUP_FACTOR = 5;
+    /**
+     * Cases 3, 5 and 6 (and their references) warm up this many times longer than the others: microsecond
+     * calls need C2 to have compiled the whole call path, and the multi-rank programs reach their steady state
+     * only after the JIT threads, which compete with two ranks busy-polling MPI on the same cores, are done and
+     * the large-buffer pool has been refilled by its first pacing collection (see {@code NativeMemory}).
+     */
+    static final int LONG_WARMUP_FACTOR = 5;
 
     private final Toolchain tools;
     private final Function<List<String>, Outcome> runner;
@@ -92,8 +97,7 @@ public final class Cases {
 
     private List<Row> dispatch() {
         String what = "3 dispatch: x+1 on f32[4], per call";
-        // Microsecond calls: warm up long enough for C2 to compile the whole call path.
-        int warmup = DISPATCH_WARMUP_FACTOR * s.warmup;
+        int warmup = LONG_WARMUP_FACTOR * s.warmup;
         Outcome compiled = runner.apply(tools.weft(1, "DispatchBench", "compiled", s.dispatchCalls, s.reps, warmup));
         Outcome loop = runner.apply(tools.weft(1, "DispatchBench", "loop", s.dispatchCalls, s.reps, warmup));
         Outcome eager = runner.apply(tools.weft(1, "DispatchBench", "eager", s.dispatchCalls, s.reps, warmup));
@@ -119,13 +123,14 @@ public final class Cases {
         for (int bytes : new int[] {8, 8 << 20}) {
             int count = bytes / 4;
             int iters = bytes == 8 ? s.smallIters : s.largeIters;
+            int warmup = LONG_WARMUP_FACTOR * s.warmup;
             String what = "5 allreduce SUM " + (bytes == 8 ? "8 B" : "8 MiB") + " in Weft.fori, " + RANKS + " ranks, "
                     + "per allreduce";
-            Outcome weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, s.warmup));
+            Outcome weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup));
             Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
-                    .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "allreduce", count, iters, s.reps, s.warmup)));
+                    .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "allreduce", count, iters, s.reps, warmup)));
             Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new).orElseGet(() ->
-                    runner.apply(tools.mpiPython(RANKS, "allreduce", count, iters, s.reps, s.warmup)));
+                    runner.apply(tools.mpiPython(RANKS, "allreduce", count, iters, s.reps, warmup)));
             rows.add(commRow(what, weft, "C MPI_Allreduce", c, Unit.TIME, 0));
             rows.add(commRow(what, weft, "mpi4py Allreduce", py, Unit.TIME, 0));
         }
@@ -135,7 +140,7 @@ public final class Cases {
     private List<Row> heat() {
         String what = String.format(Locale.ROOT, "6 Heat f64[%d,%d], %d ranks, %d steps/sample", s.heatRows,
                 s.heatCols, RANKS, s.heatSteps);
-        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, s.warmup};
+        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, LONG_WARMUP_FACTOR * s.warmup};
         Outcome weft = runner.apply(tools.weft(RANKS, "HeatBench", args));
         Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
                 .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "heat", args)));

@@ -18,7 +18,9 @@ import java.lang.foreign.MemorySegment;
  *       them: once the mapped bytes outstanding exceed twice those live after the previous collection (and at
  *       least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
  *       ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners.
- *       This bounds the memory held by dropped tensors, like a heap with a pacer.</li>
+ *       This bounds the memory held by dropped tensors, like a heap with a pacer. The floor is high because such
+ *       a collection is a full one (20–40 ms with two ranks on two cores here): at 256 MiB a loop that drops
+ *       an 8 MiB result per call pays for one every 32 calls, ~1 ms per call, instead of one every 8 calls.</li>
  *   <li>Otherwise: an automatic arena.</li>
  * </ul>
  */
@@ -26,7 +28,7 @@ public final class NativeMemory {
     static final long SMALL = 1024;
     static final long SLAB = 64 * 1024;
     static final long HUGE = 2L << 20;
-    static final long PACING_MIN_MIB = 64;
+    static final long PACING_MIN_MIB = 256;
     private static final long ALIGN = 64;
 
     private static final ThreadLocal<Slab> SLABS = ThreadLocal.withInitial(Slab::new);
