@@ -47,7 +47,7 @@ public final class Cases {
      * only after the JIT threads, which compete with two ranks busy-polling MPI on the same cores, are done and
      * the large-buffer pool has been refilled by its first pacing collection (see {@code NativeMemory}).
      */
-    static final int LONG_WARMUP_FACTOR = 5;
+    static final int LONG_WARMUP_FACTOR = 10;
 
     private final Toolchain tools;
     private final Function<List<String>, Outcome> runner;
