@@ -24,7 +24,8 @@ import java.util.List;
  *   <li>{@code errors DIR}: rank 1 provokes errors (a truncated and a short receive, a request waited on
  *       another communicator and waited twice, through {@code Comm} and through the runtime's
  *       {@code Communicator}), and writes, for each, the exception's message and the line
- *       of the program frame that made the call ({@code <message>|<line>}) to {@code DIR/errors.txt}.</li>
+ *       of the program frame that made the call ({@code <message>|<line>}) to {@code DIR/errors.txt}; last, a
+ *       barrier from a thread other than the one that initialised MPI (at the default thread level).</li>
  * </ul>
  */
 public final class FaultPrograms {
@@ -71,12 +72,34 @@ public final class FaultPrograms {
             d.wait(mine, SourceLocation.capture());
             lines.add(failure(() -> d.wait(mine, SourceLocation.capture())));
             d.recv(buf, DType.F64, 1, 1, 10, SourceLocation.capture());
+            lines.add(failure(() -> onAnotherThread(world::barrier)));
             Files.write(dir.resolve("errors.txt"), lines);
         }
         if (world.rank() != 1) {
             world.dup();
         }
         world.barrier();
+    }
+
+    /** Runs {@code call} on a new thread named "other" and rethrows what it threw. */
+    private static void onAnotherThread(Runnable call) {
+        RuntimeException[] thrown = new RuntimeException[1];
+        Thread t = new Thread(() -> {
+            try {
+                call.run();
+            } catch (RuntimeException e) {
+                thrown[0] = e;
+            }
+        }, "other");
+        t.start();
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        if (thrown[0] != null) {
+            throw thrown[0];
+        }
     }
 
     /** Runs {@code call}, which must throw; returns the message and the line in this file that made the call. */

@@ -34,7 +34,7 @@ class MpiFaultTest {
         Mpirun.Result r = Mpirun.run(2, Duration.ofSeconds(60), FaultPrograms.class, "errors", dir.toString());
         assertThat(r.exitCode()).as("mpirun output:%n%s", r.output()).isZero();
         List<String> errors = Files.readAllLines(dir.resolve("errors.txt"));
-        assertThat(errors).hasSize(6);
+        assertThat(errors).hasSize(7);
         for (String e : errors) {
             String line = e.substring(e.lastIndexOf('|') + 1);
             assertThat(line).isNotEqualTo("-1");
@@ -50,5 +50,7 @@ class MpiFaultTest {
                 + "tag 10", "was not started by this communicator handle");
         assertThat(errors.get(5)).contains("wait on 'world.dup#0': isend(1 x f64)", "was already waited at "
                 + "FaultPrograms.java:");
+        assertThat(errors.get(6)).contains("barrier on 'world' from thread \"other\": MPI runs at MPI_THREAD_SINGLE, "
+                + "so only the thread that initialised it (\"main\") may communicate", "WEFT_MPI_THREAD_LEVEL=multiple");
     }
 }

@@ -7,7 +7,6 @@ import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.comm.Comm;
 import dev.weft.spi.CommBinding;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -45,8 +44,8 @@ class MpiParityTest {
         for (int r = 0; r < n; r++) {
             List<String> lines = Files.readAllLines(dir.resolve("rank-" + r + ".txt"));
             assertThat(lines).as("rank %d", r).containsExactlyElementsOf(fake.get(r));
-            assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_MULTIPLE")
-                    .isEqualTo("3");
+            assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_SINGLE")
+                    .isEqualTo("0");
             assertThat(lines).as("rank %d", r)
                     .contains("eager f64 allreduce first = " + ParityPrograms.bits(ParityPrograms.input(DType.F64, 0, 2 * n)))
                     .contains("eager f64 allreduce last = "
@@ -60,18 +59,19 @@ class MpiParityTest {
                 mpi.elapsed().toMillis() / 1e3);
     }
 
-    @Test
-    void serializedThreadLevelRunsTheSamePrograms(@TempDir Path dir) throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"funneled", "serialized", "multiple"})
+    void everyThreadLevelRunsTheSamePrograms(String level, @TempDir Path dir) throws Exception {
         int n = 2;
-        Mpirun.Result mpi = Mpirun.run(n, TIMEOUT, Map.of(MpiWorld.THREAD_LEVEL_ENV, "serialized"),
+        Mpirun.Result mpi = Mpirun.run(n, TIMEOUT, Map.of(MpiWorld.THREAD_LEVEL_ENV, level),
                 ParityPrograms.class, dir.toString());
         assertThat(mpi.exitCode()).as("mpirun output:%n%s", mpi.output()).isZero();
         List<List<String>> fake = fakeRun(n);
         for (int r = 0; r < n; r++) {
             assertThat(Files.readAllLines(dir.resolve("rank-" + r + ".txt"))).as("rank %d", r)
                     .containsExactlyElementsOf(fake.get(r));
-            assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_SERIALIZED")
-                    .isEqualTo("2");
+            assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_" + level)
+                    .isEqualTo(Integer.toString(List.of("single", "funneled", "serialized", "multiple").indexOf(level)));
         }
     }
 

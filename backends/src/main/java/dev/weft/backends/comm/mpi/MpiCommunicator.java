@@ -276,6 +276,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     private void live(String op, SourceLocation where) {
+        world.checkThread(op, name, where);
         if (freedAt != null) {
             throw new CommException(where, String.format("%s on '%s': the communicator was freed at %s",
                     op, name, freedAt));

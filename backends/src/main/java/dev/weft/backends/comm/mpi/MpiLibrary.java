@@ -49,8 +49,6 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 final class MpiLibrary {
     /** Environment variable naming the MPI library to load, overriding the search. */
     static final String LIBRARY_ENV = "WEFT_MPI_LIB";
-    static final int THREAD_SERIALIZED = 2;
-    static final int THREAD_MULTIPLE = 3;
     static final int UNDEFINED = -32766;
     static final int SUCCESS = 0;
 

@@ -1,6 +1,8 @@
 package dev.weft.backends.comm.mpi;
 
+import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -8,25 +10,28 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * This process's MPI runtime, set up on first use: loads the library ({@link MpiLibrary}), calls
- * {@code MPI_Init_thread} asking for {@code MPI_THREAD_MULTIPLE}, and wraps {@code MPI_COMM_WORLD} as the
- * communicator {@code world}. With {@code WEFT_MPI_THREAD_LEVEL=serialized} it asks for
- * {@code MPI_THREAD_SERIALIZED} instead: the program then promises that no two threads call communication at the
- * same time, and MPI skips its locks (Open MPI 4.1: ~0.1 µs less per small message). It then installs
+ * {@code MPI_Init_thread} asking for the thread level {@code WEFT_MPI_THREAD_LEVEL} chooses (by default
+ * {@code MPI_THREAD_SINGLE}: only the initialising thread communicates; see {@link MpiThreadLevel}), and wraps
+ * {@code MPI_COMM_WORLD} as the communicator {@code world}. It then installs
  * <ul>
  *   <li>a shutdown hook that frees the custom reduce operator and calls {@code MPI_Finalize}, and</li>
  *   <li>a default uncaught-exception handler that prints the exception and calls
  *       {@code MPI_Abort(MPI_COMM_WORLD, 1)}, so that {@code mpirun} ends the job instead of leaving the other
  *       ranks blocked.</li>
  * </ul>
- * With {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
+ * Both run on threads of their own: finalising happens after the program's last call, and aborting ends the job
+ * whatever the other threads are doing, so neither breaks the thread level's rule in a way MPI can observe. With {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
  */
 public final class MpiWorld {
-    /** Environment variable choosing the MPI thread level: {@code multiple} (default) or {@code serialized}. */
-    public static final String THREAD_LEVEL_ENV = "WEFT_MPI_THREAD_LEVEL";
+    /** Environment variable choosing the MPI thread level: {@code single} (default), {@code funneled},
+     * {@code serialized} or {@code multiple}. */
+    public static final String THREAD_LEVEL_ENV = MpiThreadLevel.ENV;
     private static MpiWorld instance;
 
     final MpiLibrary mpi;
-    private final int threadLevel;
+    private final MpiThreadLevel threadLevel;
+    /** The only thread that may communicate, or null when any may. */
+    private final Thread initialThread;
     private final MpiCommunicator world;
     private MpiUserOp userOp;
 
@@ -37,30 +42,19 @@ public final class MpiWorld {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment provided = arena.allocate(ValueLayout.JAVA_INT);
-            int rc = mpi.initThread(requestedThreadLevel(), provided);
+            int rc = mpi.initThread(MpiThreadLevel.requested().code(), provided);
             if (rc != MpiLibrary.SUCCESS) {
                 throw new IllegalStateException("MPI_Init_thread failed: " + mpi.errorString(rc));
             }
-            threadLevel = provided.get(ValueLayout.JAVA_INT, 0);
+            threadLevel = MpiThreadLevel.of(provided.get(ValueLayout.JAVA_INT, 0));
         }
+        initialThread = threadLevel.initialThreadOnly() ? Thread.currentThread() : null;
         world = new MpiCommunicator(this, mpi.commWorld, "world", true);
         Runtime.getRuntime().addShutdownHook(new Thread(this::finish, "weft-mpi-finalize"));
         Thread.setDefaultUncaughtExceptionHandler(this::abort);
         if ("1".equals(System.getenv("WEFT_DEBUG"))) {
-            System.err.printf("r%d | MPI %s, thread level %d of %d ranks%n", world.rank(), mpi, threadLevel,
-                    world.size());
+            System.err.printf("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size());
         }
-    }
-
-    private static int requestedThreadLevel() {
-        String level = System.getenv(THREAD_LEVEL_ENV);
-        if (level == null || level.equals("multiple")) {
-            return MpiLibrary.THREAD_MULTIPLE;
-        }
-        if (level.equals("serialized")) {
-            return MpiLibrary.THREAD_SERIALIZED;
-        }
-        throw new IllegalStateException(THREAD_LEVEL_ENV + "=" + level + ": expected multiple or serialized");
     }
 
     /** The world communicator of this process, initialising MPI on the first call. */
@@ -68,9 +62,24 @@ public final class MpiWorld {
         return get().world;
     }
 
-    /** The MPI thread level granted by {@code MPI_Init_thread} (3 is {@code MPI_THREAD_MULTIPLE}). */
+    /** The MPI thread level granted by {@code MPI_Init_thread} (0 is {@code MPI_THREAD_SINGLE}, 3 {@code MPI_THREAD_MULTIPLE}). */
     public static synchronized int threadLevel() {
-        return get().threadLevel;
+        return get().threadLevel.code();
+    }
+
+    /**
+     * Fails when the thread level lets only the initialising thread communicate and the caller is another one.
+     *
+     * @param op   the operation, for the message
+     * @param comm the communicator's name, for the message
+     */
+    void checkThread(String op, String comm, SourceLocation where) {
+        if (initialThread != null && Thread.currentThread() != initialThread) {
+            throw new CommException(where, String.format("%s on '%s' from thread \"%s\": MPI runs at %s, so only "
+                    + "the thread that initialised it (\"%s\") may communicate; set %s=multiple (or serialized) "
+                    + "to communicate from other threads", op, comm, Thread.currentThread().getName(), threadLevel,
+                    initialThread.getName(), THREAD_LEVEL_ENV));
+        }
     }
 
     /** The loaded library, like {@code libmpi.so.40 (Open MPI v4.1.4, ...)}. */
