@@ -157,7 +157,12 @@ final class MpiCommunicator implements Communicator {
         requireNative("allreduce", in, where);
         requireNative("allreduce", out, where);
         MemorySegment send = inPlaceOrCopy(in, bytes, out);
-        reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, mpi.datatype(dtype), o, handle));
+        if (op instanceof ReduceOp.Builtin b) {
+            // the common case without the lambda, which C2 does not always scalar-replace
+            check(mpi.allreduce(send, out, n, mpi.datatype(dtype), builtin(b), handle), "allreduce", -1, where);
+        } else {
+            reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, mpi.datatype(dtype), o, handle));
+        }
     }
 
     @Override
@@ -335,12 +340,7 @@ final class MpiCommunicator implements Communicator {
     /** Runs a reducing collective with {@code op}'s MPI handle. */
     private void reduceCall(String op, ReduceOp reduceOp, SourceLocation where, LongToIntFunction call) {
         int rc = switch (reduceOp) {
-            case ReduceOp.Builtin b -> call.applyAsInt(switch (b) {
-                case SUM -> mpi.sum;
-                case PROD -> mpi.prod;
-                case MIN -> mpi.min;
-                case MAX -> mpi.max;
-            });
+            case ReduceOp.Builtin b -> call.applyAsInt(builtin(b));
             case ReduceOp.Custom c -> {
                 try {
                     yield world.userOp().run(c.function(), call);
@@ -351,6 +351,15 @@ final class MpiCommunicator implements Communicator {
             }
         };
         check(rc, op, -1, where);
+    }
+
+    private long builtin(ReduceOp.Builtin b) {
+        return switch (b) {
+            case SUM -> mpi.sum;
+            case PROD -> mpi.prod;
+            case MIN -> mpi.min;
+            case MAX -> mpi.max;
+        };
     }
 
     /** Checks that a completed receive got exactly {@code count} elements. */

@@ -19,6 +19,12 @@ final class Buffer {
         TOKEN
     }
 
+    /**
+     * The ordering token's buffer, shared by every run: a token or read-only buffer is never pooled, written or
+     * handed out, so its counters are never read and may be shared across threads.
+     */
+    static final Buffer TOKEN = new Buffer(CustomCallRegistry.TOKEN, Kind.TOKEN, -1);
+
     final MemorySegment segment;
     final Kind kind;
     /** Index of the pool this buffer returns to ({@code -1} when it never does). */

@@ -49,7 +49,7 @@ final class CustomCallInstruction {
             handler.call(op, operands, results);
             for (int i = 0; i < out.length; i++) {
                 if (resultClass[i] < 0) {
-                    f.define(out[i], new Buffer(CustomCallRegistry.TOKEN, Buffer.Kind.TOKEN, -1));
+                    f.define(out[i], Buffer.TOKEN);
                 } else if (results[i] == offered[i].segment) {
                     f.define(out[i], offered[i]);
                 } else {

@@ -13,11 +13,12 @@ import java.util.concurrent.atomic.LongAdder;
  * The state of one run: a slot per SSA value of the function (regions included) and a pool of dead buffers per
  * size class. Slots and pools are confined to the running thread; after a run that completed, {@link #reset}
  * readies the frame for the next run, keeping its pools so that the next run allocates nothing it had before.
+ * A dead buffer is pooled with its {@link Buffer} object, so that a loop reusing it allocates nothing at all.
  */
 final class Frame {
     final Buffer[] slots;
     private final long[] classBytes;
-    private final List<ArrayDeque<MemorySegment>> pools;
+    private final List<ArrayDeque<Buffer>> pools;
     private final LongAdder allocations;
 
     Frame(int slotCount, long[] classBytes, LongAdder allocations) {
@@ -32,28 +33,33 @@ final class Frame {
         Arrays.fill(slots, null);
     }
 
-    /** A buffer of size class {@code sizeClass}, from the pool when one is free. */
+    /** A buffer of size class {@code sizeClass} with no references, from the pool when one is free. */
     Buffer allocate(int sizeClass) {
-        return new Buffer(allocateSegment(sizeClass), Buffer.Kind.TEMP, sizeClass);
-    }
-
-    /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
-    MemorySegment allocateSegment(int sizeClass) {
-        ArrayDeque<MemorySegment> pool = pools.get(sizeClass);
+        ArrayDeque<Buffer> pool = pools.get(sizeClass);
         if (pool != null && !pool.isEmpty()) {
             return pool.pop();
         }
         allocations.increment();
-        return NativeMemory.allocateUninitialized(classBytes[sizeClass]);
+        return new Buffer(NativeMemory.allocateUninitialized(classBytes[sizeClass]), Buffer.Kind.TEMP, sizeClass);
     }
 
+    /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
+    MemorySegment allocateSegment(int sizeClass) {
+        return allocate(sizeClass).segment;
+    }
+
+    /** Returns a segment of size class {@code sizeClass} that nothing references any more to the pool. */
     void recycle(int sizeClass, MemorySegment segment) {
-        ArrayDeque<MemorySegment> pool = pools.get(sizeClass);
+        pool(sizeClass).push(new Buffer(segment, Buffer.Kind.TEMP, sizeClass));
+    }
+
+    private ArrayDeque<Buffer> pool(int sizeClass) {
+        ArrayDeque<Buffer> pool = pools.get(sizeClass);
         if (pool == null) {
             pool = new ArrayDeque<>();
             pools.set(sizeClass, pool);
         }
-        pool.push(segment);
+        return pool;
     }
 
     /** Binds {@code slot} to {@code b}, taking a reference. */
@@ -74,7 +80,7 @@ final class Frame {
     /** Drops one reference to {@code b}; the last one returns a pooled buffer to its pool. */
     void drop(Buffer b) {
         if (--b.refs == 0 && b.isPoolable()) {
-            recycle(b.sizeClass, b.segment);
+            pool(b.sizeClass).push(b);
         }
     }
 }

@@ -68,13 +68,14 @@ final class OpCompilers {
         }
         MemorySegment data = d.data();
         int out = b.slot(op.result());
-        return f -> f.define(out, new Buffer(data, Buffer.Kind.READ_ONLY, -1));
+        Buffer shared = new Buffer(data, Buffer.Kind.READ_ONLY, -1);
+        return f -> f.define(out, shared);
     }
 
     /** A token only orders effects; at run time it is a marker. */
     private static Instruction afterAll(Op op, ProgramBuilder b) {
         int out = b.slot(op.result());
-        return f -> f.define(out, new Buffer(CustomCallRegistry.TOKEN, Buffer.Kind.TOKEN, -1));
+        return f -> f.define(out, Buffer.TOKEN);
     }
 
     /** Row-major reshape changes no bytes: the result aliases the operand's buffer. */
