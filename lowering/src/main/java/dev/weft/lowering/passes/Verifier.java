@@ -22,10 +22,11 @@ import java.util.stream.IntStream;
 
 /**
  * The {@code verify} pass: checks that every operand is defined before its use (in its block or an enclosing
- * one; {@code weft.fusion} regions see only their arguments), that each block ends in the right terminator and
- * has no other, that elementwise ops have operands and result of one shape, and that region signatures match
- * their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion} and {@code weft.fused_reduce}, whose views
- * and pieces must lie inside their operands; a fused reduction's result must be its fused value reduced). Failures name the op's source location.
+ * one; the regions of {@code weft.fusion} and {@code weft.fused_reduce} see only their arguments), that each
+ * block ends in the right terminator and has no other, that elementwise ops have operands and result of one
+ * shape, and that region signatures match their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion}
+ * and {@code weft.fused_reduce}, whose views and pieces must lie inside their operands; a fused reduction's result
+ * must be its fused value reduced). Failures name the op's source location.
  */
 public final class Verifier implements Pass {
     private static final TensorType PREDICATE = TensorType.of(DType.BOOL);
