@@ -77,7 +77,7 @@ class IrTest {
             assertThat(m).contains("func.func @main").contains("stablehlo.");
         }
         assertThat(mods.get(0)).contains("stablehlo.dot_general").contains("stablehlo.maximum")
-                .contains("stablehlo.reduce").contains("loc(\"IrTest.java\":" + mlpLine + ":0)");
+                .contains("weft.fused_reduce").contains("loc(\"IrTest.java\":" + mlpLine + ":0)");
         assertThat(mods.get(1)).contains("stablehlo.while").contains("stablehlo.if")
                 .contains("loc(\"IrTest.java\":" + loopLine + ":0)").doesNotContain("loc(\"Weft.java\"");
         assertThat(mods.get(2)).contains("stablehlo.transpose").contains("stablehlo.concatenate")

@@ -84,6 +84,8 @@ class MlirOptTest {
             outs.add(g.op(prim, new AxesParams(List.of(0)), g.op(Prims.CONVERT, new ConvertParams(DType.I64), x)));
             used.add(prim);
         }
+        // a reduction of a single-use fusion over the trailing axis: weft.fused_reduce
+        outs.add(g.op(Prims.REDUCE_MAX, new AxesParams(List.of(1)), g.op(Prims.TANH, g.op(Prims.SUB, y, x))));
         outs.add(g.op(Prims.SELECT, p, x, y));
         outs.add(g.op(Prims.CONVERT, new ConvertParams(DType.I32), x));
         outs.add(g.op(Prims.RESHAPE, new ReshapeParams(Shape.of(3, 2)), x));
@@ -161,7 +163,8 @@ class MlirOptTest {
         Pipeline.standard().run(m, stages::put);
 
         assertThat(stages.get("plan-buffers")).contains("\"stablehlo.custom_call\"", "!stablehlo.token",
-                "backend_config = {comm = \"world\"", "\"weft.fusion\"", "\"stablehlo.while\"", "\"stablehlo.if\"",
+                "backend_config = {comm = \"world\"", "\"weft.fusion\"", "\"weft.fused_reduce\"",
+                "\"stablehlo.while\"", "\"stablehlo.if\"",
                 "dense<[1.5, 0xFF800000, 0x7FC00000]> : tensor<3xf32>", "dense<\"0x080000\"> : tensor<20xi1>");
         for (Map.Entry<String, String> stage : stages.entrySet()) {
             Path file = dir.resolve(stage.getKey() + ".mlir");

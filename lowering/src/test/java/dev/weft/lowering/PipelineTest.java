@@ -46,11 +46,11 @@ class PipelineTest {
         });
 
         assertThat(stages).containsExactly("lowered", "verify", "thread-tokens", "dce", "cse", "fuse-elementwise",
-                "verify", "plan-buffers");
-        assertThat(Pipeline.standard().passes()).extracting(Pass::name).containsExactlyElementsOf(stages.subList(1, 8));
+                "fuse-reductions", "verify", "plan-buffers");
+        assertThat(Pipeline.standard().passes()).extracting(Pass::name).containsExactlyElementsOf(stages.subList(1, 9));
         assertThat(texts.get(0)).contains("stablehlo.tanh");
         assertThat(texts.get(3)).doesNotContain("stablehlo.tanh");
-        assertThat(texts.get(7)).isEqualTo(m.toMlir()).contains("weft.last_use = array<i64");
+        assertThat(texts.get(8)).isEqualTo(m.toMlir()).contains("weft.last_use = array<i64");
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
         Op fusion = m.main().body().ops().getFirst();
@@ -66,7 +66,7 @@ class PipelineTest {
         try (Stream<Path> files = Files.list(out)) {
             assertThat(files.map(p -> p.getFileName().toString()).sorted()).containsExactly("00-lowered.mlir",
                     "01-verify.mlir", "02-thread-tokens.mlir", "03-dce.mlir", "04-cse.mlir", "05-fuse-elementwise.mlir",
-                    "06-verify.mlir", "07-plan-buffers.mlir");
+                    "06-fuse-reductions.mlir", "07-verify.mlir", "08-plan-buffers.mlir");
         }
         assertThat(Files.readString(out.resolve("05-fuse-elementwise.mlir"))).contains("\"weft.fusion\"");
     }

@@ -22,7 +22,7 @@ package dev.weft.lowering.ir;
  * boxes ({@link FusionPiece}) that partition it, each a window of an operand or one rank-0 operand's value (the
  * absorbed form of {@code slice}s, {@code concatenate}s and edge-only {@code pad}s of the operands, never
  * materialised). A piecewise argument's operand is the one its first box reads; operands past the region's
- * arguments are read only by boxes.
+ * arguments are read only by boxes. {@link #FUSED_REDUCE} is a {@code reduce} of a fusion's one result.
  */
 public final class StableHlo {
     private StableHlo() {
@@ -67,6 +67,15 @@ public final class StableHlo {
     public static final String FUNC_RETURN = "func.return";
     /** A group of fused elementwise ops (Weft's own op). */
     public static final String FUSION = "weft.fusion";
+
+    /**
+     * A reduction of a fused elementwise value that is never materialised (Weft's own op, CPU target): what
+     * {@code reduce(fusion(x...), init)} computes. Operands: the fusion's operands (read as {@link #FUSION} reads
+     * them, with its {@link #FUSION_SLICE_STARTS} and {@link #FUSION_PIECES}), then the init scalar. Region 0 is
+     * the fusion's region, returning the one value reduced; region 1 is the {@code reduce} body. Attribute
+     * {@code dimensions} as for {@code reduce}; the result is the reduced value.
+     */
+    public static final String FUSED_REDUCE = "weft.fused_reduce";
 
     /**
      * Optional {@link #FUSION} attribute: an {@code Attr.Array} with one {@code Attr.I64Array} per region argument,

@@ -24,7 +24,11 @@ public final class Pipeline {
         return new Pipeline(List.of(passes));
     }
 
-    /** verify, thread-tokens, dce, cse, fuse-elementwise, verify, plan-buffers. */
+    /**
+     * verify, thread-tokens, dce, cse, fuse-elementwise, fuse-reductions, verify, plan-buffers. Passes that only
+     * apply to one target check the module's target themselves: {@code fuse-reductions} (and the views of
+     * {@code fuse-elementwise}) act on the CPU target only.
+     */
     public static Pipeline standard() {
         return of(
                 new Verifier(),
@@ -32,6 +36,7 @@ public final class Pipeline {
                 new DeadCodeElimination(),
                 new CommonSubexpressionElimination(),
                 new ElementwiseFusion(),
+                new ReductionFusion(),
                 new Verifier(),
                 new BufferPlanning());
     }

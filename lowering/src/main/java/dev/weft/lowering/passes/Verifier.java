@@ -18,13 +18,15 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * The {@code verify} pass: checks that every operand is defined before its use (in its block or an enclosing
- * one; {@code weft.fusion} regions see only their arguments), that each block ends in the right terminator and
- * has no other, that elementwise ops have operands and result of one shape, and that region signatures match
- * their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion}, whose views and pieces must lie inside
- * their operands). Failures name the op's source location.
+ * one; the regions of {@code weft.fusion} and {@code weft.fused_reduce} see only their arguments), that each
+ * block ends in the right terminator and has no other, that elementwise ops have operands and result of one
+ * shape, and that region signatures match their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion}
+ * and {@code weft.fused_reduce}, whose views and pieces must lie inside their operands; a fused reduction's result
+ * must be its fused value reduced). Failures name the op's source location.
  */
 public final class Verifier implements Pass {
     private static final TensorType PREDICATE = TensorType.of(DType.BOOL);
@@ -66,7 +68,7 @@ public final class Verifier implements Pass {
                 elementwise(op);
             }
             regions(op);
-            boolean isolated = op.name().equals(StableHlo.FUSION);
+            boolean isolated = op.name().equals(StableHlo.FUSION) || op.name().equals(StableHlo.FUSED_REDUCE);
             for (Block region : op.regions()) {
                 Set<Value> inner = newScope();
                 if (!isolated) {
@@ -119,18 +121,53 @@ public final class Verifier implements Pass {
             }
             case StableHlo.FUSION -> {
                 expectRegions(op, 1);
-                signature(op, 0, fusionArguments(op), resultTypes);
+                signature(op, 0, fusionArguments(op, op.operands().size()), resultTypes);
             }
+            case StableHlo.FUSED_REDUCE -> fusedReduce(op);
             default -> { }
         }
     }
 
     /**
+     * A fused reduction: one init after the fusion's operands, a fusion region returning one tensor of the init's
+     * dtype, a reduce body on scalars of it, and a result of that tensor's shape without {@code dimensions}.
+     */
+    private static void fusedReduce(Op op) {
+        expectRegions(op, 2);
+        Block fusion = op.regions().getFirst();
+        if (op.results().size() != 1 || op.operands().isEmpty() || fusion.ops().isEmpty()
+                || fusion.results().size() != 1 || !(fusion.results().getFirst().type() instanceof TensorType fused)
+                || !(op.attr("dimensions") instanceof Attr.I64Array dimensions)) {
+            throw fail(op, "needs one init, a fusion region returning one tensor, dimensions and one result");
+        }
+        TensorType scalar = TensorType.of(fused.dtype());
+        if (!op.operands().getLast().type().equals(scalar)) {
+            throw fail(op, "init " + op.operands().getLast().type().mlir() + " is not a " + scalar.mlir());
+        }
+        long[] dims = fused.shape().dims();
+        boolean[] reduced = new boolean[dims.length];
+        for (long d : dimensions.toArray()) {
+            if (d < 0 || d >= dims.length || reduced[(int) d]) {
+                throw fail(op, "bad reduce dimension " + d + " of " + fused.mlir());
+            }
+            reduced[(int) d] = true;
+        }
+        long[] kept = IntStream.range(0, dims.length).filter(k -> !reduced[k])
+                .mapToLong(k -> dims[k]).toArray();
+        if (!op.result().type().equals(TensorType.of(fused.dtype(), kept))) {
+            throw fail(op, "result " + op.result().type().mlir() + " is not " + fused.mlir() + " reduced");
+        }
+        signature(op, 0, fusionArguments(op, op.operands().size() - 1), List.of(fused));
+        signature(op, 1, List.of(scalar, scalar), List.of(scalar));
+    }
+
+    /**
      * The region argument types a fusion must have: each operand's type, or for a view the window's type once the
      * window is checked to lie inside the operand, or for a piecewise argument its own type once its boxes are
-     * checked ({@link #pieces}). Operands past the arguments must be read by boxes.
+     * checked ({@link #pieces}). Of {@code op}'s operands the first {@code operands} are the fusion's; those past
+     * the arguments must be read by boxes.
      */
-    private static List<Type> fusionArguments(Op op) {
+    private static List<Type> fusionArguments(Op op, int operands) {
         List<Value> arguments = op.regions().getFirst().arguments();
         for (String key : List.of(StableHlo.FUSION_SLICE_STARTS, StableHlo.FUSION_PIECES)) {
             if (op.attr(key) != null && !(op.attr(key) instanceof Attr.Array a
@@ -138,11 +175,11 @@ public final class Verifier implements Pass {
                 throw fail(op, key + " needs one entry per region argument");
             }
         }
-        if (arguments.size() > op.operands().size()) {
+        if (arguments.size() > operands) {
             throw fail(op, "fusion has fewer operands than region arguments");
         }
         List<Type> out = new ArrayList<>();
-        boolean[] read = new boolean[op.operands().size()];
+        boolean[] read = new boolean[operands];
         for (int i = 0; i < arguments.size(); i++) {
             read[i] = true;
             long[] starts = StableHlo.fusionSliceStarts(op, i);

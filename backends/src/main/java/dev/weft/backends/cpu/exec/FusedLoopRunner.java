@@ -35,7 +35,7 @@ final class FusedLoopRunner {
     static void run(FusionViews views, FusedLoop loop, MemorySegment[] in, MemorySegment[] out) {
         long rows = views.rows();
         split(rows, 1, rows * views.rowLength() < PARALLEL_MIN || !shared(in) || !shared(out),
-                (from, to) -> views.run(loop, in, out, from, to));
+                (from, to) -> views.run(loop, in, out, from, to, 0));
     }
 
     private interface Range {

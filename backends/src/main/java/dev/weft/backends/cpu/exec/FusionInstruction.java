@@ -101,7 +101,7 @@ final class FusionInstruction {
                 .noneMatch(j -> views.isShifted(j) && b.slot(op.operand(j)) == slot)).toArray();
     }
 
-    private static int[] fillClasses(FusionViews views, ProgramBuilder b) {
+    static int[] fillClasses(FusionViews views, ProgramBuilder b) {
         int[] out = new int[views == null ? 0 : views.fillRows()];
         for (int k = 0; k < out.length; k++) {
             out[k] = b.sizeClass(views.fillRowBytes(k));
@@ -110,7 +110,7 @@ final class FusionInstruction {
     }
 
     /** Puts the fill rows of {@code views} at the end of {@code sources}, filled. */
-    private static void fillRows(FusionViews views, Frame f, int[] fillClass, MemorySegment[] sources) {
+    static void fillRows(FusionViews views, Frame f, int[] fillClass, MemorySegment[] sources) {
         int first = sources.length - fillClass.length;
         for (int k = 0; k < fillClass.length; k++) {
             sources[first + k] = f.allocateSegment(fillClass[k]);
@@ -118,7 +118,7 @@ final class FusionInstruction {
         views.fill(sources);
     }
 
-    private static void recycleFillRows(Frame f, int[] fillClass, MemorySegment[] sources) {
+    static void recycleFillRows(Frame f, int[] fillClass, MemorySegment[] sources) {
         int first = sources.length - fillClass.length;
         for (int k = 0; k < fillClass.length; k++) {
             f.recycle(fillClass[k], sources[first + k]);

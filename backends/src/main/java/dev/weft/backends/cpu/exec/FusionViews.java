@@ -287,9 +287,10 @@ final class FusionViews {
      * over the columns of each part, every input narrowed to a segment whose element {@code c} is the input's
      * element at column {@code c} of the row: one slice per row and box, kept while the next part reads the same
      * box. A part where such a segment would start before its source (a box that starts right of where its
-     * source's row does) runs over its own narrowed segments instead.
+     * source's row does) runs over its own narrowed segments instead. Row {@code row} of the results is written at
+     * row {@code row - outRow} of {@code out}.
      */
-    void run(FusedLoop loop, MemorySegment[] sources, MemorySegment[] out, long from, long to) {
+    void run(FusedLoop loop, MemorySegment[] sources, MemorySegment[] out, long from, long to, long outRow) {
         MemorySegment[] in = new MemorySegment[inputs];
         int[] slicedSource = new int[inputs];
         long[] slicedStart = new long[inputs];
@@ -303,7 +304,7 @@ final class FusionViews {
         for (long row = from; row < to; row++) {
             Cell cell = locate(row, index, base);
             for (int r = 0; r < out.length; r++) {
-                rowOut[r] = out[r].asSlice(row * rowLength * resultBytes[r], rowLength * resultBytes[r]);
+                rowOut[r] = out[r].asSlice((row - outRow) * rowLength * resultBytes[r], rowLength * resultBytes[r]);
             }
             long[] cuts = cell.cuts;
             for (int j = 0; j + 1 < cuts.length; j++) {

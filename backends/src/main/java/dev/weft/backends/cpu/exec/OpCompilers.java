@@ -39,6 +39,7 @@ final class OpCompilers {
         m.put(StableHlo.DOT_GENERAL, OpCompilers::dotGeneral);
         m.put(StableHlo.REDUCE, ReduceInstruction::compile);
         m.put(StableHlo.FUSION, FusionInstruction::compile);
+        m.put(StableHlo.FUSED_REDUCE, FusedReduceInstruction::compile);
         m.put(StableHlo.WHILE, ControlFlow::compileWhile);
         m.put(StableHlo.IF, ControlFlow::compileIf);
         m.put(StableHlo.CUSTOM_CALL, CustomCallInstruction::compile);

@@ -74,7 +74,7 @@ final class ReduceInstruction {
     }
 
     /** The library reduction a body computes, or {@code null} if it is anything else. */
-    private static Reduction libraryReduction(Block body) {
+    static Reduction libraryReduction(Block body) {
         List<Op> ops = body.ops();
         if (ops.size() != 2 || body.arguments().size() != 2) {
             return null;

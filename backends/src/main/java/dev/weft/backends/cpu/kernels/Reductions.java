@@ -150,7 +150,7 @@ public final class Reductions {
         }
     }
 
-    private static void combineFloating(Reduction r, DType t, MemorySegment out, long k, double v) {
+    static void combineFloating(Reduction r, DType t, MemorySegment out, long k, double v) {
         if (t == DType.F32) {
             out.setAtIndex(F32, k, (float) combine(r, out.getAtIndex(F32, k), v));
         } else {
@@ -159,7 +159,7 @@ public final class Reductions {
     }
 
     /** Integer results wrap; the low 32 bits of a 64-bit sum or product are the i32 result. */
-    private static void combineInteger(Reduction r, DType t, MemorySegment out, long k, long v) {
+    static void combineInteger(Reduction r, DType t, MemorySegment out, long k, long v) {
         if (t == DType.I32) {
             out.setAtIndex(I32, k, (int) combine(r, out.getAtIndex(I32, k), v));
         } else {
@@ -186,31 +186,37 @@ public final class Reductions {
     }
 
     private static double reduceFloatingRun(Reduction r, DType t, MemorySegment in, long from, long n) {
-        long to = from + n;
-        double acc;
+        double first = t == DType.F32 ? in.getAtIndex(F32, from) : in.getAtIndex(F64, from);
+        return foldFloatingRun(r, t, in, from + 1, from + n, first);
+    }
+
+    /**
+     * {@code acc} (the fold of a run's earlier elements) folded with elements {@code [from, to)} of {@code in}, in
+     * order: f32 sums and products in double, f32 max and min in float.
+     */
+    static double foldFloatingRun(Reduction r, DType t, MemorySegment in, long from, long to, double acc) {
         if (t == DType.F32) {
-            acc = in.getAtIndex(F32, from);
             switch (r) {
                 case SUM -> {
-                    for (long i = from + 1; i < to; i++) {
+                    for (long i = from; i < to; i++) {
                         acc += in.getAtIndex(F32, i);
                     }
                 }
                 case PROD -> {
-                    for (long i = from + 1; i < to; i++) {
+                    for (long i = from; i < to; i++) {
                         acc *= in.getAtIndex(F32, i);
                     }
                 }
                 case MAX -> {
-                    float m = in.getAtIndex(F32, from);
-                    for (long i = from + 1; i < to; i++) {
+                    float m = (float) acc;
+                    for (long i = from; i < to; i++) {
                         m = Math.max(m, in.getAtIndex(F32, i));
                     }
                     acc = m;
                 }
                 case MIN -> {
-                    float m = in.getAtIndex(F32, from);
-                    for (long i = from + 1; i < to; i++) {
+                    float m = (float) acc;
+                    for (long i = from; i < to; i++) {
                         m = Math.min(m, in.getAtIndex(F32, i));
                     }
                     acc = m;
@@ -218,25 +224,24 @@ public final class Reductions {
             }
             return acc;
         }
-        acc = in.getAtIndex(F64, from);
         switch (r) {
             case SUM -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc += in.getAtIndex(F64, i);
                 }
             }
             case PROD -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc *= in.getAtIndex(F64, i);
                 }
             }
             case MAX -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc = Math.max(acc, in.getAtIndex(F64, i));
                 }
             }
             case MIN -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc = Math.min(acc, in.getAtIndex(F64, i));
                 }
             }
@@ -245,52 +250,60 @@ public final class Reductions {
     }
 
     private static long reduceIntegerRun(Reduction r, DType t, MemorySegment in, long from, long n) {
-        long to = from + n;
+        long first = t == DType.I32 ? in.getAtIndex(I32, from) : in.getAtIndex(I64, from);
+        return foldIntegerRun(r, t, in, from + 1, from + n, first);
+    }
+
+    /**
+     * {@code init} (the fold of a run's earlier elements) folded with elements {@code [from, to)} of {@code in}, in
+     * order; i32 values wrap at every step.
+     */
+    static long foldIntegerRun(Reduction r, DType t, MemorySegment in, long from, long to, long init) {
         if (t == DType.I32) {
-            int acc = in.getAtIndex(I32, from);
+            int acc = (int) init;
             switch (r) {
                 case SUM -> {
-                    for (long i = from + 1; i < to; i++) {
+                    for (long i = from; i < to; i++) {
                         acc += in.getAtIndex(I32, i);
                     }
                 }
                 case PROD -> {
-                    for (long i = from + 1; i < to; i++) {
+                    for (long i = from; i < to; i++) {
                         acc *= in.getAtIndex(I32, i);
                     }
                 }
                 case MAX -> {
-                    for (long i = from + 1; i < to; i++) {
+                    for (long i = from; i < to; i++) {
                         acc = Math.max(acc, in.getAtIndex(I32, i));
                     }
                 }
                 case MIN -> {
-                    for (long i = from + 1; i < to; i++) {
+                    for (long i = from; i < to; i++) {
                         acc = Math.min(acc, in.getAtIndex(I32, i));
                     }
                 }
             }
             return acc;
         }
-        long acc = in.getAtIndex(I64, from);
+        long acc = init;
         switch (r) {
             case SUM -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc += in.getAtIndex(I64, i);
                 }
             }
             case PROD -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc *= in.getAtIndex(I64, i);
                 }
             }
             case MAX -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc = Math.max(acc, in.getAtIndex(I64, i));
                 }
             }
             case MIN -> {
-                for (long i = from + 1; i < to; i++) {
+                for (long i = from; i < to; i++) {
                     acc = Math.min(acc, in.getAtIndex(I64, i));
                 }
             }
