@@ -26,8 +26,9 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
 
     /**
-     * Runs the operation on {@code in} (tensor operands, request ids). {@code out} holds, for each tensor result,
-     * a buffer of the right size, which the operation fills or replaces (a completed receive's own buffer).
+     * Runs the operation on {@code in} (tensor operands, request ids; entries past those are ignored). {@code out}
+     * holds, for each tensor result, a buffer of the right size, which the operation fills or replaces (a completed
+     * receive's own buffer).
      */
     public void run(MemorySegment[] in, MemorySegment[] out) {
         long start = DEBUG ? System.nanoTime() : 0;

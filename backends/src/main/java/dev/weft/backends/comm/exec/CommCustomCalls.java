@@ -73,15 +73,22 @@ public final class CommCustomCalls {
     private static final class BoundCall implements CustomCallHandler {
         private final CommCall call;
         private final int[] tensorOperands;
+        /** Whether the tokens follow the tensors, so the operands can be passed as they are. */
+        private final boolean tokensLast;
 
         BoundCall(CommCall call, Op op) {
             this.call = call;
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
+            this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);
         }
 
         @Override
         public void call(Op op, MemorySegment[] operands, MemorySegment[] results) {
+            if (tokensLast) {
+                call.run(operands, results);
+                return;
+            }
             MemorySegment[] tensors = new MemorySegment[tensorOperands.length];
             for (int i = 0; i < tensors.length; i++) {
                 tensors[i] = operands[tensorOperands[i]];

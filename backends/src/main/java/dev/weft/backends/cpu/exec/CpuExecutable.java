@@ -49,6 +49,7 @@ public final class CpuExecutable implements Executable {
     private final AtomicReference<Frame> idleFrame = new AtomicReference<>();
     private final CompiledBlock main;
     private final int slotCount;
+    private final int scratchCount;
     private final long[] classBytes;
     private final LongAdder allocations = new LongAdder();
 
@@ -76,6 +77,7 @@ public final class CpuExecutable implements Executable {
         ProgramBuilder builder = new ProgramBuilder(compilers, customCalls);
         this.main = builder.compile(f.body());
         this.slotCount = builder.slotCount();
+        this.scratchCount = builder.scratchCount();
         this.classBytes = builder.classBytes();
     }
 
@@ -108,7 +110,7 @@ public final class CpuExecutable implements Executable {
         }
         Frame f = idleFrame.getAndSet(null);
         if (f == null) {
-            f = new Frame(slotCount, classBytes, allocations);
+            f = new Frame(slotCount, scratchCount, classBytes, allocations);
         }
         for (int i = 0; i < argumentTypes.length; i++) {
             f.define(main.argSlots()[i], new Buffer(argument(args.get(i), i), Buffer.Kind.READ_ONLY, -1));

@@ -7,6 +7,7 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 
 /** {@code stablehlo.custom_call}, dispatched to the handler of its {@code call_target_name}. */
@@ -31,15 +32,18 @@ final class CustomCallInstruction {
             resultBytes[i] = types.get(i) instanceof TensorType t ? t.byteSize() : 0;
         }
         boolean retains = handler.retainsOperands(op);
+        int scratch = b.scratchSlot();
         return f -> {
-            MemorySegment[] operands = new MemorySegment[in.length];
+            CallArrays a = f.scratch[scratch] instanceof CallArrays c ? c
+                    : CallArrays.create(f, scratch, in.length, out.length);
+            MemorySegment[] operands = a.operands;
             for (int k = 0; k < in.length; k++) {
                 Buffer buf = f.slots[in[k]];
                 buf.escaped |= retains;
                 operands[k] = buf.kind == Buffer.Kind.TOKEN ? CustomCallRegistry.TOKEN : buf.segment;
             }
-            Buffer[] offered = new Buffer[out.length];
-            MemorySegment[] results = new MemorySegment[out.length];
+            Buffer[] offered = a.offered;
+            MemorySegment[] results = a.results;
             for (int i = 0; i < out.length; i++) {
                 if (resultClass[i] >= 0) {
                     offered[i] = f.allocate(resultClass[i]);
@@ -61,7 +65,19 @@ final class CustomCallInstruction {
                     }
                     f.define(out[i], new Buffer(results[i], Buffer.Kind.EXTERNAL, -1));
                 }
+                offered[i] = null;
+                results[i] = null;
             }
+            Arrays.fill(operands, null);
         };
+    }
+
+    /** The arrays one custom call passes to its handler, reused by every execution in one frame. */
+    private record CallArrays(MemorySegment[] operands, Buffer[] offered, MemorySegment[] results) {
+        static CallArrays create(Frame f, int scratch, int operands, int results) {
+            CallArrays a = new CallArrays(new MemorySegment[operands], new Buffer[results], new MemorySegment[results]);
+            f.scratch[scratch] = a;
+            return a;
+        }
     }
 }

@@ -17,18 +17,21 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class Frame {
     final Buffer[] slots;
+    /** Objects an instruction reuses from one execution to the next (see {@link ProgramBuilder#scratchSlot}). */
+    final Object[] scratch;
     private final long[] classBytes;
     private final List<ArrayDeque<Buffer>> pools;
     private final LongAdder allocations;
 
-    Frame(int slotCount, long[] classBytes, LongAdder allocations) {
+    Frame(int slotCount, int scratchCount, long[] classBytes, LongAdder allocations) {
         this.slots = new Buffer[slotCount];
+        this.scratch = new Object[scratchCount];
         this.classBytes = classBytes;
         this.pools = new ArrayList<>(Collections.nCopies(classBytes.length, null));
         this.allocations = allocations;
     }
 
-    /** Clears every slot, keeping the pools. */
+    /** Clears every slot, keeping the pools and the scratch objects. */
     void reset() {
         Arrays.fill(slots, null);
     }

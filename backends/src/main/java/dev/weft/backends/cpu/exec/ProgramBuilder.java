@@ -32,6 +32,7 @@ final class ProgramBuilder {
     private final List<Set<Value>> scopes = new ArrayList<>();
     /** For each block being compiled, innermost last: the last of its ops that uses each value. */
     private final List<Map<Value, Op>> lastUsers = new ArrayList<>();
+    private int scratchCount;
 
     ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls) {
         this.compilers = compilers;
@@ -52,6 +53,15 @@ final class ProgramBuilder {
 
     int slotCount() {
         return slots.size();
+    }
+
+    /** A new index into {@link Frame#scratch}, for an instruction's reusable per-frame objects. */
+    int scratchSlot() {
+        return scratchCount++;
+    }
+
+    int scratchCount() {
+        return scratchCount;
     }
 
     /** The pool class of buffers of {@code bytes} bytes. */
