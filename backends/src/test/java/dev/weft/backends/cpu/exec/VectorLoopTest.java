@@ -72,15 +72,20 @@ class VectorLoopTest {
         return out.stream();
     }
 
-    /** Every pair of special values (an odd count: the last ones run in the scalar tail), at several offsets. */
+    /**
+     * Every pair of special values, repeated to an odd count (the last ones run in the scalar tail), at several
+     * offsets: on the first runs (interpreted) and after {@value #WARM} more, when C2 has compiled the loop with
+     * the vector intrinsics.
+     */
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("opsAndDtypes")
     void everyOpEqualsItsEagerKernelOnSpecialValues(String op, DType t) {
-        int n = SPECIAL.length * SPECIAL.length;
+        int pairs = SPECIAL.length * SPECIAL.length;
+        int n = 40 * pairs + 3;
         double[] x = new double[n];
         double[] y = new double[n];
         for (int i = 0; i < n; i++) {
-            x[i] = SPECIAL[i / SPECIAL.length];
+            x[i] = SPECIAL[i % pairs / SPECIAL.length];
             y[i] = SPECIAL[i % SPECIAL.length];
         }
         Spec s = new Spec();
@@ -97,13 +102,21 @@ class VectorLoopTest {
         } else {
             Elementwise.binary(BINARY.get(op), t, sx, sy, want, n);
         }
-        for (int from : new int[] {0, 1, 3}) {
-            MemorySegment got = Arena.ofAuto().allocate((long) n * t.byteSize());
-            loop.run(new MemorySegment[] {sx, sy}, new MemorySegment[] {got}, from, n);
-            assertSameBits(t, got.asSlice(from * t.byteSize()), want.asSlice(from * t.byteSize()), n - from,
-                    op + " from " + from);
+        for (int warm : new int[] {0, WARM}) {
+            for (int from : new int[] {0, 1, 3}) {
+                MemorySegment got = Arena.ofAuto().allocate((long) n * t.byteSize());
+                MemorySegment[] in = {sx, sy};
+                MemorySegment[] out = {got};
+                for (int r = 0; r <= warm; r++) {
+                    loop.run(in, out, from, n);
+                }
+                assertSameBits(t, got.asSlice(from * t.byteSize()), want.asSlice(from * t.byteSize()), n - from,
+                        op + " from " + from + " after " + warm + " runs");
+            }
         }
     }
+
+    private static final int WARM = 300;
 
     static Stream<Arguments> lengths() {
         List<Arguments> out = new ArrayList<>();
