@@ -200,6 +200,22 @@ class VectorLoopTest {
     }
 
     @Test
+    void heapSegmentsOfArraysWork() {
+        Spec s = new Spec();
+        int x = s.element(0, DType.F64);
+        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(StableHlo.MULTIPLY, DType.F64, x,
+                s.apply(StableHlo.ADD, DType.F64, x, s.scalar(1, DType.F64)))));
+        assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
+        double[] in = IntStream.range(0, 23).mapToDouble(i -> i - 7.5).toArray();
+        double[] out = new double[23];
+        loop.run(new MemorySegment[] {MemorySegment.ofArray(in), MemorySegment.ofArray(new double[] {0.25})},
+                new MemorySegment[] {MemorySegment.ofArray(out)}, 0, 23);
+        for (int i = 0; i < 23; i++) {
+            assertThat(out[i]).as("element " + i).isEqualTo(in[i] * (in[i] + 0.25));
+        }
+    }
+
+    @Test
     void otherOpsAndDtypesKeepTheScalarLoop() {
         List<FusedLoopSpec> scalar = new ArrayList<>();
         Spec sine = new Spec();
