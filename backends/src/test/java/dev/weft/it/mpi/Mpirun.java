@@ -65,7 +65,8 @@ final class Mpirun {
 
     private static List<String> java(Class<?> mainClass, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-XX:+EnableDynamicAgentLoading", "-Dnet.bytebuddy.safe=true",
+                "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
+                "-XX:+EnableDynamicAgentLoading", "-Dnet.bytebuddy.safe=true",
                 "-Xss8m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), mainClass.getName()));
         cmd.addAll(List.of(args));

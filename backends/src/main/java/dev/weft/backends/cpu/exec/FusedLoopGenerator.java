@@ -31,6 +31,7 @@ import java.lang.invoke.MethodType;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -46,9 +47,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * element loops run over heap arrays, which C2 vectorizes (it does not vectorize these loops over native
  * segments), and those functions run as {@link FloatMathBlock} kernels, bit-identical to {@link FloatMath}.
  * Ranges shorter than {@value #BLOCKED_MIN} elements (short rows of a fusion with views) keep the single loop.
+ *
+ * <p>A fusion of f64 (or f32) add, subtract, multiply, divide, negate, abs, sqrt, minimum and maximum runs a
+ * Vector API loop over the whole vectors of each range first and the scalar loop over the rest
+ * ({@link VectorLoopEmitter}), when the JVM has the incubator module.
  */
 final class FusedLoopGenerator {
     private static final Map<FusedLoopSpec, FusedLoop> CACHE = new ConcurrentHashMap<>();
+    /** The generated classes with a vector main loop. */
+    private static final Set<Class<?>> VECTORIZED = ConcurrentHashMap.newKeySet();
 
     private static final ClassDesc CD_SEGMENT = desc(MemorySegment.class);
     private static final ClassDesc CD_SEGMENTS = CD_SEGMENT.arrayType();
@@ -94,9 +101,15 @@ final class FusedLoopGenerator {
         return CACHE.computeIfAbsent(spec, FusedLoopGenerator::define);
     }
 
+    /** True if {@code loop} runs a vector main loop ({@link VectorLoopEmitter}) before its scalar one. */
+    static boolean isVectorized(FusedLoop loop) {
+        return VECTORIZED.contains(loop.getClass());
+    }
+
     private static FusedLoop define(FusedLoopSpec spec) {
         ClassDesc self = ClassDesc.of(FusedLoop.class.getPackageName(), "GeneratedFusedLoop");
         Optional<BlockedLoopPlan> plan = BlockedLoopPlan.of(spec);
+        boolean vector = plan.isEmpty() && VectorLoopEmitter.applies(spec);
         byte[] bytes = ClassFile.of().build(self, cb -> {
             cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
                     .withInterfaceSymbols(desc(FusedLoop.class))
@@ -104,18 +117,22 @@ final class FusedLoopGenerator {
                             .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_());
             if (plan.isEmpty()) {
                 cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
-                        code -> new Body(spec, code).emit());
+                        code -> new Body(spec, code).emit(vector));
                 return;
             }
             cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL, code -> dispatch(self, code))
-                    .withMethodBody(PER_ELEMENT, RUN, ClassFile.ACC_PRIVATE, code -> new Body(spec, code).emit())
+                    .withMethodBody(PER_ELEMENT, RUN, ClassFile.ACC_PRIVATE, code -> new Body(spec, code).emit(false))
                     .withMethodBody(PER_BLOCK, RUN, ClassFile.ACC_PRIVATE,
                             code -> new Body(spec, code).emitBlocked(plan.get()));
         });
         try {
             MethodHandles.Lookup hidden = MethodHandles.lookup().defineHiddenClass(bytes, true);
-            return (FusedLoop) hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class))
-                    .invoke();
+            FusedLoop loop = (FusedLoop) hidden.findConstructor(hidden.lookupClass(),
+                    MethodType.methodType(void.class)).invoke();
+            if (vector) {
+                VECTORIZED.add(loop.getClass());
+            }
+            return loop;
         } catch (Throwable e) {
             throw new IllegalStateException("cannot define the loop of " + spec, e);
         }
@@ -172,14 +189,16 @@ final class FusedLoopGenerator {
             }
         }
 
-        /** One loop over the elements, each node in a local. */
-        void emit() {
+        /** One loop over the elements, each node in a local; after a vector loop if {@code vector}. */
+        void emit(boolean vector) {
             prologue();
+            int start = vector ? VectorLoopEmitter.emit(spec, code, inputSegment, resultSegment, local, FROM, TO)
+                    : FROM;
             List<FusedLoopSpec.Node> nodes = spec.nodes();
             int i = code.allocateLocal(TypeKind.LONG);
             Label test = code.newLabel();
             Label body = code.newLabel();
-            code.lload(FROM).lstore(i).goto_(test).labelBinding(body);
+            code.lload(start).lstore(i).goto_(test).labelBinding(body);
             for (int k = 0; k < nodes.size(); k++) {
                 switch (nodes.get(k)) {
                     case FusedLoopSpec.Element e -> {

@@ -1,0 +1,181 @@
+package dev.weft.backends.cpu.exec;
+
+import static java.lang.constant.ConstantDescs.CD_double;
+import static java.lang.constant.ConstantDescs.CD_float;
+import static java.lang.constant.ConstantDescs.CD_long;
+import static java.lang.constant.ConstantDescs.CD_void;
+
+import dev.weft.DType;
+import dev.weft.lowering.ir.StableHlo;
+import java.lang.classfile.CodeBuilder;
+import java.lang.classfile.Label;
+import java.lang.classfile.TypeKind;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.MethodTypeDesc;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Emits the vector main loop of a generated fused loop ({@link FusedLoopGenerator}): over
+ * {@code [from, from + (to - from) / L * L)} it loads {@code L} elements of each full-size input with
+ * {@code DoubleVector.fromMemorySegment} (or {@code FloatVector} for f32), computes every node lane-wise and stores
+ * each result with {@code intoMemorySegment}; the generator's scalar loop then runs the tail. C2 in JDK 25 does not
+ * vectorize a loop that loads from one native segment and stores to another (it cannot rule out aliasing), so the
+ * scalar loop runs one element per iteration; this loop runs {@code L} (4 doubles, 8 floats in 256 bits). Rank-0
+ * inputs are broadcast once before the loop.
+ *
+ * <p>Only fusions whose results are bit-identical to the scalar loop qualify: every node f64 (or every node f32),
+ * every op one of add, subtract, multiply, divide, negate, abs, sqrt, minimum, maximum (IEEE-exact lane-wise, and
+ * {@code min}/{@code max} follow {@link Math#min}/{@link Math#max} for NaN and -0.0), with no contraction of a
+ * multiply and an add. Every full-size input is read, and every result written, at the loop index, so a block of
+ * {@code L} elements is read whole before any of it is written, as {@link FusedLoop} requires.
+ *
+ * <p>The species is {@code SPECIES_256} read with {@code getstatic}, so C2 sees a constant and intrinsifies the
+ * operations (a species it cannot see as a constant makes every op allocate). The Vector API is an incubator
+ * module: vector loops are emitted only when {@code jdk.incubator.vector} is in the boot layer
+ * ({@code --add-modules jdk.incubator.vector}) and the preferred species has at least 256 bits; otherwise, or with
+ * {@code -Dweft.vector=false}, every loop is scalar ({@code WEFT_DEBUG=1} says why on stderr). This class refers to
+ * the vector classes only by name, so it loads without the module.
+ */
+final class VectorLoopEmitter {
+    private static final String MODULE = "jdk.incubator.vector";
+    private static final int BITS = 256;
+    /** True when loops may be vectorized in this JVM. */
+    static final boolean AVAILABLE = detect();
+
+    private static final ClassDesc CD_SEGMENT = ClassDesc.of(MemorySegment.class.getName());
+    private static final ClassDesc CD_ORDER = ClassDesc.of(ByteOrder.class.getName());
+    private static final ClassDesc CD_VECTOR = ClassDesc.of(MODULE + ".Vector");
+    private static final ClassDesc CD_SPECIES = ClassDesc.of(MODULE + ".VectorSpecies");
+    private static final MethodTypeDesc NATIVE_ORDER = MethodTypeDesc.of(CD_ORDER);
+
+    /** Ops whose lane-wise Vector API method, by name, equals the scalar kernel bit for bit. */
+    private static final Map<String, String> METHODS = Map.of(StableHlo.ADD, "add", StableHlo.SUBTRACT, "sub",
+            StableHlo.MULTIPLY, "mul", StableHlo.DIVIDE, "div", StableHlo.NEGATE, "neg", StableHlo.ABS, "abs",
+            StableHlo.SQRT, "sqrt", StableHlo.MINIMUM, "min", StableHlo.MAXIMUM, "max");
+
+    private VectorLoopEmitter() {
+    }
+
+    /** True if {@code spec}'s loop gets a vector main loop in this JVM. */
+    static boolean applies(FusedLoopSpec spec) {
+        return AVAILABLE && qualifies(spec);
+    }
+
+    /** True if {@code spec} is all f64 or all f32 and every op is one with a bit-identical vector method. */
+    static boolean qualifies(FusedLoopSpec spec) {
+        if (spec.nodes().isEmpty()) {
+            return false;
+        }
+        DType t = spec.nodes().getFirst().dtype();
+        if (t != DType.F64 && t != DType.F32) {
+            return false;
+        }
+        for (FusedLoopSpec.Node node : spec.nodes()) {
+            if (node.dtype() != t || node instanceof FusedLoopSpec.Apply a
+                    && (a.operand() != t || !METHODS.containsKey(a.op()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Emits the vector loop of {@code spec}, which {@link #applies}, into {@code code}: {@code inputSegment} and
+     * {@code resultSegment} are the locals holding each element node's and each result's segment,
+     * {@code scalar} those holding each rank-0 node's value (read already), {@code from} and {@code to} the
+     * range's bounds. Returns a new long local holding the first index the scalar loop must run from.
+     */
+    static int emit(FusedLoopSpec spec, CodeBuilder code, int[] inputSegment, int[] resultSegment, int[] scalar,
+                    int from, int to) {
+        DType t = spec.nodes().getFirst().dtype();
+        boolean f64 = t == DType.F64;
+        ClassDesc vector = ClassDesc.of(MODULE + (f64 ? ".DoubleVector" : ".FloatVector"));
+        ClassDesc element = f64 ? CD_double : CD_float;
+        long lanes = BITS / 8 / t.byteSize();
+        List<FusedLoopSpec.Node> nodes = spec.nodes();
+        int[] local = new int[nodes.size()];
+        for (int k = 0; k < nodes.size(); k++) {
+            local[k] = code.allocateLocal(TypeKind.REFERENCE);
+            if (nodes.get(k) instanceof FusedLoopSpec.Scalar) {
+                species(code, vector);
+                code.loadLocal(f64 ? TypeKind.DOUBLE : TypeKind.FLOAT, scalar[k])
+                        .invokestatic(vector, "broadcast", MethodTypeDesc.of(vector, CD_SPECIES, element))
+                        .astore(local[k]);
+            }
+        }
+        int bound = code.allocateLocal(TypeKind.LONG);
+        int i = code.allocateLocal(TypeKind.LONG);
+        code.lload(to).lload(from).lsub().loadConstant(-lanes).land().lload(from).ladd().lstore(bound);
+        Label test = code.newLabel();
+        Label body = code.newLabel();
+        code.lload(from).lstore(i).goto_(test).labelBinding(body);
+        for (int k = 0; k < nodes.size(); k++) {
+            switch (nodes.get(k)) {
+                case FusedLoopSpec.Element e -> {
+                    species(code, vector);
+                    code.aload(inputSegment[k]);
+                    byteOffsetAndOrder(code, i, t);
+                    code.invokestatic(vector, "fromMemorySegment",
+                                    MethodTypeDesc.of(vector, CD_SPECIES, CD_SEGMENT, CD_long, CD_ORDER))
+                            .astore(local[k]);
+                }
+                case FusedLoopSpec.Scalar s -> {
+                    // broadcast before the loop
+                }
+                case FusedLoopSpec.Apply a -> {
+                    for (int arg : a.args()) {
+                        code.aload(local[arg]);
+                    }
+                    MethodTypeDesc type = a.args().size() == 1 ? MethodTypeDesc.of(vector)
+                            : MethodTypeDesc.of(vector, CD_VECTOR);
+                    code.invokevirtual(vector, METHODS.get(a.op()), type).astore(local[k]);
+                }
+            }
+        }
+        for (int r = 0; r < resultSegment.length; r++) {
+            code.aload(local[spec.results().get(r)]).aload(resultSegment[r]);
+            byteOffsetAndOrder(code, i, t);
+            code.invokevirtual(vector, "intoMemorySegment",
+                    MethodTypeDesc.of(CD_void, CD_SEGMENT, CD_long, CD_ORDER));
+        }
+        code.lload(i).loadConstant(lanes).ladd().lstore(i);
+        code.labelBinding(test).lload(i).lload(bound).lcmp().iflt(body);
+        return bound;
+    }
+
+    /** Pushes {@code SPECIES_256} of {@code vector}, a constant to C2. */
+    private static void species(CodeBuilder code, ClassDesc vector) {
+        code.getstatic(vector, "SPECIES_" + BITS, CD_SPECIES);
+    }
+
+    /** Pushes the byte offset of element {@code i} (a long local) and the native byte order. */
+    private static void byteOffsetAndOrder(CodeBuilder code, int i, DType t) {
+        code.lload(i).loadConstant((long) t.byteSize()).lmul().invokestatic(CD_ORDER, "nativeOrder", NATIVE_ORDER);
+    }
+
+    private static boolean detect() {
+        String why = null;
+        if ("false".equals(System.getProperty("weft.vector"))) {
+            why = "-Dweft.vector=false";
+        } else if (ModuleLayer.boot().findModule(MODULE).isEmpty()) {
+            why = MODULE + " is not in the boot layer (run java with --add-modules " + MODULE + ")";
+        } else {
+            try {
+                Object species = Class.forName(MODULE + ".DoubleVector").getField("SPECIES_PREFERRED").get(null);
+                int bits = (int) Class.forName(MODULE + ".VectorSpecies").getMethod("vectorBitSize").invoke(species);
+                if (bits < BITS) {
+                    why = "the preferred vector size is " + bits + " bits, under " + BITS;
+                }
+            } catch (ReflectiveOperationException | LinkageError | ClassCastException e) {
+                why = "the Vector API cannot be queried: " + e;
+            }
+        }
+        if (why != null && "1".equals(System.getenv("WEFT_DEBUG"))) {
+            System.err.println("weft: fused loops are scalar: " + why);
+        }
+        return why == null;
+    }
+}

@@ -1,0 +1,354 @@
+package dev.weft.backends.cpu.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.TensorSpec;
+import dev.weft.Weft;
+import dev.weft.backends.cpu.kernels.BinaryOp;
+import dev.weft.backends.cpu.kernels.Comparison;
+import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.UnaryOp;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.spi.TensorAccess;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Fused loops of f64 and f32 arithmetic run a Vector API main loop ({@link VectorLoopEmitter}) and still equal the
+ * eager kernels bit for bit: every supported op on NaN, infinities, zeros of both signs, subnormals and extremes,
+ * at every length up to 40 and odd large ones (scalar tails), over sub-ranges, with a rank-0 operand broadcast,
+ * with a result written over its input, and the heat stencil compiled end to end. Fusions with any other op or
+ * dtype keep the scalar loop. The test JVM runs with {@code --add-modules jdk.incubator.vector} (the root pom);
+ * the tests fail if loops stop being vectorized there.
+ */
+class VectorLoopTest {
+    private static final ValueLayout.OfDouble F64 = ValueLayout.JAVA_DOUBLE_UNALIGNED;
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
+
+    private static final double[] SPECIAL = {0.0, -0.0, 1.0, -1.0, 2.5, -3.75, Double.NaN, Double.POSITIVE_INFINITY,
+        Double.NEGATIVE_INFINITY, Double.MIN_VALUE, -Double.MIN_NORMAL / 3, Double.MAX_VALUE, 1e-300, 7e300};
+
+    private static final Map<String, BinaryOp> BINARY = Map.of(StableHlo.ADD, BinaryOp.ADD, StableHlo.SUBTRACT,
+            BinaryOp.SUB, StableHlo.MULTIPLY, BinaryOp.MUL, StableHlo.DIVIDE, BinaryOp.DIV, StableHlo.MINIMUM,
+            BinaryOp.MIN, StableHlo.MAXIMUM, BinaryOp.MAX);
+    private static final Map<String, UnaryOp> UNARY = Map.of(StableHlo.NEGATE, UnaryOp.NEG, StableHlo.ABS,
+            UnaryOp.ABS, StableHlo.SQRT, UnaryOp.SQRT);
+
+    @BeforeAll
+    static void install() {
+        Weft.install();
+    }
+
+    @Test
+    void theTestJvmVectorizes() {
+        assertThat(ModuleLayer.boot().findModule("jdk.incubator.vector")).isPresent();
+        assertThat(VectorLoopEmitter.AVAILABLE).as("256-bit Vector API available").isTrue();
+    }
+
+    static Stream<Arguments> opsAndDtypes() {
+        List<Arguments> out = new ArrayList<>();
+        for (DType t : List.of(DType.F64, DType.F32)) {
+            Stream.concat(BINARY.keySet().stream(), UNARY.keySet().stream()).sorted()
+                    .forEach(op -> out.add(Arguments.of(op, t)));
+        }
+        return out.stream();
+    }
+
+    /**
+     * Every pair of special values, repeated to an odd count (the last ones run in the scalar tail), at several
+     * offsets: on the first runs (interpreted) and after {@value #WARM} more, when C2 has compiled the loop with
+     * the vector intrinsics.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("opsAndDtypes")
+    void everyOpEqualsItsEagerKernelOnSpecialValues(String op, DType t) {
+        int pairs = SPECIAL.length * SPECIAL.length;
+        int n = 40 * pairs + 3;
+        double[] x = new double[n];
+        double[] y = new double[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = SPECIAL[i % pairs / SPECIAL.length];
+            y[i] = SPECIAL[i % SPECIAL.length];
+        }
+        Spec s = new Spec();
+        int a = s.element(0, t);
+        int b = s.element(1, t);
+        FusedLoopSpec spec = UNARY.containsKey(op) ? s.spec(s.apply(op, t, a)) : s.spec(s.apply(op, t, a, b));
+        FusedLoop loop = FusedLoopGenerator.loop(spec);
+        assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
+        MemorySegment sx = segment(t, x);
+        MemorySegment sy = segment(t, y);
+        MemorySegment want = Arena.ofAuto().allocate((long) n * t.byteSize());
+        if (UNARY.containsKey(op)) {
+            Elementwise.unary(UNARY.get(op), t, sx, want, n);
+        } else {
+            Elementwise.binary(BINARY.get(op), t, sx, sy, want, n);
+        }
+        for (int warm : new int[] {0, WARM}) {
+            for (int from : new int[] {0, 1, 3}) {
+                MemorySegment got = Arena.ofAuto().allocate((long) n * t.byteSize());
+                MemorySegment[] in = {sx, sy};
+                MemorySegment[] out = {got};
+                for (int r = 0; r <= warm; r++) {
+                    loop.run(in, out, from, n);
+                }
+                assertSameBits(t, got.asSlice(from * t.byteSize()), want.asSlice(from * t.byteSize()), n - from,
+                        op + " from " + from + " after " + warm + " runs");
+            }
+        }
+    }
+
+    private static final int WARM = 300;
+
+    static Stream<Arguments> lengths() {
+        List<Arguments> out = new ArrayList<>();
+        for (DType t : List.of(DType.F64, DType.F32)) {
+            IntStream.rangeClosed(0, 40).forEach(n -> out.add(Arguments.of(t, n, 0)));
+            for (int n : new int[] {1001, 4099}) {
+                out.add(Arguments.of(t, n, 0));
+                out.add(Arguments.of(t, n, 5));
+            }
+        }
+        return out.stream();
+    }
+
+    /**
+     * {@code ((x + y) * s - |x| / y, max(min(x, y), -sqrt(y)))}, {@code s} rank 0, over {@code [from, n)}; the
+     * first result is written over {@code x}.
+     */
+    @ParameterizedTest(name = "{0} n={1} from={2}")
+    @MethodSource("lengths")
+    void aChainWithAScalarEqualsEagerAtEveryLength(DType t, int n, int from) {
+        Spec s = new Spec();
+        int x = s.element(0, t);
+        int y = s.element(1, t);
+        int k = s.scalar(2, t);
+        int first = s.apply(StableHlo.SUBTRACT, t, s.apply(StableHlo.MULTIPLY, t, s.apply(StableHlo.ADD, t, x, y), k),
+                s.apply(StableHlo.DIVIDE, t, s.apply(StableHlo.ABS, t, x), y));
+        int second = s.apply(StableHlo.MAXIMUM, t, s.apply(StableHlo.MINIMUM, t, x, y),
+                s.apply(StableHlo.NEGATE, t, s.apply(StableHlo.SQRT, t, y)));
+        FusedLoop loop = FusedLoopGenerator.loop(s.spec(first, second));
+        assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
+
+        Random rnd = new Random(n * 31L + from);
+        double[] xv = new double[n];
+        double[] yv = new double[n];
+        for (int i = 0; i < n; i++) {
+            xv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian() * 100;
+            yv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian();
+        }
+        MemorySegment sx = segment(t, xv);
+        MemorySegment sy = segment(t, yv);
+        MemorySegment sk = segment(t, new double[] {0.3});
+        long bytes = (long) n * t.byteSize();
+        // eager: one kernel per op; the loop leaves x's first elements as they are
+        MemorySegment sum = Arena.ofAuto().allocate(bytes);
+        MemorySegment kk = segment(t, filled(n, 0.3));
+        MemorySegment scaled = Arena.ofAuto().allocate(bytes);
+        MemorySegment ax = Arena.ofAuto().allocate(bytes);
+        MemorySegment q = Arena.ofAuto().allocate(bytes);
+        MemorySegment want1 = Arena.ofAuto().allocate(bytes);
+        Elementwise.binary(BinaryOp.ADD, t, sx, sy, sum, n);
+        Elementwise.binary(BinaryOp.MUL, t, sum, kk, scaled, n);
+        Elementwise.unary(UnaryOp.ABS, t, sx, ax, n);
+        Elementwise.binary(BinaryOp.DIV, t, ax, sy, q, n);
+        Elementwise.binary(BinaryOp.SUB, t, scaled, q, want1, n);
+        MemorySegment mn = Arena.ofAuto().allocate(bytes);
+        MemorySegment rt = Arena.ofAuto().allocate(bytes);
+        MemorySegment ng = Arena.ofAuto().allocate(bytes);
+        MemorySegment want2 = Arena.ofAuto().allocate(bytes);
+        Elementwise.binary(BinaryOp.MIN, t, sx, sy, mn, n);
+        Elementwise.unary(UnaryOp.SQRT, t, sy, rt, n);
+        Elementwise.unary(UnaryOp.NEG, t, rt, ng, n);
+        Elementwise.binary(BinaryOp.MAX, t, mn, ng, want2, n);
+        MemorySegment.copy(sx, 0, want1, 0, (long) from * t.byteSize());
+        MemorySegment got2 = Arena.ofAuto().allocate(bytes);
+        got2.fill((byte) 0x55);
+
+        loop.run(new MemorySegment[] {sx, sy, sk}, new MemorySegment[] {sx, got2}, from, n);
+        assertSameBits(t, sx, want1, n, "first result, over x");
+        assertSameBits(t, got2.asSlice((long) from * t.byteSize()), want2.asSlice((long) from * t.byteSize()),
+                n - from, "second result");
+        for (int i = 0; i < from; i++) {
+            assertThat(got2.get(ValueLayout.JAVA_BYTE, (long) i * t.byteSize())).as("untouched " + i)
+                    .isEqualTo((byte) 0x55);
+        }
+    }
+
+    private static double[] filled(int n, double v) {
+        double[] out = new double[n];
+        Arrays.fill(out, v);
+        return out;
+    }
+
+    @Test
+    void heapSegmentsOfArraysWork() {
+        Spec s = new Spec();
+        int x = s.element(0, DType.F64);
+        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(StableHlo.MULTIPLY, DType.F64, x,
+                s.apply(StableHlo.ADD, DType.F64, x, s.scalar(1, DType.F64)))));
+        assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
+        double[] in = IntStream.range(0, 23).mapToDouble(i -> i - 7.5).toArray();
+        double[] out = new double[23];
+        loop.run(new MemorySegment[] {MemorySegment.ofArray(in), MemorySegment.ofArray(new double[] {0.25})},
+                new MemorySegment[] {MemorySegment.ofArray(out)}, 0, 23);
+        for (int i = 0; i < 23; i++) {
+            assertThat(out[i]).as("element " + i).isEqualTo(in[i] * (in[i] + 0.25));
+        }
+    }
+
+    @Test
+    void otherOpsAndDtypesKeepTheScalarLoop() {
+        List<FusedLoopSpec> scalar = new ArrayList<>();
+        Spec sine = new Spec();
+        scalar.add(sine.spec(sine.apply(StableHlo.SINE, DType.F64, sine.element(0, DType.F64))));
+        Spec ints = new Spec();
+        scalar.add(ints.spec(ints.apply(StableHlo.ADD, DType.I32, ints.element(0, DType.I32),
+                ints.element(1, DType.I32))));
+        Spec rem = new Spec();
+        scalar.add(rem.spec(rem.apply(StableHlo.REMAINDER, DType.F64, rem.element(0, DType.F64),
+                rem.element(1, DType.F64))));
+        Spec mixed = new Spec();
+        scalar.add(mixed.spec(mixed.apply(StableHlo.ADD, DType.F64, mixed.element(0, DType.F64),
+                mixed.apply(StableHlo.CONVERT, DType.F32, DType.F64, mixed.element(1, DType.F32)))));
+        Spec where = new Spec();
+        int a = where.element(0, DType.F64);
+        int b = where.element(1, DType.F64);
+        scalar.add(where.spec(where.add(new FusedLoopSpec.Apply(StableHlo.SELECT, null, DType.F64, DType.F64,
+                List.of(where.add(new FusedLoopSpec.Apply(StableHlo.COMPARE, Comparison.LT, DType.F64, DType.BOOL,
+                        List.of(a, b))), a, b)))));
+        for (FusedLoopSpec spec : scalar) {
+            assertThat(VectorLoopEmitter.qualifies(spec)).as(spec.toString()).isFalse();
+            assertThat(FusedLoopGenerator.isVectorized(FusedLoopGenerator.loop(spec))).as(spec.toString()).isFalse();
+        }
+    }
+
+    /** The heat step, read as pieces of a padded concatenation, compiled to a vectorized loop: equal to eager. */
+    @ParameterizedTest(name = "{0} {1}x{2}")
+    @MethodSource("stencilShapes")
+    void theHeatStencilEqualsEager(DType t, int rows, int cols) {
+        Random rnd = new Random(rows * 1000L + cols);
+        double[] v = new double[rows * cols];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = rnd.nextInt(50) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian();
+        }
+        Tensor u = t == DType.F64 ? Tensor.of(v, rows, cols) : Tensor.of(floats(v), rows, cols);
+        Module m = (Module) Weft.lower(PiecewiseFusionTest.class, "diffuse", TensorSpec.of(t, rows, cols), 1, -0.0);
+        List<Op> fusions = fusions(m.main().body());
+        assertThat(fusions).isNotEmpty();
+        for (Op f : fusions) {
+            FusedLoopSpec spec = FusedLoopSpec.of(f, f.result().tensorType().shape().size(), new ArrayList<>())
+                    .orElseThrow();
+            assertThat(FusedLoopGenerator.isVectorized(FusedLoopGenerator.loop(spec))).as(spec.toString()).isTrue();
+        }
+        Tensor got = new CpuExecutable(m).run(List.of(u)).getFirst();
+        Tensor want = PiecewiseFusionTest.stencil(u, -0.0);
+        assertSameBits(t, TensorAccess.data(got), TensorAccess.data(want), rows * cols, "stencil");
+    }
+
+    static Stream<Arguments> stencilShapes() {
+        return Stream.of(Arguments.of(DType.F64, 3, 1), Arguments.of(DType.F64, 5, 7),
+                Arguments.of(DType.F64, 4, 37), Arguments.of(DType.F64, 9, 1031), Arguments.of(DType.F32, 6, 19),
+                Arguments.of(DType.F32, 5, 1029));
+    }
+
+    private static List<Op> fusions(Block b) {
+        List<Op> out = new ArrayList<>();
+        for (Op op : b.ops()) {
+            if (op.name().equals(StableHlo.FUSION)) {
+                out.add(op);
+            }
+            op.regions().forEach(r -> out.addAll(fusions(r)));
+        }
+        return out;
+    }
+
+    private static float[] floats(double[] v) {
+        float[] out = new float[v.length];
+        for (int i = 0; i < v.length; i++) {
+            out[i] = (float) v[i];
+        }
+        return out;
+    }
+
+    private static MemorySegment segment(DType t, double[] v) {
+        MemorySegment s = Arena.ofAuto().allocate(Math.max(1, (long) v.length * t.byteSize()));
+        for (int i = 0; i < v.length; i++) {
+            if (t == DType.F64) {
+                s.setAtIndex(F64, i, v[i]);
+            } else {
+                s.setAtIndex(F32, i, (float) v[i]);
+            }
+        }
+        return s;
+    }
+
+    /**
+     * Equal bits, all NaNs alike: which NaN an op on two NaNs returns depends on the JIT's operand order, as the
+     * other loop tests note; every other value, -0.0 included, must match exactly.
+     */
+    private static void assertSameBits(DType t, MemorySegment got, MemorySegment want, long n, String what) {
+        for (long i = 0; i < n; i++) {
+            if (t == DType.F64) {
+                double g = got.getAtIndex(F64, i);
+                double w = want.getAtIndex(F64, i);
+                assertThat(Double.doubleToLongBits(g)).as("%s, element %d: %s vs %s", what, i, g, w)
+                        .isEqualTo(Double.doubleToLongBits(w));
+            } else {
+                float g = got.getAtIndex(F32, i);
+                float w = want.getAtIndex(F32, i);
+                assertThat(Float.floatToIntBits(g)).as("%s, element %d: %s vs %s", what, i, g, w)
+                        .isEqualTo(Float.floatToIntBits(w));
+            }
+        }
+    }
+
+    /** Builds a {@link FusedLoopSpec} node by node. */
+    private static final class Spec {
+        private final List<FusedLoopSpec.Node> nodes = new ArrayList<>();
+
+        int element(int input, DType t) {
+            return add(new FusedLoopSpec.Element(input, t));
+        }
+
+        int scalar(int input, DType t) {
+            return add(new FusedLoopSpec.Scalar(input, t));
+        }
+
+        int apply(String op, DType t, int... args) {
+            return apply(op, t, t, args);
+        }
+
+        int apply(String op, DType operand, DType result, int... args) {
+            return add(new FusedLoopSpec.Apply(op, null, operand, result,
+                    IntStream.of(args).boxed().toList()));
+        }
+
+        FusedLoopSpec spec(int... results) {
+            return new FusedLoopSpec(List.copyOf(nodes), IntStream.of(results).boxed().toList());
+        }
+
+        int add(FusedLoopSpec.Node node) {
+            nodes.add(node);
+            return nodes.size() - 1;
+        }
+    }
+}
