@@ -9,12 +9,14 @@ import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.Set;
 
 /**
  * {@code stablehlo.while} and {@code stablehlo.if}. Between iterations the loop holds one reference to each
  * carry, so a carry stays alive while the condition reads it; the body's arguments take over that reference
  * before the body runs, which lets the body overwrite a carry it consumes. A condition that only compares an
- * integer carry with a constant ({@code Weft.fori}'s {@code i < end}) is evaluated in Java instead of as a region.
+ * integer carry with a constant ({@code Weft.fori}'s {@code i < end}) is evaluated in Java instead of as a region,
+ * and when the body only adds a constant to that counter, the loop counts in Java too.
  */
 final class ControlFlow {
     private ControlFlow() {
@@ -23,8 +25,30 @@ final class ControlFlow {
     static Instruction compileWhile(Op op, ProgramBuilder b) {
         int[] in = b.slots(op.operands());
         int[] out = b.slots(op.results());
-        CompiledBlock body = b.compile(op.regions().get(1));
+        Block bodyBlock = op.regions().get(1);
         CountedBound counted = CountedBound.of(op.regions().get(0));
+        CounterStep step = counted == null ? null : CounterStep.of(bodyBlock, counted.carry());
+        if (step != null) {
+            CompiledBlock body = b.compile(bodyBlock, Set.of(step.add(), step.constant()));
+            int c = counted.carry();
+            int sizeClass = b.sizeClass(op.results().get(c).tensorType());
+            return f -> {
+                Buffer[] carry = enter(f, in);
+                Buffer initial = carry[c];
+                long i = counted.value(initial.segment);
+                while (i < counted.bound()) {
+                    iterateAround(f, body, carry, c);
+                    i = counted.wide() ? i + step.increment() : (int) (i + step.increment());
+                }
+                Buffer last = f.allocate(sizeClass);
+                last.refs = 1;
+                counted.store(last.segment, i);
+                f.drop(initial);
+                carry[c] = last;
+                exit(f, out, carry);
+            };
+        }
+        CompiledBlock body = b.compile(bodyBlock);
         if (counted != null) {
             return f -> {
                 Buffer[] carry = enter(f, in);
@@ -75,6 +99,26 @@ final class ControlFlow {
         body.exitScope(f);
     }
 
+    /**
+     * Runs the body once like {@link #iterate}, except for carry {@code c}, the counter the loop keeps in Java: its
+     * buffer stays bound (the body never reads it) and the loop's reference to it stays.
+     */
+    private static void iterateAround(Frame f, CompiledBlock body, Buffer[] carry, int c) {
+        body.bindArguments(f, carry);
+        for (int i = 0; i < carry.length; i++) {
+            if (i != c) {
+                f.drop(carry[i]);
+            }
+        }
+        body.run(f);
+        for (int i = 0; i < carry.length; i++) {
+            if (i != c) {
+                carry[i] = body.takeResult(f, i);
+            }
+        }
+        body.exitScope(f);
+    }
+
     private static void exit(Frame f, int[] out, Buffer[] carry) {
         for (int i = 0; i < out.length; i++) {
             f.slots[out[i]] = carry[i];
@@ -109,9 +153,61 @@ final class ControlFlow {
         }
 
         boolean holds(MemorySegment counter) {
-            long v = wide ? counter.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
+            return value(counter) < bound;
+        }
+
+        long value(MemorySegment counter) {
+            return wide ? counter.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
                     : counter.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
-            return v < bound;
+        }
+
+        void store(MemorySegment counter, long v) {
+            if (wide) {
+                counter.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, v);
+            } else {
+                counter.set(ValueLayout.JAVA_INT_UNALIGNED, 0, (int) v);
+            }
+        }
+    }
+
+    /**
+     * A body whose only use of the counter is {@code counter + k} (k a positive constant of the body) returned as
+     * the next counter, {@code Weft.fori}'s increment: the loop then counts in Java instead of running those two
+     * ops. The sum wraps like the op's own integer type.
+     */
+    private record CounterStep(Op add, Op constant, long increment) {
+        static CounterStep of(Block body, int carry) {
+            Value counter = body.arguments().get(carry);
+            Op ret = body.ops().getLast();
+            Value next = ret.operand(carry);
+            Op add = body.ops().stream().filter(o -> o.results().contains(next)).findFirst().orElse(null);
+            if (add == null || !add.name().equals(StableHlo.ADD) || add.operands().size() != 2) {
+                return null;
+            }
+            Value other = add.operand(0) == counter ? add.operand(1) : add.operand(1) == counter ? add.operand(0)
+                    : null;
+            Op constant = other == null ? null
+                    : body.ops().stream().filter(o -> o.results().contains(other)).findFirst().orElse(null);
+            if (constant == null || !constant.name().equals(StableHlo.CONSTANT)
+                    || !(constant.attr("value") instanceof Attr.Dense d) || d.type().shape().rank() != 0
+                    || uses(body, counter) != 1 || uses(body, next) != 1 || uses(body, other) != 1) {
+                return null;
+            }
+            long k = d.type().dtype() == DType.I64 ? d.data().get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
+                    : d.type().dtype() == DType.I32 ? d.data().get(ValueLayout.JAVA_INT_UNALIGNED, 0) : 0;
+            return k > 0 ? new CounterStep(add, constant, k) : null;
+        }
+
+        /** How many operands of {@code block}'s ops, nested regions included, are {@code v}. */
+        private static int uses(Block block, Value v) {
+            int n = 0;
+            for (Op op : block.ops()) {
+                n += (int) op.operands().stream().filter(x -> x == v).count();
+                for (Block region : op.regions()) {
+                    n += uses(region, v);
+                }
+            }
+            return n;
         }
     }
 

@@ -82,6 +82,11 @@ final class ProgramBuilder {
     }
 
     CompiledBlock compile(Block block) {
+        return compile(block, Set.of());
+    }
+
+    /** {@code block} without the ops in {@code skipped}, whose results the caller provides or never reads. */
+    CompiledBlock compile(Block block, Set<Op> skipped) {
         Set<Value> local = Collections.newSetFromMap(new IdentityHashMap<>());
         local.addAll(block.arguments());
         scopes.add(local);
@@ -92,6 +97,9 @@ final class ProgramBuilder {
             List<Step> steps = new ArrayList<>();
             List<Value> defined = new ArrayList<>(block.arguments());
             for (Op op : ops.subList(0, ops.size() - 1)) {
+                if (skipped.contains(op)) {
+                    continue;
+                }
                 steps.add(new Step(op, compileOp(op), dyingSlots(op)));
                 local.addAll(op.results());
                 defined.addAll(op.results());

@@ -437,6 +437,39 @@ class CpuExecutableTest {
                 .as("bytes allocated per iteration").isLessThan(4);
     }
 
+    /**
+     * A body that only adds a positive constant to the counter ({@code Weft.fori}'s shape) is counted in Java: the
+     * final counter and the number of iterations (an accumulator doubled once per iteration) are those of the
+     * ops' own semantics, for i32 and i64 counters, steps above one, and loops that never run.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"I32, 0, 10, 1, 10, 10", "I32, 0, 10, 3, 12, 4", "I32, 5, 5, 1, 5, 0",
+            "I32, 7, 3, 2, 7, 0", "I64, -4, 5, 2, 6, 5", "I64, 0, 1, 1, 1, 1"})
+    void aLoopThatOnlyIncrementsItsCounterCountsInJava(DType dtype, long start, long bound, long step, long last,
+                                                       int iterations) {
+        Ir ir = new Ir();
+        TensorType counter = t(dtype), f64 = t(DType.F64);
+        List<Value> a = args(f64);
+        ir.begin();
+        List<Value> ca = args(counter, f64);
+        Block cond = ir.close(ca, ir.compare("LT", ca.get(0), scalar(ir, dtype, bound)));
+        ir.begin();
+        List<Value> ba = args(counter, f64);
+        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), scalar(ir, dtype, step)),
+                ir.binary(StableHlo.ADD, ba.get(1), ba.get(1)));
+        var loop = ir.op(StableHlo.WHILE, List.of(scalar(ir, dtype, start), a.getFirst()), List.of(counter, f64),
+                Map.of(), List.of(cond, body));
+        List<Tensor> out = new CpuExecutable(ir.module(a, loop.results().get(0), loop.results().get(1)))
+                .run(List.of(Tensor.scalar(DType.F64, 1)));
+        assertThat((long) out.get(0).item()).isEqualTo(last);
+        assertThat(out.get(1).item()).isEqualTo(Math.pow(2, iterations));
+    }
+
+    private static Value scalar(Ir ir, DType dtype, long v) {
+        return dtype == DType.I64 ? ir.constant(t(DType.I64), MemorySegment.ofArray(new long[] {v}))
+                : ir.i32((int) v);
+    }
+
     /** {@code for i < n: x = negate-first(x)}, threading a token through a custom call. */
     private static CpuExecutable negateLoop(CustomCallRegistry calls, int n) {
         Ir ir = new Ir();
