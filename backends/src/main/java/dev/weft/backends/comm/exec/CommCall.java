@@ -1,10 +1,8 @@
 package dev.weft.backends.comm.exec;
 
 import dev.weft.DType;
-import dev.weft.WeftException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
 import dev.weft.spi.Aval;
 import dev.weft.spi.NativeMemory;
 import dev.weft.spi.SourceLocation;
@@ -25,56 +23,76 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
                        int root, Aval data, Aval received, SourceLocation where) {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
 
-    /**
-     * Runs the operation on {@code in} (tensor operands, request ids; entries past those are ignored). {@code out}
-     * holds, for each tensor result, a buffer of the right size, which the operation fills or replaces (a completed
-     * receive's own buffer).
-     */
-    public void run(MemorySegment[] in, MemorySegment[] out) {
-        long start = DEBUG ? System.nanoTime() : 0;
-        dispatch(in, out);
-        if (DEBUG) {
-            System.err.printf("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(), data == null ? 0 : data.shape().size(),
-                    (System.nanoTime() - start) / 1e9);
-        }
+    /** A communication operation bound to its arguments, taking tensor operands and filling results. */
+    @FunctionalInterface
+    public interface Action {
+        /**
+         * Runs the operation on {@code in} (tensor operands, request ids; entries past those are ignored).
+         * {@code out} holds, for each tensor result, a buffer of the right size, which the operation fills or
+         * replaces (a completed receive's own buffer).
+         */
+        void run(MemorySegment[] in, MemorySegment[] out);
     }
 
-    private void dispatch(MemorySegment[] in, MemorySegment[] out) {
+    /** Runs the operation once; see {@link Action#run}. */
+    public void run(MemorySegment[] in, MemorySegment[] out) {
+        action().run(in, out);
+    }
+
+    /**
+     * This call as an {@link Action}, the operation chosen once: a compiled program keeps it, so that each run is
+     * one small call that inlines (a switch over every operation at each call would be too big to).
+     */
+    public Action action() {
+        Action a = select();
+        if (!DEBUG) {
+            return a;
+        }
+        return (in, out) -> {
+            long start = System.nanoTime();
+            a.run(in, out);
+            System.err.printf("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(),
+                    data == null ? 0 : data.shape().size(), (System.nanoTime() - start) / 1e9);
+        };
+    }
+
+    private Action select() {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
-        switch (op) {
-            case COMM_RANK -> out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
-            case BARRIER -> comm.barrier(where);
-            case SEND -> comm.send(in[0], t, n, peer, tag, where);
-            case RECV -> comm.recv(out[0], t, n, peer, tag, where);
-            case ISEND -> out[0] = RequestTable.put(comm.isend(in[0], t, n, peer, tag, where), null, out[0]);
-            case IRECV -> {
+        return switch (op) {
+            case COMM_RANK -> (in, out) -> out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
+            case BARRIER -> (in, out) -> comm.barrier(where);
+            case SEND -> (in, out) -> comm.send(in[0], t, n, peer, tag, where);
+            case RECV -> (in, out) -> comm.recv(out[0], t, n, peer, tag, where);
+            case ISEND -> (in, out) -> out[0] = RequestTable.put(comm.isend(in[0], t, n, peer, tag, where), null,
+                    out[0]);
+            case IRECV -> (in, out) -> {
                 MemorySegment buf = NativeMemory.allocate(data.byteSize());
                 out[0] = RequestTable.put(comm.irecv(buf, t, n, peer, tag, where), buf, out[0]);
-            }
-            case WAIT -> {
+            };
+            case WAIT -> (in, out) -> {
                 RequestTable.Pending p = RequestTable.take(in[0], where);
                 comm.wait(p.request(), where);
                 if (p.buffer() != null) {
                     out[0] = p.buffer();
                 }
-            }
-            case ALLREDUCE -> comm.allreduce(in[0], out[0], t, n, reduce, where);
-            case ALLGATHER -> comm.allgather(in[0], out[0], t, n, where);
-            case REDUCE_SCATTER -> comm.reduceScatter(in[0], out[0], t, n / comm.size(), reduce, where);
-            case BCAST -> {
+            };
+            case ALLREDUCE -> (in, out) -> comm.allreduce(in[0], out[0], t, n, reduce, where);
+            case ALLGATHER -> (in, out) -> comm.allgather(in[0], out[0], t, n, where);
+            case REDUCE_SCATTER -> (in, out) -> comm.reduceScatter(in[0], out[0], t, n / comm.size(), reduce, where);
+            case BCAST -> (in, out) -> {
                 out[0].copyFrom(in[0].asSlice(0, data.byteSize()));
                 comm.bcast(out[0], t, n, root, where);
-            }
-            case REDUCE -> {
+            };
+            case REDUCE -> (in, out) -> {
                 comm.reduce(in[0], comm.rank() == root ? out[0] : null, t, n, reduce, root, where);
                 if (comm.rank() != root) {
                     out[0].copyFrom(in[0].asSlice(0, data.byteSize()));
                 }
-            }
-            case ALLTOALL -> comm.alltoall(in[0], out[0], t, n / comm.size(), where);
-            case SENDRECV -> comm.sendrecv(in[0], t, n, peer, tag, out[0], received.shape().size(), source, recvTag,
-                    where);
-        }
+            };
+            case ALLTOALL -> (in, out) -> comm.alltoall(in[0], out[0], t, n / comm.size(), where);
+            case SENDRECV -> (in, out) -> comm.sendrecv(in[0], t, n, peer, tag, out[0], received.shape().size(),
+                    source, recvTag, where);
+        };
     }
 }

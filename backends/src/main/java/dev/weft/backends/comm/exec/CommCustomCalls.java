@@ -71,13 +71,13 @@ public final class CommCustomCalls {
      * alive because the matching {@code wait} takes it as an operand, so no call retains an operand.
      */
     private static final class BoundCall implements CustomCallHandler {
-        private final CommCall call;
+        private final CommCall.Action call;
         private final int[] tensorOperands;
         /** Whether the tokens follow the tensors, so the operands can be passed as they are. */
         private final boolean tokensLast;
 
         BoundCall(CommCall call, Op op) {
-            this.call = call;
+            this.call = call.action();
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
             this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);

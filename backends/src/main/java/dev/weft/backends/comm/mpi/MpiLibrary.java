@@ -178,8 +178,14 @@ final class MpiLibrary {
         }
     }
 
-    /** Opens the MPI library (see the class comment); fails naming every library tried. */
-    static MpiLibrary load() {
+    /**
+     * Opens the MPI library (see the class comment); fails naming every library tried. A process loads one
+     * library, once: the per-message functions are constants of that library ({@link Hot}).
+     */
+    static synchronized MpiLibrary load() {
+        if (loaded != null) {
+            return loaded;
+        }
         String override = System.getenv(LIBRARY_ENV);
         List<String> names = new ArrayList<>();
         if (override != null && !override.isBlank()) {
@@ -195,7 +201,8 @@ final class MpiLibrary {
         for (String name : names) {
             String error = openGlobal(name);
             if (error == null) {
-                return new MpiLibrary(name, SymbolLookup.libraryLookup(name, Arena.global()));
+                loaded = new MpiLibrary(name, SymbolLookup.libraryLookup(name, Arena.global()));
+                return loaded;
             }
             errors.add(error);
         }
@@ -381,7 +388,7 @@ final class MpiLibrary {
 
     int barrier(long comm) {
         try {
-            return (int) barrier.invokeExact(comm);
+            return (int) Hot.BARRIER.invokeExact(comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -389,7 +396,7 @@ final class MpiLibrary {
 
     int send(MemorySegment buf, int count, long datatype, int dest, int tag, long comm) {
         try {
-            return (int) send.invokeExact(buf, count, datatype, dest, tag, comm);
+            return (int) Hot.SEND.invokeExact(buf, count, datatype, dest, tag, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -397,7 +404,7 @@ final class MpiLibrary {
 
     int recv(MemorySegment buf, int count, long datatype, int src, int tag, long comm, MemorySegment status) {
         try {
-            return (int) recv.invokeExact(buf, count, datatype, src, tag, comm, status);
+            return (int) Hot.RECV.invokeExact(buf, count, datatype, src, tag, comm, status);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -405,7 +412,7 @@ final class MpiLibrary {
 
     int isend(MemorySegment buf, int count, long datatype, int dest, int tag, long comm, MemorySegment request) {
         try {
-            return (int) isend.invokeExact(buf, count, datatype, dest, tag, comm, request);
+            return (int) Hot.ISEND.invokeExact(buf, count, datatype, dest, tag, comm, request);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -413,7 +420,7 @@ final class MpiLibrary {
 
     int irecv(MemorySegment buf, int count, long datatype, int src, int tag, long comm, MemorySegment request) {
         try {
-            return (int) irecv.invokeExact(buf, count, datatype, src, tag, comm, request);
+            return (int) Hot.IRECV.invokeExact(buf, count, datatype, src, tag, comm, request);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -421,7 +428,7 @@ final class MpiLibrary {
 
     int waitRequest(MemorySegment request, MemorySegment status) {
         try {
-            return (int) waitFn.invokeExact(request, status);
+            return (int) Hot.WAIT_FN.invokeExact(request, status);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -439,7 +446,7 @@ final class MpiLibrary {
                  MemorySegment recvbuf, int recvcount, long recvtype, int src, int recvtag, long comm,
                  MemorySegment status) {
         try {
-            return (int) sendrecv.invokeExact(sendbuf, sendcount, sendtype, dest, sendtag,
+            return (int) Hot.SENDRECV.invokeExact(sendbuf, sendcount, sendtype, dest, sendtag,
                     recvbuf, recvcount, recvtype, src, recvtag, comm, status);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
@@ -448,7 +455,7 @@ final class MpiLibrary {
 
     int allreduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm) {
         try {
-            return (int) allreduce.invokeExact(in, out, count, datatype, op, comm);
+            return (int) Hot.ALLREDUCE.invokeExact(in, out, count, datatype, op, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -456,7 +463,7 @@ final class MpiLibrary {
 
     int allgather(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
         try {
-            return (int) allgather.invokeExact(in, count, datatype, out, count, datatype, comm);
+            return (int) Hot.ALLGATHER.invokeExact(in, count, datatype, out, count, datatype, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -464,7 +471,7 @@ final class MpiLibrary {
 
     int reduceScatterBlock(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm) {
         try {
-            return (int) reduceScatterBlock.invokeExact(in, out, count, datatype, op, comm);
+            return (int) Hot.REDUCE_SCATTER_BLOCK.invokeExact(in, out, count, datatype, op, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -472,7 +479,7 @@ final class MpiLibrary {
 
     int bcast(MemorySegment buf, int count, long datatype, int root, long comm) {
         try {
-            return (int) bcast.invokeExact(buf, count, datatype, root, comm);
+            return (int) Hot.BCAST.invokeExact(buf, count, datatype, root, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -480,7 +487,7 @@ final class MpiLibrary {
 
     int reduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, int root, long comm) {
         try {
-            return (int) reduce.invokeExact(in, out, count, datatype, op, root, comm);
+            return (int) Hot.REDUCE.invokeExact(in, out, count, datatype, op, root, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -488,7 +495,7 @@ final class MpiLibrary {
 
     int alltoall(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
         try {
-            return (int) alltoall.invokeExact(in, count, datatype, out, count, datatype, comm);
+            return (int) Hot.ALLTOALL.invokeExact(in, count, datatype, out, count, datatype, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -545,6 +552,33 @@ final class MpiLibrary {
                     MethodType.methodType(MemorySegment.class, long.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The library {@link #load} opened; null before. */
+    private static MpiLibrary loaded;
+
+    /**
+     * The per-message functions of the loaded library as static constants, initialised on first use (after
+     * {@link #load}): C2 inlines a downcall through a constant method handle into its caller, but not one read
+     * from an instance field, which costs an indirect call through the handle's lambda forms on every message.
+     */
+    private static final class Hot {
+        static final MethodHandle BARRIER = loaded.barrier;
+        static final MethodHandle SEND = loaded.send;
+        static final MethodHandle RECV = loaded.recv;
+        static final MethodHandle ISEND = loaded.isend;
+        static final MethodHandle IRECV = loaded.irecv;
+        static final MethodHandle WAIT_FN = loaded.waitFn;
+        static final MethodHandle SENDRECV = loaded.sendrecv;
+        static final MethodHandle ALLREDUCE = loaded.allreduce;
+        static final MethodHandle ALLGATHER = loaded.allgather;
+        static final MethodHandle REDUCE_SCATTER_BLOCK = loaded.reduceScatterBlock;
+        static final MethodHandle BCAST = loaded.bcast;
+        static final MethodHandle REDUCE = loaded.reduce;
+        static final MethodHandle ALLTOALL = loaded.alltoall;
+
+        private Hot() {
         }
     }
 
