@@ -97,7 +97,7 @@ public final class Bench {
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: %d warm-up (dispatch, allreduce, Heat: %d) then %d timed repetitions; shown: median (min–max)
+                - every program: %d warm-up (matmul, dispatch, allreduce, Heat: %d) then %d timed repetitions; shown: median (min–max)
                 - every JVM: %s
                 - multi-rank Weft programs on %s
                 """,

@@ -35,6 +35,7 @@ public final class ChainBench {
         for (long r = 0; r < a[2]; r++) {
             chain(x);
         }
+        Report.settle();
         Tensor y = x;
         for (long r = 0; r < a[1]; r++) {
             long t0 = System.nanoTime();

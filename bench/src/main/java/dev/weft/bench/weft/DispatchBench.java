@@ -71,6 +71,7 @@ public final class DispatchBench {
         for (long r = 0; r < p[2]; r++) {
             calls(mode, p[0]);
         }
+        Report.settle();
         float[] last = X0;
         for (long r = 0; r < p[1]; r++) {
             long t0 = System.nanoTime();

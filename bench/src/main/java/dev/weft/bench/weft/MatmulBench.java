@@ -43,6 +43,7 @@ public final class MatmulBench {
         for (long r = 0; r < p[2]; r++) {
             matmul(ab[0], ab[1]);
         }
+        Report.settle();
         Tensor c = ab[0];
         for (long r = 0; r < p[1]; r++) {
             long t0 = System.nanoTime();

@@ -54,6 +54,15 @@ final class Report {
         return values;
     }
 
+    /**
+     * Collects the garbage of compiling and warming up before the timed repetitions, so that the first of them does
+     * not pay for the young collection it would otherwise trigger (~20 ms, in lockstep across ranks); JMH's
+     * {@code -gc true} does the same. Collections that the timed work itself causes still land in its samples.
+     */
+    static void settle() {
+        System.gc();
+    }
+
     /** Seconds since {@code t0}, a {@link System#nanoTime()} reading. */
     static double since(long t0) {
         return (System.nanoTime() - t0) * 1e-9;
