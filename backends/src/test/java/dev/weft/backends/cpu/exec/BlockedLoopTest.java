@@ -30,7 +30,7 @@ class BlockedLoopTest {
 
     /** {@code |sin(x*2+1)*x - 0.5|}, benchmark case 1, with its constants as rank-0 inputs 1, 2 and 3. */
     private static FusedLoopSpec chain() {
-        Spec s = new Spec();
+        SpecBuilder s = new SpecBuilder();
         int x = s.element(0, DType.F32);
         int two = s.scalar(1, DType.F32);
         int one = s.scalar(2, DType.F32);
@@ -64,7 +64,7 @@ class BlockedLoopTest {
 
     @Test
     void fusionsWithoutF32KernelsHaveNoPlan() {
-        Spec s = new Spec();
+        SpecBuilder s = new SpecBuilder();
         int x = s.element(0, DType.F64);
         assertThat(BlockedLoopPlan.of(s.spec(s.apply(StableHlo.SINE, DType.F64, x)))).isEmpty();
     }
@@ -129,7 +129,7 @@ class BlockedLoopTest {
     @ParameterizedTest
     @ValueSource(ints = {5, 200, 3 * SIZE + 1})
     void valuesOfEveryDtypeCrossKernelStages(int n) {
-        Spec s = new Spec();
+        SpecBuilder s = new SpecBuilder();
         int x = s.element(0, DType.F32);
         int k = s.element(1, DType.I32);
         int d = s.scalar(2, DType.F64);
@@ -207,49 +207,4 @@ class BlockedLoopTest {
                 .isEqualTo(Float.floatToIntBits(want));
     }
 
-    /** Builds a {@link FusedLoopSpec} node by node. */
-    private static final class Spec {
-        private final List<FusedLoopSpec.Node> nodes = new ArrayList<>();
-
-        int element(int input, DType t) {
-            return add(new FusedLoopSpec.Element(input, t));
-        }
-
-        int scalar(int input, DType t) {
-            return add(new FusedLoopSpec.Scalar(input, t));
-        }
-
-        int apply(String op, DType t, int... args) {
-            return apply(op, t, t, args);
-        }
-
-        int apply(String op, DType operand, DType result, int... args) {
-            return add(new FusedLoopSpec.Apply(op, null, operand, result, List.of(box(args))));
-        }
-
-        int compare(Comparison direction, DType operand, int a, int b) {
-            return add(new FusedLoopSpec.Apply(StableHlo.COMPARE, direction, operand, DType.BOOL, List.of(a, b)));
-        }
-
-        int select(DType t, int cond, int a, int b) {
-            return add(new FusedLoopSpec.Apply(StableHlo.SELECT, null, t, t, List.of(cond, a, b)));
-        }
-
-        FusedLoopSpec spec(int... results) {
-            return new FusedLoopSpec(List.copyOf(nodes), List.of(box(results)));
-        }
-
-        private int add(FusedLoopSpec.Node node) {
-            nodes.add(node);
-            return nodes.size() - 1;
-        }
-
-        private static Integer[] box(int[] values) {
-            Integer[] boxed = new Integer[values.length];
-            for (int i = 0; i < values.length; i++) {
-                boxed[i] = values[i];
-            }
-            return boxed;
-        }
-    }
 }

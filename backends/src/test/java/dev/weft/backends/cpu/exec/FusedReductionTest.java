@@ -11,9 +11,6 @@ import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
-import dev.weft.spi.TensorAccess;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -136,7 +133,8 @@ class FusedReductionTest {
         assertThat(names(m.main().body())).as(m.toMlir()).contains(StableHlo.FUSED_REDUCE)
                 .doesNotContain(StableHlo.REDUCE);
         Tensor compiled = fused(x, y, c.producer(), c.op(), c.trailing());
-        assertThat(bits(compiled)).containsExactly(bits(reduce(produce(x, y, c.producer()), c.op(), c.trailing())));
+        assertThat(TensorBits.of(compiled))
+                .containsExactly(TensorBits.of(reduce(produce(x, y, c.producer()), c.op(), c.trailing())));
     }
 
     @Test
@@ -147,7 +145,8 @@ class FusedReductionTest {
         Tensor x = Tensor.of(v, 9000);
         Tensor y = Tensor.full(DType.F32, 2, 9000);
         assertThat(fused(x, y, "mul", "max", 1).item()).isNaN();
-        assertThat(bits(fused(x, y, "affine", "min", 1))).containsExactly(bits(x.mul(3).add(y).sub(2).min()));
+        assertThat(TensorBits.of(fused(x, y, "affine", "min", 1)))
+                .containsExactly(TensorBits.of(x.mul(3).add(y).sub(2).min()));
     }
 
     @Test
@@ -160,7 +159,7 @@ class FusedReductionTest {
         assertThat(names(m.main().body())).contains(StableHlo.FUSION, StableHlo.REDUCE)
                 .doesNotContain(StableHlo.FUSED_REDUCE);
         Tensor v = x.mul(y).add(1);
-        assertThat(bits(reusedProducer(x, y))).containsExactly(bits(v.sum().add(v.max())));
+        assertThat(TensorBits.of(reusedProducer(x, y))).containsExactly(TensorBits.of(v.sum().add(v.max())));
     }
 
     @Test
@@ -172,7 +171,7 @@ class FusedReductionTest {
                 TensorSpec.of(DType.F64, 6, 700));
         assertThat(names(m.main().body())).contains(StableHlo.FUSION, StableHlo.REDUCE)
                 .doesNotContain(StableHlo.FUSED_REDUCE);
-        assertThat(bits(leadingAxis(x, y))).containsExactly(bits(x.mul(y).sub(1).sum(0)));
+        assertThat(TensorBits.of(leadingAxis(x, y))).containsExactly(TensorBits.of(x.mul(y).sub(1).sum(0)));
     }
 
     private static List<String> names(Block b) {
@@ -201,18 +200,4 @@ class FusedReductionTest {
         };
     }
 
-    /** The elements' bits, as the dtype stores them. */
-    private static long[] bits(Tensor t) {
-        MemorySegment s = TensorAccess.data(t);
-        long[] out = new long[(int) t.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = switch (t.dtype()) {
-                case F32 -> Float.floatToRawIntBits(s.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i));
-                case F64 -> Double.doubleToRawLongBits(s.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i));
-                case I32 -> s.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
-                default -> throw new IllegalArgumentException(t.dtype().name());
-            };
-        }
-        return out;
-    }
 }

@@ -11,9 +11,6 @@ import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
-import dev.weft.spi.TensorAccess;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -202,9 +199,9 @@ class PiecewiseFusionTest {
                 StableHlo.PAD, StableHlo.SLICE).contains(StableHlo.FUSION);
         long[] want = reference(g, a, u, b);
         List<Tensor> in = List.of(a, u, b);
-        assertThat(bits(new CpuExecutable(m).run(in).getFirst())).as("generated loop").containsExactly(want);
-        assertThat(bits(chunked(m).run(in).getFirst())).as("chunked interpreter").containsExactly(want);
-        assertThat(bits(body(a, u, b, g))).as("eager").containsExactly(want);
+        assertThat(TensorBits.of(new CpuExecutable(m).run(in).getFirst())).as("generated loop").containsExactly(want);
+        assertThat(TensorBits.of(chunked(m).run(in).getFirst())).as("chunked interpreter").containsExactly(want);
+        assertThat(TensorBits.of(body(a, u, b, g))).as("eager").containsExactly(want);
     }
 
     @Test
@@ -214,7 +211,8 @@ class PiecewiseFusionTest {
                 1, 0.5);
         assertThat(allOps(m.main().body())).extracting(Op::name).doesNotContain(StableHlo.CONCATENATE,
                 StableHlo.PAD, StableHlo.SLICE).contains(StableHlo.WHILE, StableHlo.FUSION);
-        assertThat(Arrays.mismatch(bits(diffuse(u, 1, 0.5)), bits(stencil(u, 0.5)))).as("first differing element")
+        assertThat(Arrays.mismatch(TensorBits.of(diffuse(u, 1, 0.5)), TensorBits.of(stencil(u, 0.5))))
+                .as("first differing element")
                 .isEqualTo(-1);
     }
 
@@ -225,7 +223,7 @@ class PiecewiseFusionTest {
         for (int step = 0; step < 5; step++) {
             want = stencil(want, -2);
         }
-        assertThat(bits(diffuse(u, 5, -2))).containsExactly(bits(want));
+        assertThat(TensorBits.of(diffuse(u, 5, -2))).containsExactly(TensorBits.of(want));
     }
 
     @Test
@@ -274,20 +272,6 @@ class PiecewiseFusionTest {
         };
     }
 
-    /** The elements' bits, as {@code dtype} stores them. */
-    private static long[] bits(Tensor t) {
-        MemorySegment s = TensorAccess.data(t);
-        long[] out = new long[(int) t.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = switch (t.dtype()) {
-                case F32 -> Float.floatToRawIntBits(s.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i));
-                case F64 -> Double.doubleToRawLongBits(s.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i));
-                case I32 -> s.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
-                default -> throw new IllegalArgumentException(t.dtype().name());
-            };
-        }
-        return out;
-    }
 
     /** {@code w1 * w2 + w1} over the windows of the padded concatenation, built element by element in Java. */
     private static long[] reference(Geometry g, Tensor a, Tensor u, Tensor b) {

@@ -88,7 +88,7 @@ class VectorLoopTest {
             x[i] = SPECIAL[i % pairs / SPECIAL.length];
             y[i] = SPECIAL[i % SPECIAL.length];
         }
-        Spec s = new Spec();
+        SpecBuilder s = new SpecBuilder();
         int a = s.element(0, t);
         int b = s.element(1, t);
         FusedLoopSpec spec = UNARY.containsKey(op) ? s.spec(s.apply(op, t, a)) : s.spec(s.apply(op, t, a, b));
@@ -137,7 +137,7 @@ class VectorLoopTest {
     @ParameterizedTest(name = "{0} n={1} from={2}")
     @MethodSource("lengths")
     void aChainWithAScalarEqualsEagerAtEveryLength(DType t, int n, int from) {
-        Spec s = new Spec();
+        SpecBuilder s = new SpecBuilder();
         int x = s.element(0, t);
         int y = s.element(1, t);
         int k = s.scalar(2, t);
@@ -201,7 +201,7 @@ class VectorLoopTest {
 
     @Test
     void heapSegmentsOfArraysWork() {
-        Spec s = new Spec();
+        SpecBuilder s = new SpecBuilder();
         int x = s.element(0, DType.F64);
         FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(StableHlo.MULTIPLY, DType.F64, x,
                 s.apply(StableHlo.ADD, DType.F64, x, s.scalar(1, DType.F64)))));
@@ -218,23 +218,21 @@ class VectorLoopTest {
     @Test
     void otherOpsAndDtypesKeepTheScalarLoop() {
         List<FusedLoopSpec> scalar = new ArrayList<>();
-        Spec sine = new Spec();
+        SpecBuilder sine = new SpecBuilder();
         scalar.add(sine.spec(sine.apply(StableHlo.SINE, DType.F64, sine.element(0, DType.F64))));
-        Spec ints = new Spec();
+        SpecBuilder ints = new SpecBuilder();
         scalar.add(ints.spec(ints.apply(StableHlo.ADD, DType.I32, ints.element(0, DType.I32),
                 ints.element(1, DType.I32))));
-        Spec rem = new Spec();
+        SpecBuilder rem = new SpecBuilder();
         scalar.add(rem.spec(rem.apply(StableHlo.REMAINDER, DType.F64, rem.element(0, DType.F64),
                 rem.element(1, DType.F64))));
-        Spec mixed = new Spec();
+        SpecBuilder mixed = new SpecBuilder();
         scalar.add(mixed.spec(mixed.apply(StableHlo.ADD, DType.F64, mixed.element(0, DType.F64),
                 mixed.apply(StableHlo.CONVERT, DType.F32, DType.F64, mixed.element(1, DType.F32)))));
-        Spec where = new Spec();
+        SpecBuilder where = new SpecBuilder();
         int a = where.element(0, DType.F64);
         int b = where.element(1, DType.F64);
-        scalar.add(where.spec(where.add(new FusedLoopSpec.Apply(StableHlo.SELECT, null, DType.F64, DType.F64,
-                List.of(where.add(new FusedLoopSpec.Apply(StableHlo.COMPARE, Comparison.LT, DType.F64, DType.BOOL,
-                        List.of(a, b))), a, b)))));
+        scalar.add(where.spec(where.select(DType.F64, where.compare(Comparison.LT, DType.F64, a, b), a, b)));
         for (FusedLoopSpec spec : scalar) {
             assertThat(VectorLoopEmitter.qualifies(spec)).as(spec.toString()).isFalse();
             assertThat(FusedLoopGenerator.isVectorized(FusedLoopGenerator.loop(spec))).as(spec.toString()).isFalse();
@@ -321,34 +319,4 @@ class VectorLoopTest {
         }
     }
 
-    /** Builds a {@link FusedLoopSpec} node by node. */
-    private static final class Spec {
-        private final List<FusedLoopSpec.Node> nodes = new ArrayList<>();
-
-        int element(int input, DType t) {
-            return add(new FusedLoopSpec.Element(input, t));
-        }
-
-        int scalar(int input, DType t) {
-            return add(new FusedLoopSpec.Scalar(input, t));
-        }
-
-        int apply(String op, DType t, int... args) {
-            return apply(op, t, t, args);
-        }
-
-        int apply(String op, DType operand, DType result, int... args) {
-            return add(new FusedLoopSpec.Apply(op, null, operand, result,
-                    IntStream.of(args).boxed().toList()));
-        }
-
-        FusedLoopSpec spec(int... results) {
-            return new FusedLoopSpec(List.copyOf(nodes), IntStream.of(results).boxed().toList());
-        }
-
-        int add(FusedLoopSpec.Node node) {
-            nodes.add(node);
-            return nodes.size() - 1;
-        }
-    }
 }
