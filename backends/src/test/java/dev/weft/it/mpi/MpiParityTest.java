@@ -46,6 +46,8 @@ class MpiParityTest {
             assertThat(lines).as("rank %d", r).containsExactlyElementsOf(fake.get(r));
             assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_SINGLE")
                     .isEqualTo("0");
+            assertThat(lines).as("rank %d", r).contains("overlapping allreduce = [" + 10 * r + ", "
+                    + 5 * n * (n - 1) + ", " + (5 * n * (n - 1) + n) + ", " + (10 * r + 3) + "]");
             assertThat(lines).as("rank %d", r)
                     .contains("eager f64 allreduce first = " + ParityPrograms.bits(ParityPrograms.input(DType.F64, 0, 2 * n)))
                     .contains("eager f64 allreduce last = "

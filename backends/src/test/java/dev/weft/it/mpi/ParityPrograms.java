@@ -5,12 +5,18 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.exec.ReduceOps;
 import dev.weft.backends.comm.mpi.MpiWorld;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
 
+import dev.weft.spi.SourceLocation;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,8 +75,25 @@ public final class ParityPrograms {
         emit(out, "compiled shift", shift(world, x));
         emit(out, "compiled custom", custom(world, x));
         derived(world, out);
+        overlapping(world, out);
         world.barrier();
         return out;
+    }
+
+    /**
+     * An allreduce whose output starts one element into its input (MPI forbids aliased buffers, so the runtime
+     * reduces a copy of the input): rank r holds i32 {@code [10r, 10r+1, 10r+2, 10r+3]} and reduces elements 0..1
+     * into 1..2.
+     */
+    private static void overlapping(Comm world, List<String> out) {
+        Communicator c = (Communicator) world.handle();
+        MemorySegment seg = Arena.ofAuto().allocate(16);
+        for (int i = 0; i < 4; i++) {
+            seg.setAtIndex(ValueLayout.JAVA_INT, i, 10 * world.rank() + i);
+        }
+        c.allreduce(seg.asSlice(0, 8), seg.asSlice(4, 8), DType.I32, 2, ReduceOps.builtin("sum"),
+                SourceLocation.capture());
+        out.add("overlapping allreduce = " + Arrays.toString(seg.toArray(ValueLayout.JAVA_INT)));
     }
 
     /** Rank {@code r}'s input: element {@code i} is a small integer, plus a half for floating-point dtypes. */

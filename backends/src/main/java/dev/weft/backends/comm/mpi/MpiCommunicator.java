@@ -327,9 +327,10 @@ final class MpiCommunicator implements Communicator {
         return in.address() == out.address() ? mpi.inPlace : copyIfOverlapping(in, bytes, out);
     }
 
+    /** {@code in}'s first {@code bytes}, or a copy of them when they overlap {@code out} (both native). */
     private static MemorySegment copyIfOverlapping(MemorySegment in, long bytes, MemorySegment out) {
-        MemorySegment used = in.asSlice(0, bytes);
-        if (used.asOverlappingSlice(out).isEmpty()) {
+        long a = in.address(), b = out.address();
+        if (a + bytes <= b || b + out.byteSize() <= a) {
             return in;
         }
         MemorySegment copy = Arena.ofAuto().allocate(Math.max(1, bytes));
