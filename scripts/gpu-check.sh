@@ -27,7 +27,7 @@ mvn -q -DskipTests package dependency:build-classpath -Dmdep.outputFile=target/w
   -Dmdep.includeScope=runtime
 CP="$(cat backends/target/weft.classpath):$ROOT/backends/target/classes"
 AGENT="$(ls tracer/target/weft-tracer-*.jar | head -n1)"
-JAVA=(java --enable-native-access=ALL-UNNAMED -Dnet.bytebuddy.safe=true -javaagent:"$AGENT" -cp "$CP")
+JAVA=(java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Dnet.bytebuddy.safe=true -javaagent:"$AGENT" -cp "$CP")
 
 section "GPU tests (tag gpu)"
 status=0
@@ -42,7 +42,7 @@ timeout 180 "${JAVA[@]}" dev.weft.backends.gpu.exec.GpuBenchmark || { echo "benc
 
 section "examples on the GPU target"
 EXAMPLES_CP="$(cat examples/target/weft.classpath):$ROOT/examples/target/classes"
-GPU_JAVA=(java --enable-native-access=ALL-UNNAMED -Dnet.bytebuddy.safe=true -javaagent:"$AGENT" -Dweft.target=gpu
+GPU_JAVA=(java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Dnet.bytebuddy.safe=true -javaagent:"$AGENT" -Dweft.target=gpu
   -cp "$EXAMPLES_CP")
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 for example in Pi DataParallel; do
