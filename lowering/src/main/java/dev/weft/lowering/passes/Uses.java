@@ -7,14 +7,14 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 
 /** Use counts of values and substitution of values, over a block and every block nested in it. */
-final class Uses {
+public final class Uses {
     private final Map<Value, Integer> counts = new IdentityHashMap<>();
 
     private Uses() {
     }
 
     /** Counts every operand use in {@code root}, nested regions included. */
-    static Uses of(Block root) {
+    public static Uses of(Block root) {
         Uses u = new Uses();
         u.add(root, 1);
         return u;
@@ -27,7 +27,7 @@ final class Uses {
         return u;
     }
 
-    int count(Value v) {
+    public int count(Value v) {
         return counts.getOrDefault(v, 0);
     }
 

@@ -6,8 +6,10 @@ import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.Value;
+import dev.weft.lowering.passes.Uses;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 
@@ -37,7 +39,7 @@ final class ControlFlow {
                 Buffer initial = carry[c];
                 long i = counted.value(initial.segment);
                 while (i < counted.bound()) {
-                    iterateAround(f, body, carry, c);
+                    iterate(f, body, carry, c);
                     i = counted.wide() ? i + step.increment() : (int) (i + step.increment());
                 }
                 Buffer last = f.allocate(sizeClass);
@@ -88,31 +90,24 @@ final class ControlFlow {
 
     /** Runs the body once, replacing {@code carry} by its results. */
     private static void iterate(Frame f, CompiledBlock body, Buffer[] carry) {
-        body.bindArguments(f, carry);
-        for (Buffer c : carry) {
-            f.drop(c);
-        }
-        body.run(f);
-        for (int i = 0; i < carry.length; i++) {
-            carry[i] = body.takeResult(f, i);
-        }
-        body.exitScope(f);
+        iterate(f, body, carry, -1);
     }
 
     /**
-     * Runs the body once like {@link #iterate}, except for carry {@code c}, the counter the loop keeps in Java: its
-     * buffer stays bound (the body never reads it) and the loop's reference to it stays.
+     * Runs the body once, replacing {@code carry} by its results, except carry {@code kept} (none when negative),
+     * the counter a loop keeps in Java: its buffer stays bound (the body never reads it) and the loop keeps its
+     * reference to it.
      */
-    private static void iterateAround(Frame f, CompiledBlock body, Buffer[] carry, int c) {
+    private static void iterate(Frame f, CompiledBlock body, Buffer[] carry, int kept) {
         body.bindArguments(f, carry);
         for (int i = 0; i < carry.length; i++) {
-            if (i != c) {
+            if (i != kept) {
                 f.drop(carry[i]);
             }
         }
         body.run(f);
         for (int i = 0; i < carry.length; i++) {
-            if (i != c) {
+            if (i != kept) {
                 carry[i] = body.takeResult(f, i);
             }
         }
@@ -190,7 +185,7 @@ final class ControlFlow {
                     : body.ops().stream().filter(o -> o.results().contains(other)).findFirst().orElse(null);
             if (constant == null || !constant.name().equals(StableHlo.CONSTANT)
                     || !(constant.attr("value") instanceof Attr.Dense d) || d.type().shape().rank() != 0
-                    || uses(body, counter) != 1 || uses(body, next) != 1 || uses(body, other) != 1) {
+                    || !usedOnce(body, counter, next, other)) {
                 return null;
             }
             long k = d.type().dtype() == DType.I64 ? d.data().get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
@@ -198,16 +193,9 @@ final class ControlFlow {
             return k > 0 ? new CounterStep(add, constant, k) : null;
         }
 
-        /** How many operands of {@code block}'s ops, nested regions included, are {@code v}. */
-        private static int uses(Block block, Value v) {
-            int n = 0;
-            for (Op op : block.ops()) {
-                n += (int) op.operands().stream().filter(x -> x == v).count();
-                for (Block region : op.regions()) {
-                    n += uses(region, v);
-                }
-            }
-            return n;
+        private static boolean usedOnce(Block body, Value... values) {
+            Uses uses = Uses.of(body);
+            return Arrays.stream(values).allMatch(v -> uses.count(v) == 1);
         }
     }
 
