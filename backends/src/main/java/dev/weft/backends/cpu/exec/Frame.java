@@ -3,10 +3,7 @@ package dev.weft.backends.cpu.exec;
 import dev.weft.spi.NativeMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -20,14 +17,14 @@ final class Frame {
     /** Objects an instruction reuses from one execution to the next (see {@link ProgramBuilder#scratchSlot}). */
     final Object[] scratch;
     private final long[] classBytes;
-    private final List<ArrayDeque<Buffer>> pools;
+    private final Pool[] pools;
     private final LongAdder allocations;
 
     Frame(int slotCount, int scratchCount, long[] classBytes, LongAdder allocations) {
         this.slots = new Buffer[slotCount];
         this.scratch = new Object[scratchCount];
         this.classBytes = classBytes;
-        this.pools = new ArrayList<>(Collections.nCopies(classBytes.length, null));
+        this.pools = new Pool[classBytes.length];
         this.allocations = allocations;
     }
 
@@ -38,31 +35,45 @@ final class Frame {
 
     /** A buffer of size class {@code sizeClass} with no references, from the pool when one is free. */
     Buffer allocate(int sizeClass) {
-        ArrayDeque<Buffer> pool = pools.get(sizeClass);
-        if (pool != null && !pool.isEmpty()) {
-            return pool.pop();
+        Pool pool = pools[sizeClass];
+        if (pool != null && !pool.buffers.isEmpty()) {
+            return pool.buffers.pop();
         }
-        allocations.increment();
-        return new Buffer(NativeMemory.allocateUninitialized(classBytes[sizeClass]), Buffer.Kind.TEMP, sizeClass);
+        return new Buffer(allocateSegment(sizeClass), Buffer.Kind.TEMP, sizeClass);
     }
 
     /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
     MemorySegment allocateSegment(int sizeClass) {
-        return allocate(sizeClass).segment;
+        Pool pool = pools[sizeClass];
+        if (pool != null && !pool.segments.isEmpty()) {
+            return pool.segments.pop();
+        }
+        if (pool != null && !pool.buffers.isEmpty()) {
+            return pool.buffers.pop().segment;
+        }
+        allocations.increment();
+        return NativeMemory.allocateUninitialized(classBytes[sizeClass]);
     }
 
     /** Returns a segment of size class {@code sizeClass} that nothing references any more to the pool. */
     void recycle(int sizeClass, MemorySegment segment) {
-        pool(sizeClass).push(new Buffer(segment, Buffer.Kind.TEMP, sizeClass));
+        pool(sizeClass).segments.push(segment);
     }
 
-    private ArrayDeque<Buffer> pool(int sizeClass) {
-        ArrayDeque<Buffer> pool = pools.get(sizeClass);
-        if (pool == null) {
-            pool = new ArrayDeque<>();
-            pools.set(sizeClass, pool);
+    private Pool pool(int sizeClass) {
+        if (pools[sizeClass] == null) {
+            pools[sizeClass] = new Pool();
         }
-        return pool;
+        return pools[sizeClass];
+    }
+
+    /**
+     * The dead buffers of one size class: with their {@link Buffer} objects (dropped values) or without (scratch
+     * segments), each kind reused as such so that neither allocates a wrapper on the way back.
+     */
+    private static final class Pool {
+        final ArrayDeque<Buffer> buffers = new ArrayDeque<>();
+        final ArrayDeque<MemorySegment> segments = new ArrayDeque<>();
     }
 
     /** Binds {@code slot} to {@code b}, taking a reference. */
@@ -83,7 +94,7 @@ final class Frame {
     /** Drops one reference to {@code b}; the last one returns a pooled buffer to its pool. */
     void drop(Buffer b) {
         if (--b.refs == 0 && b.isPoolable()) {
-            pool(b.sizeClass).push(b);
+            pool(b.sizeClass).buffers.push(b);
         }
     }
 }
