@@ -154,11 +154,7 @@ final class FusedReduceInstruction {
 
                 @Override
                 public void run(Frame f, MemorySegment scratch, BlockDone done) {
-                    MemorySegment[] whole = new MemorySegment[inputs];
-                    for (int i = 0; i < inputSlots.length; i++) {
-                        whole[i] = f.slots[inputSlots[i]].segment;
-                    }
-                    System.arraycopy(constantData, 0, whole, inputSlots.length, constantData.length);
+                    MemorySegment[] whole = FusionInstruction.sources(f, inputSlots, constantData, inputs);
                     MemorySegment[] in = whole.clone();
                     MemorySegment[] out = {scratch};
                     for (long from = 0; from < n; from += block) {
@@ -185,11 +181,7 @@ final class FusedReduceInstruction {
 
             @Override
             public void run(Frame f, MemorySegment scratch, BlockDone done) {
-                MemorySegment[] sources = new MemorySegment[views.sources()];
-                for (int i = 0; i < inputSlots.length; i++) {
-                    sources[i] = f.slots[inputSlots[i]].segment;
-                }
-                System.arraycopy(constantData, 0, sources, inputSlots.length, constantData.length);
+                MemorySegment[] sources = FusionInstruction.sources(f, inputSlots, constantData, views.sources());
                 FusionInstruction.fillRows(views, f, fillClass, sources);
                 try {
                     MemorySegment[] out = {scratch};

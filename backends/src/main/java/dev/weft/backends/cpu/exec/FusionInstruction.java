@@ -62,12 +62,8 @@ final class FusionInstruction {
         }
         int[] fillClass = fillClasses(views, b);
         return f -> {
-            MemorySegment[] in = new MemorySegment[views == null ? inputSlots.length + constantData.length
-                    : views.sources()];
-            for (int i = 0; i < inputSlots.length; i++) {
-                in[i] = f.slots[inputSlots[i]].segment;
-            }
-            System.arraycopy(constantData, 0, in, inputSlots.length, constantData.length);
+            MemorySegment[] in = sources(f, inputSlots, constantData,
+                    views == null ? inputSlots.length + constantData.length : views.sources());
             MemorySegment[] out = new MemorySegment[results];
             for (int r = 0; r < results; r++) {
                 Buffer o = ProgramBuilder.output(f, candidates[r], resultClass[r]);
@@ -99,6 +95,19 @@ final class FusionInstruction {
         }
         return Arrays.stream(candidates).filter(slot -> IntStream.range(0, op.operands().size())
                 .noneMatch(j -> views.isShifted(j) && b.slot(op.operand(j)) == slot)).toArray();
+    }
+
+    /**
+     * A fused loop's sources ({@code length} of them): the operands' buffers in {@code inputSlots}, then the
+     * constants; the rest (fill rows) is left for {@link #fillRows}.
+     */
+    static MemorySegment[] sources(Frame f, int[] inputSlots, MemorySegment[] constantData, int length) {
+        MemorySegment[] sources = new MemorySegment[length];
+        for (int i = 0; i < inputSlots.length; i++) {
+            sources[i] = f.slots[inputSlots[i]].segment;
+        }
+        System.arraycopy(constantData, 0, sources, inputSlots.length, constantData.length);
+        return sources;
     }
 
     static int[] fillClasses(FusionViews views, ProgramBuilder b) {
