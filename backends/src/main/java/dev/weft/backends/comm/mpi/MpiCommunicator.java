@@ -157,12 +157,7 @@ final class MpiCommunicator implements Communicator {
         requireNative("allreduce", in, where);
         requireNative("allreduce", out, where);
         MemorySegment send = inPlaceOrCopy(in, bytes, out);
-        if (op instanceof ReduceOp.Builtin b) {
-            // the common case without the lambda, which C2 does not always scalar-replace
-            check(mpi.allreduce(send, out, n, mpi.datatype(dtype), builtin(b), handle), "allreduce", -1, where);
-        } else {
-            reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, mpi.datatype(dtype), o, handle));
-        }
+        reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, mpi.datatype(dtype), o, handle));
     }
 
     @Override
