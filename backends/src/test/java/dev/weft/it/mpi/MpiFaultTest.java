@@ -51,6 +51,7 @@ class MpiFaultTest {
         assertThat(errors.get(5)).contains("wait on 'world.dup#0': isend(1 x f64)", "was already waited at "
                 + "FaultPrograms.java:");
         assertThat(errors.get(6)).contains("barrier on 'world' from thread \"other\": MPI runs at MPI_THREAD_SINGLE, "
-                + "so only the thread that initialised it (\"main\") may communicate", "WEFT_MPI_THREAD_LEVEL=multiple");
+                + "so only the thread that initialised it (\"main\") may communicate",
+                "WEFT_MPI_THREAD_LEVEL=multiple");
     }
 }

@@ -28,6 +28,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class MpiParityTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(90);
+    /** The thread levels in the order of MPI's codes. */
+    private static final List<String> LEVELS = List.of("single", "funneled", "serialized", "multiple");
 
     @BeforeAll
     static void requireMpirun() {
@@ -73,7 +75,7 @@ class MpiParityTest {
             assertThat(Files.readAllLines(dir.resolve("rank-" + r + ".txt"))).as("rank %d", r)
                     .containsExactlyElementsOf(fake.get(r));
             assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_" + level)
-                    .isEqualTo(Integer.toString(List.of("single", "funneled", "serialized", "multiple").indexOf(level)));
+                    .isEqualTo(Integer.toString(LEVELS.indexOf(level)));
         }
     }
 

@@ -20,11 +20,14 @@ import java.lang.foreign.ValueLayout;
  *       ranks blocked.</li>
  * </ul>
  * Both run on threads of their own: finalising happens after the program's last call, and aborting ends the job
- * whatever the other threads are doing, so neither breaks the thread level's rule in a way MPI can observe. With {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
+ * whatever the other threads are doing, so neither breaks the thread level's rule in a way MPI can observe. With
+ * {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
  */
 public final class MpiWorld {
-    /** Environment variable choosing the MPI thread level: {@code single} (default), {@code funneled},
-     * {@code serialized} or {@code multiple}. */
+    /**
+     * Environment variable choosing the MPI thread level: {@code single} (default), {@code funneled},
+     * {@code serialized} or {@code multiple}.
+     */
     public static final String THREAD_LEVEL_ENV = MpiThreadLevel.ENV;
     private static MpiWorld instance;
 
@@ -62,7 +65,10 @@ public final class MpiWorld {
         return get().world;
     }
 
-    /** The MPI thread level granted by {@code MPI_Init_thread} (0 is {@code MPI_THREAD_SINGLE}, 3 {@code MPI_THREAD_MULTIPLE}). */
+    /**
+     * The MPI thread level granted by {@code MPI_Init_thread} (0 is {@code MPI_THREAD_SINGLE}, 3
+     * {@code MPI_THREAD_MULTIPLE}).
+     */
     public static synchronized int threadLevel() {
         return get().threadLevel.code();
     }

@@ -401,9 +401,10 @@ class CpuExecutableTest {
 
     /**
      * A counted loop whose body is a custom call threading a token (the shape of a compiled allreduce loop) that
-     * does not retain its operands, like the communication handlers, allocates no Java objects per iteration once compiled by C2: a run of 100 000 iterations allocates at most
-     * a few bytes per iteration more than a run of 10 (it was ~200 before dead buffers were pooled with their
-     * {@code Buffer} objects and the call's arrays were reused).
+     * does not retain its operands, like the communication handlers, allocates no Java objects per iteration once
+     * compiled by C2: a run of 100 000 iterations allocates at most a few bytes per iteration more than a run of 10
+     * (it was ~200 before dead buffers were pooled with their {@code Buffer} objects and the call's arrays were
+     * reused).
      */
     @Test
     void aCountedLoopAroundACustomCallAllocatesNothingPerIteration() {
