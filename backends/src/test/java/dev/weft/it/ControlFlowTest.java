@@ -99,6 +99,52 @@ class ControlFlowTest {
         assertThat(compiled.get(2).toLongArray()).containsExactly(190L);
     }
 
+    /**
+     * Carries the executor binds once per loop instead of once per iteration: {@code a} comes back unchanged and
+     * is read by an op that could overwrite a dying operand, {@code b} comes back in {@code a}'s place of another
+     * carry; in the second loop the counter is read too, so the body runs its own increment.
+     */
+    static List<Tensor> pinnedBody(Tensor a, Tensor b, int n) {
+        List<Tensor> first = Weft.fori(0, n, List.of(a, b, b),
+                (i, c) -> List.of(c.get(0), c.get(1).add(c.get(0).mul(2)), c.get(1)));
+        return Weft.fori(0, n, first, (i, c) -> List.of(c.get(0), c.get(2), c.get(1).add(i.cast(DType.F64))));
+    }
+
+    @Compile
+    static List<Tensor> pinned(Tensor a, Tensor b, int n) {
+        return pinnedBody(a, b, n);
+    }
+
+    @Test
+    void carriesReturnedUnchangedStayIntactAcrossIterations() {
+        Tensor a = Ref.make(DType.F64, X, 4), b = Ref.make(DType.F64, new double[] {1, 2, 3, 4}, 4);
+        for (int n : new int[] {0, 1, 6}) {
+            List<Tensor> compiled = pinned(a, b, n);
+            List<Tensor> eager = pinnedBody(a, b, n);
+            double[] ra = X.clone(), rb = {1, 2, 3, 4}, rc = rb.clone();
+            for (int i = 0; i < n; i++) {
+                for (int k = 0; k < 4; k++) {
+                    rc[k] = rb[k];
+                    rb[k] += 2 * ra[k];
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                double[] t = rb;
+                rb = rc.clone();
+                rc = t;
+                for (int k = 0; k < 4; k++) {
+                    rc[k] += i;
+                }
+            }
+            for (int k = 0; k < 3; k++) {
+                assertExact("n=" + n + " carry " + k, compiled.get(k), eager.get(k));
+            }
+            assertThat(compiled.get(0).toDoubleArray()).containsExactly(ra);
+            assertThat(compiled.get(1).toDoubleArray()).containsExactly(rb);
+            assertThat(compiled.get(2).toDoubleArray()).containsExactly(rc);
+        }
+    }
+
     /** Outer loop of 3, inner loop of 4 adding (i*10 + j) to every element. */
     static Tensor nestedBody(Tensor x) {
         return Weft.fori(0, 3, x, (i, c) -> Weft.fori(0, 4, c,

@@ -1,5 +1,7 @@
 package dev.weft.backends.cpu.exec;
 
+import java.util.Arrays;
+
 /**
  * A region ready to run: its argument slots, steps, result slots, and every slot it defines (arguments and op
  * results, not those of nested regions), which are released when the region's scope ends.
@@ -8,6 +10,13 @@ record CompiledBlock(int[] argSlots, Step[] steps, int[] resultSlots, int[] loca
     /** Binds the arguments to {@code values}, each taking a reference. */
     void bindArguments(Frame f, Buffer[] values) {
         for (int i = 0; i < argSlots.length; i++) {
+            f.define(argSlots[i], values[i]);
+        }
+    }
+
+    /** Binds arguments {@code which} to the matching {@code values}, each taking a reference. */
+    void bindArguments(Frame f, Buffer[] values, int[] which) {
+        for (int i : which) {
             f.define(argSlots[i], values[i]);
         }
     }
@@ -30,5 +39,19 @@ record CompiledBlock(int[] argSlots, Step[] steps, int[] resultSlots, int[] loca
         for (int s : localSlots) {
             f.release(s);
         }
+    }
+
+    /**
+     * This block with {@code pinned} slots never released, neither by a step where their value dies nor by
+     * {@link #exitScope}: their owner binds them before running the block, possibly many times, and releases them.
+     */
+    CompiledBlock pinning(int[] pinned) {
+        Step[] kept = Arrays.stream(steps).map(s -> new Step(s.op(), s.instruction(), without(s.dying(), pinned)))
+                .toArray(Step[]::new);
+        return new CompiledBlock(argSlots, kept, resultSlots, without(localSlots, pinned));
+    }
+
+    private static int[] without(int[] slots, int[] removed) {
+        return Arrays.stream(slots).filter(s -> Arrays.stream(removed).noneMatch(r -> r == s)).toArray();
     }
 }

@@ -5,6 +5,7 @@ import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
 import dev.weft.lowering.passes.Uses;
 import java.lang.foreign.MemorySegment;
@@ -12,11 +13,13 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.IntStream;
 
 /**
  * {@code stablehlo.while} and {@code stablehlo.if}. Between iterations the loop holds one reference to each
  * carry, so a carry stays alive while the condition reads it; the body's arguments take over that reference
- * before the body runs, which lets the body overwrite a carry it consumes. A condition that only compares an
+ * before the body runs, which lets the body overwrite a carry it consumes (carries that never change are bound
+ * once instead, see {@link LoopBody}). A condition that only compares an
  * integer carry with a constant ({@code Weft.fori}'s {@code i < end}) is evaluated in Java instead of as a region,
  * and when the body only adds a constant to that counter, the loop counts in Java too.
  */
@@ -31,17 +34,18 @@ final class ControlFlow {
         CountedBound counted = CountedBound.of(op.regions().get(0));
         CounterStep step = counted == null ? null : CounterStep.of(bodyBlock, counted.carry());
         if (step != null) {
-            CompiledBlock body = b.compile(bodyBlock, Set.of(step.add(), step.constant()));
             int c = counted.carry();
+            LoopBody body = LoopBody.of(bodyBlock, b.compile(bodyBlock, Set.of(step.add(), step.constant())), c);
             int sizeClass = b.sizeClass(op.results().get(c).tensorType());
             return f -> {
-                Buffer[] carry = enter(f, in);
+                Buffer[] carry = enter(f, in, body);
                 Buffer initial = carry[c];
                 long i = counted.value(initial.segment);
                 while (i < counted.bound()) {
-                    iterate(f, body, carry, c);
+                    body.iterate(f, carry);
                     i = counted.wide() ? i + step.increment() : (int) (i + step.increment());
                 }
+                body.unpin(f);
                 Buffer last = f.allocate(sizeClass);
                 last.refs = 1;
                 counted.store(last.segment, i);
@@ -50,20 +54,21 @@ final class ControlFlow {
                 exit(f, out, carry);
             };
         }
-        CompiledBlock body = b.compile(bodyBlock);
+        LoopBody body = LoopBody.of(bodyBlock, b.compile(bodyBlock), -1);
         if (counted != null) {
             return f -> {
-                Buffer[] carry = enter(f, in);
+                Buffer[] carry = enter(f, in, body);
                 while (counted.holds(carry[counted.carry()].segment)) {
-                    iterate(f, body, carry);
+                    body.iterate(f, carry);
                 }
+                body.unpin(f);
                 exit(f, out, carry);
             };
         }
         CompiledBlock cond = b.compile(op.regions().get(0));
         int predSlot = cond.resultSlots()[0];
         return f -> {
-            Buffer[] carry = enter(f, in);
+            Buffer[] carry = enter(f, in, body);
             while (true) {
                 cond.bindArguments(f, carry);
                 cond.run(f);
@@ -72,46 +77,64 @@ final class ControlFlow {
                 if (!again) {
                     break;
                 }
-                iterate(f, body, carry);
+                body.iterate(f, carry);
             }
+            body.unpin(f);
             exit(f, out, carry);
         };
     }
 
-    /** The initial carries, each with a reference held by the loop. */
-    private static Buffer[] enter(Frame f, int[] in) {
+    /** The initial carries, each with a reference held by the loop, and the body's pinned arguments bound. */
+    private static Buffer[] enter(Frame f, int[] in, LoopBody body) {
         Buffer[] carry = new Buffer[in.length];
         for (int i = 0; i < in.length; i++) {
             carry[i] = f.slots[in[i]];
             carry[i].refs++;
         }
+        body.block.bindArguments(f, carry, body.pinned);
         return carry;
     }
 
-    /** Runs the body once, replacing {@code carry} by its results. */
-    private static void iterate(Frame f, CompiledBlock body, Buffer[] carry) {
-        iterate(f, body, carry, -1);
-    }
-
     /**
-     * Runs the body once, replacing {@code carry} by its results, except carry {@code kept} (none when negative),
-     * the counter a loop keeps in Java: its buffer stays bound (the body never reads it) and the loop keeps its
-     * reference to it.
+     * A while body. A carry that every iteration leaves as it was is pinned: bound to the body's argument once for
+     * the whole loop, so that an iteration binds, drops and takes only the carries that change. Pinned are the
+     * carries the body returns as they came (its own argument at the same position), tokens (every token is the
+     * same buffer) and the counter a counted loop keeps in Java (the body never reads it).
      */
-    private static void iterate(Frame f, CompiledBlock body, Buffer[] carry, int kept) {
-        body.bindArguments(f, carry);
-        for (int i = 0; i < carry.length; i++) {
-            if (i != kept) {
+    private record LoopBody(CompiledBlock block, int[] varying, int[] pinned) {
+        static LoopBody of(Block body, CompiledBlock compiled, int kept) {
+            List<Value> args = body.arguments();
+            List<Value> results = body.results();
+            int[] pinned = IntStream.range(0, args.size()).filter(i -> i == kept || results.get(i) == args.get(i)
+                    || args.get(i).type() instanceof TokenType).toArray();
+            int[] varying = IntStream.range(0, args.size()).filter(i -> Arrays.binarySearch(pinned, i) < 0)
+                    .toArray();
+            int[] pinnedSlots = Arrays.stream(pinned).map(i -> compiled.argSlots()[i]).toArray();
+            return new LoopBody(compiled.pinning(pinnedSlots), varying, pinned);
+        }
+
+        /**
+         * Runs the body once, replacing the varying carries by its results. The loop's reference to each of
+         * them passes to the body's argument, which lets the body overwrite a carry it consumes.
+         */
+        void iterate(Frame f, Buffer[] carry) {
+            block.bindArguments(f, carry, varying);
+            for (int i : varying) {
                 f.drop(carry[i]);
             }
+            block.run(f);
+            for (int i : varying) {
+                carry[i] = block.takeResult(f, i);
+            }
+            block.exitScope(f);
         }
-        body.run(f);
-        for (int i = 0; i < carry.length; i++) {
-            if (i != kept) {
-                carry[i] = body.takeResult(f, i);
+
+        /** Releases the pinned arguments once the loop is done. */
+        void unpin(Frame f) {
+            for (int i : pinned) {
+                f.release(block.argSlots()[i]);
             }
         }
-        body.exitScope(f);
     }
 
     private static void exit(Frame f, int[] out, Buffer[] carry) {
