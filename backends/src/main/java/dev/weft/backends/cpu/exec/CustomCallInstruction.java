@@ -4,11 +4,13 @@ import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /** {@code stablehlo.custom_call}, dispatched to the handler of its {@code call_target_name}. */
 final class CustomCallInstruction {
@@ -32,15 +34,19 @@ final class CustomCallInstruction {
             resultBytes[i] = types.get(i) instanceof TensorType t ? t.byteSize() : 0;
         }
         boolean retains = handler.retainsOperands(op);
+        int[] tensorOperands = IntStream.range(0, in.length)
+                .filter(k -> !(op.operand(k).type() instanceof TokenType)).toArray();
         int scratch = b.scratchSlot();
         return f -> {
             CallArrays a = f.scratch[scratch] instanceof CallArrays c ? c
                     : CallArrays.create(f, scratch, in.length, out.length);
             MemorySegment[] operands = a.operands;
-            for (int k = 0; k < in.length; k++) {
+            for (int k : tensorOperands) {
                 Buffer buf = f.slots[in[k]];
-                buf.escaped |= retains;
-                operands[k] = buf.kind == Buffer.Kind.TOKEN ? CustomCallRegistry.TOKEN : buf.segment;
+                if (retains) {
+                    buf.escaped = true;
+                }
+                operands[k] = buf.segment;
             }
             Buffer[] offered = a.offered;
             MemorySegment[] results = a.results;
@@ -65,17 +71,18 @@ final class CustomCallInstruction {
                     }
                     f.define(out[i], new Buffer(results[i], Buffer.Kind.EXTERNAL, -1));
                 }
-                offered[i] = null;
-                results[i] = null;
             }
-            Arrays.fill(operands, null);
         };
     }
 
-    /** The arrays one custom call passes to its handler, reused by every execution in one frame. */
+    /**
+     * The arrays one custom call passes to its handler, reused by every execution in one run (so they hold on to
+     * nothing past it); token operands are {@link CustomCallRegistry#TOKEN} throughout.
+     */
     private record CallArrays(MemorySegment[] operands, Buffer[] offered, MemorySegment[] results) {
         static CallArrays create(Frame f, int scratch, int operands, int results) {
             CallArrays a = new CallArrays(new MemorySegment[operands], new Buffer[results], new MemorySegment[results]);
+            Arrays.fill(a.operands, CustomCallRegistry.TOKEN);
             f.scratch[scratch] = a;
             return a;
         }

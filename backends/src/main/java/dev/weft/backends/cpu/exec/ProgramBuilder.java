@@ -55,7 +55,7 @@ final class ProgramBuilder {
         return slots.size();
     }
 
-    /** A new index into {@link Frame#scratch}, for an instruction's reusable per-frame objects. */
+    /** A new index into {@link Frame#scratch}, for the objects an instruction reuses within a run. */
     int scratchSlot() {
         return scratchCount++;
     }
