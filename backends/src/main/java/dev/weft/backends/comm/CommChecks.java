@@ -27,15 +27,26 @@ public final class CommChecks {
     /** {@code buf} must hold {@code count} elements of {@code dtype}; returns their size in bytes. */
     public static long buffer(Communicator comm, String op, String role, MemorySegment buf, DType dtype, long count,
                               SourceLocation where) {
+        long bytes = bytes(comm, op, dtype, count, where);
+        holds(comm, op, role, buf, dtype, count, bytes, where);
+        return bytes;
+    }
+
+    /** The size in bytes of {@code count} elements of {@code dtype}, which must be a valid count. */
+    public static long bytes(Communicator comm, String op, DType dtype, long count, SourceLocation where) {
         if (count < 0) {
             throw new CommException(where, String.format("%s on '%s': negative count %d", op, comm.name(), count));
         }
-        long bytes;
         try {
-            bytes = Math.multiplyExact(count, dtype.byteSize());
+            return Math.multiplyExact(count, dtype.byteSize());
         } catch (ArithmeticException e) {
             throw new CommException(where, String.format("%s on '%s': count %d is too large", op, comm.name(), count));
         }
+    }
+
+    /** {@code buf} must hold {@code bytes} bytes, {@code count} elements of {@code dtype}. */
+    public static void holds(Communicator comm, String op, String role, MemorySegment buf, DType dtype, long count,
+                             long bytes, SourceLocation where) {
         if (buf == null) {
             throw new CommException(where, String.format("%s on '%s': %s buffer is null", op, comm.name(), role));
         }
@@ -44,7 +55,6 @@ public final class CommChecks {
                     "%s on '%s': %s buffer of %d bytes cannot hold %d x %s (%d bytes)",
                     op, comm.name(), role, buf.byteSize(), count, dtype.specName(), bytes));
         }
-        return bytes;
     }
 
     public static void reduceOp(Communicator comm, String op, ReduceOp reduceOp, DType dtype, SourceLocation where) {

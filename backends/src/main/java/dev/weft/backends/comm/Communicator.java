@@ -77,6 +77,22 @@ public interface Communicator extends CommHandle {
     /** {@code out = in_0 ⊕ in_1 ⊕ ... ⊕ in_{size-1}} on every rank, combined in rank order (see {@link ReduceOp}). */
     void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, SourceLocation where);
 
+    /**
+     * {@link #allreduce} with every argument but the buffers fixed, for a compiled program that runs it many times.
+     * An implementation may check those arguments here, once, instead of at every call (an invalid reduce
+     * operator then fails when the program is built, with the same message); the buffers and the communicator's
+     * state are checked at each call. The default defers everything to {@link #allreduce}.
+     */
+    default BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
+        return (in, out) -> allreduce(in, out, dtype, count, op, where);
+    }
+
+    /** A bound operation on an input and an output buffer (see {@link #bindAllreduce}). */
+    @FunctionalInterface
+    interface BufferPairCall {
+        void run(MemorySegment in, MemorySegment out);
+    }
+
     /** {@code out} ({@code size() * countPerRank} elements) receives every rank's {@code in}, in rank order. */
     void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
 

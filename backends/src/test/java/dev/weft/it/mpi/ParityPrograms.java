@@ -74,6 +74,7 @@ public final class ParityPrograms {
         emit(out, "compiled ring", ring(world, x));
         emit(out, "compiled shift", shift(world, x));
         emit(out, "compiled custom", custom(world, x));
+        emit(out, "compiled loops", loops(world, x));
         derived(world, out);
         overlapping(world, out);
         world.barrier();
@@ -233,6 +234,19 @@ public final class ParityPrograms {
         return new Tensor[] {
             c.allreduce(x, FIRST), c.allreduce(x, LAST), c.allreduce(x.div(4), XPLUS), c.reduce(x, LAST, c.size() - 1),
             c.reduceScatter(x, FIRST)
+        };
+    }
+
+    /**
+     * Allreduces in {@code Weft.fori} loops, whose operand is a loop invariant and whose token a carry the executor
+     * binds once per loop: the benchmark's loop, one whose accumulator feeds back, and one with a custom operator.
+     */
+    @Compile
+    static Tensor[] loops(Comm c, Tensor x) {
+        return new Tensor[] {
+            Weft.fori(0, 6, x, (i, acc) -> c.allreduce(x, ReduceOp.SUM)),
+            Weft.fori(0, 5, x, (i, acc) -> c.allreduce(acc.add(x), ReduceOp.SUM)),
+            Weft.fori(0, 3, x, (i, acc) -> c.allreduce(acc.add(x), LAST).add(c.allreduce(x, FIRST)))
         };
     }
 

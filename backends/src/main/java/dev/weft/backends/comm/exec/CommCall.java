@@ -77,7 +77,10 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
                     out[0] = p.buffer();
                 }
             };
-            case ALLREDUCE -> (in, out) -> comm.allreduce(in[0], out[0], t, n, reduce, where);
+            case ALLREDUCE -> {
+                Communicator.BufferPairCall call = comm.bindAllreduce(t, n, reduce, where);
+                yield (in, out) -> call.run(in[0], out[0]);
+            }
             case ALLGATHER -> (in, out) -> comm.allgather(in[0], out[0], t, n, where);
             case REDUCE_SCATTER -> (in, out) -> comm.reduceScatter(in[0], out[0], t, n / comm.size(), reduce, where);
             case BCAST -> (in, out) -> {

@@ -150,14 +150,25 @@ final class MpiCommunicator implements Communicator {
     public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
                           SourceLocation where) {
         live("allreduce", where);
+        bindAllreduce(dtype, count, op, where).run(in, out);
+    }
+
+    /** Checks the reduce operator, the count and the dtype once; a built-in operator's handle is looked up once. */
+    @Override
+    public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
         CommChecks.reduceOp(this, "allreduce", op, dtype, where);
-        long bytes = CommChecks.buffer(this, "allreduce", "input", in, dtype, count, where);
-        CommChecks.buffer(this, "allreduce", "output", out, dtype, count, where);
+        long bytes = CommChecks.bytes(this, "allreduce", dtype, count, where);
         int n = intCount("allreduce", count, where);
-        requireNative("allreduce", in, where);
-        requireNative("allreduce", out, where);
-        MemorySegment send = inPlaceOrCopy(in, bytes, out);
-        reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, mpi.datatype(dtype), o, handle));
+        long type = mpi.datatype(dtype);
+        if (op instanceof ReduceOp.Builtin b) {
+            long o = builtin(b);
+            return (in, out) -> check(mpi.allreduce(reduceInput("allreduce", in, out, dtype, count, bytes, where), out,
+                    n, type, o, handle), "allreduce", -1, where);
+        }
+        return (in, out) -> {
+            MemorySegment send = reduceInput("allreduce", in, out, dtype, count, bytes, where);
+            reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, type, o, handle));
+        };
     }
 
     @Override
@@ -315,6 +326,20 @@ final class MpiCommunicator implements Communicator {
         } catch (ArithmeticException e) {
             throw new CommException(where, String.format("count %d per rank is too large", countPerRank));
         }
+    }
+
+    /**
+     * Checks a reducing collective's buffers and the communicator's state; returns what to pass MPI as the input
+     * (see {@link #inPlaceOrCopy}).
+     */
+    private MemorySegment reduceInput(String op, MemorySegment in, MemorySegment out, DType dtype, long count,
+                                      long bytes, SourceLocation where) {
+        live(op, where);
+        CommChecks.holds(this, op, "input", in, dtype, count, bytes, where);
+        CommChecks.holds(this, op, "output", out, dtype, count, bytes, where);
+        requireNative(op, in, where);
+        requireNative(op, out, where);
+        return inPlaceOrCopy(in, bytes, out);
     }
 
     /** {@code MPI_IN_PLACE} when {@code in} starts where {@code out} does (MPI forbids aliased buffers). */
