@@ -466,6 +466,34 @@ class CpuExecutableTest {
         assertThat(out.get(1).item()).isEqualTo(Math.pow(2, iterations));
     }
 
+    /**
+     * A loop body longer than {@link LoopGenerator#MAX_UNROLLED} steps runs as a block rather than step by step,
+     * with the same result: {@code adds} additions of 1 per iteration, 3 iterations.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1, LoopGenerator.MAX_UNROLLED, LoopGenerator.MAX_UNROLLED + 1})
+    void longLoopBodiesRunAsABlock(int adds) {
+        Ir ir = new Ir();
+        TensorType i32 = t(DType.I32), f64 = t(DType.F64);
+        List<Value> a = args(f64);
+        ir.begin();
+        List<Value> ca = args(i32, f64);
+        Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(3)));
+        ir.begin();
+        List<Value> ba = args(i32, f64);
+        Value one = ir.constant(f64, MemorySegment.ofArray(new double[] {1}));
+        Value x = ba.get(1);
+        for (int k = 0; k < adds; k++) {
+            x = ir.binary(StableHlo.ADD, x, one);
+        }
+        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)), x);
+        var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.getFirst()), List.of(i32, f64), Map.of(),
+                List.of(cond, body));
+        Tensor out = new CpuExecutable(ir.module(a, loop.results().get(1)))
+                .run(List.of(Tensor.scalar(DType.F64, 0.5))).getFirst();
+        assertThat(out.item()).isEqualTo(0.5 + 3.0 * adds);
+    }
+
     private static Value scalar(Ir ir, DType dtype, long v) {
         return dtype == DType.I64 ? ir.constant(t(DType.I64), MemorySegment.ofArray(new long[] {v}))
                 : ir.i32((int) v);
