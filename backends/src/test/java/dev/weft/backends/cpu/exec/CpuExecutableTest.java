@@ -471,7 +471,7 @@ class CpuExecutableTest {
      * with the same result: {@code adds} additions of 1 per iteration, 3 iterations.
      */
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.ValueSource(ints = {1, LoopGenerator.MAX_UNROLLED, LoopGenerator.MAX_UNROLLED + 1})
+    @ValueSource(ints = {1, LoopGenerator.MAX_UNROLLED, LoopGenerator.MAX_UNROLLED + 1})
     void longLoopBodiesRunAsABlock(int adds) {
         Ir ir = new Ir();
         TensorType i32 = t(DType.I32), f64 = t(DType.F64);
