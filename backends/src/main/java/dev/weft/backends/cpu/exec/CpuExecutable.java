@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * Runs the {@code @main} function of a lowered module on the CPU.
@@ -49,7 +50,7 @@ public final class CpuExecutable implements Executable {
     private final AtomicReference<Frame> idleFrame = new AtomicReference<>();
     private final CompiledBlock main;
     private final int slotCount;
-    private final int scratchCount;
+    private final Supplier<?>[] scratchFactories;
     private final long[] classBytes;
     private final LongAdder allocations = new LongAdder();
 
@@ -77,7 +78,7 @@ public final class CpuExecutable implements Executable {
         ProgramBuilder builder = new ProgramBuilder(compilers, customCalls);
         this.main = builder.compile(f.body());
         this.slotCount = builder.slotCount();
-        this.scratchCount = builder.scratchCount();
+        this.scratchFactories = builder.scratchFactories();
         this.classBytes = builder.classBytes();
     }
 
@@ -110,7 +111,7 @@ public final class CpuExecutable implements Executable {
         }
         Frame f = idleFrame.getAndSet(null);
         if (f == null) {
-            f = new Frame(slotCount, scratchCount, classBytes, allocations);
+            f = new Frame(slotCount, scratchFactories, classBytes, allocations);
         }
         for (int i = 0; i < argumentTypes.length; i++) {
             f.define(main.argSlots()[i], new Buffer(argument(args.get(i), i), Buffer.Kind.READ_ONLY, -1));

@@ -32,7 +32,9 @@ final class CustomCallInstruction implements Instruction {
         this.tensorOperands = IntStream.range(0, in.length)
                 .filter(k -> !(op.operand(k).type() instanceof TokenType)).toArray();
         this.retains = handler.retainsOperands(op);
-        this.scratch = b.scratchSlot();
+        int operands = in.length;
+        int results = out.length;
+        this.scratch = b.scratchSlot(() -> CallArrays.of(operands, results));
     }
 
     static Instruction compile(Op op, ProgramBuilder b) {
@@ -47,8 +49,7 @@ final class CustomCallInstruction implements Instruction {
 
     @Override
     public void execute(Frame f) {
-        CallArrays a = f.scratch[scratch] instanceof CallArrays c ? c
-                : CallArrays.create(f, scratch, in.length, out.length);
+        CallArrays a = (CallArrays) f.scratch[scratch];
         MemorySegment[] operands = a.operands;
         for (int k : tensorOperands) {
             Buffer buf = f.slots[in[k]];
@@ -96,10 +97,9 @@ final class CustomCallInstruction implements Instruction {
      * nothing past it); token operands are {@link CustomCallRegistry#TOKEN} throughout.
      */
     private record CallArrays(MemorySegment[] operands, Buffer[] offered, MemorySegment[] results) {
-        static CallArrays create(Frame f, int scratch, int operands, int results) {
+        static CallArrays of(int operands, int results) {
             CallArrays a = new CallArrays(new MemorySegment[operands], new Buffer[results], new MemorySegment[results]);
             Arrays.fill(a.operands, CustomCallRegistry.TOKEN);
-            f.scratch[scratch] = a;
             return a;
         }
     }

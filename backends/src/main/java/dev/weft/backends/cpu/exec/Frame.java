@@ -4,6 +4,7 @@ import dev.weft.spi.NativeMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * The state of one run: a slot per SSA value of the function (regions included) and a pool of dead buffers per
@@ -13,18 +14,17 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class Frame {
     Buffer[] slots;
-    /**
-     * Objects an instruction reuses from one execution to the next within a run (see
-     * {@link ProgramBuilder#scratchSlot}).
-     */
+    /** Objects instructions reuse from one execution to the next within a run ({@link ProgramBuilder#scratchSlot}). */
     Object[] scratch;
+    private final Supplier<?>[] scratchFactories;
     private final long[] classBytes;
     private final Pool[] pools;
     private final LongAdder allocations;
 
-    Frame(int slotCount, int scratchCount, long[] classBytes, LongAdder allocations) {
+    Frame(int slotCount, Supplier<?>[] scratchFactories, long[] classBytes, LongAdder allocations) {
         this.slots = new Buffer[slotCount];
-        this.scratch = new Object[scratchCount];
+        this.scratchFactories = scratchFactories;
+        this.scratch = newScratch();
         this.classBytes = classBytes;
         this.pools = new Pool[classBytes.length];
         this.allocations = allocations;
@@ -37,7 +37,15 @@ final class Frame {
      */
     void reset() {
         slots = new Buffer[slots.length];
-        scratch = new Object[scratch.length];
+        scratch = newScratch();
+    }
+
+    private Object[] newScratch() {
+        Object[] s = new Object[scratchFactories.length];
+        for (int i = 0; i < s.length; i++) {
+            s[i] = scratchFactories[i].get();
+        }
+        return s;
     }
 
     /** A buffer of size class {@code sizeClass} with no references, from the pool when one is free. */

@@ -15,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Compiles a function body into {@link CompiledBlock}s: numbers every SSA value with a frame slot, assigns byte
@@ -32,7 +33,7 @@ final class ProgramBuilder {
     private final List<Set<Value>> scopes = new ArrayList<>();
     /** For each block being compiled, innermost last: the last of its ops that uses each value. */
     private final List<Map<Value, Op>> lastUsers = new ArrayList<>();
-    private int scratchCount;
+    private final List<Supplier<?>> scratch = new ArrayList<>();
 
     ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls) {
         this.compilers = compilers;
@@ -55,13 +56,18 @@ final class ProgramBuilder {
         return slots.size();
     }
 
-    /** A new index into {@link Frame#scratch}, for the objects an instruction reuses within a run. */
-    int scratchSlot() {
-        return scratchCount++;
+    /**
+     * A new index into {@link Frame#scratch}: the object there, made by {@code factory} when a run starts, is
+     * reused by an instruction within the run (made up front so that the instruction has no first-use branch,
+     * which C2 would compile as a trap that each new run hits).
+     */
+    int scratchSlot(Supplier<?> factory) {
+        scratch.add(factory);
+        return scratch.size() - 1;
     }
 
-    int scratchCount() {
-        return scratchCount;
+    Supplier<?>[] scratchFactories() {
+        return scratch.toArray(Supplier<?>[]::new);
     }
 
     /** The pool class of buffers of {@code bytes} bytes. */
