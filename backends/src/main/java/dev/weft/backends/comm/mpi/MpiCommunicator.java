@@ -152,7 +152,11 @@ final class MpiCommunicator implements Communicator {
         bindAllreduce(dtype, count, op, where).run(in, out);
     }
 
-    /** Checks the reduce operator, the count and the dtype once; a built-in operator's handle is looked up once. */
+    /**
+     * Checks the reduce operator, the count and the dtype once; a built-in operator's handle is looked up once.
+     * Built-in operators skip {@link #reduceCall}: through it, half the JVMs ran a compiled allreduce loop at
+     * ~70 instead of ~43 ns per iteration at one rank.
+     */
     @Override
     public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
         CommChecks.reduceOp(this, "allreduce", op, dtype, where);
