@@ -1,13 +1,18 @@
 /* Case 5 reference: ITERS calls of MPI_Allreduce(SUM) of COUNT f32 values, rank r contributing r+1.
  * usage: mpirun -np P allreduce COUNT ITERS REPS WARMUP; rank 0 prints seconds per allreduce and the sum of
- * the result. */
+ * the result. Also built as a shared library: the Weft program calls allreduce_seconds through FFM to time C and
+ * Weft alternately in one MPI job (see AllreduceBench). */
 #include <mpi.h>
 #include "timing.h"
 
-static void loop(const float *in, float *out, int count, long iters) {
+/* Seconds per allreduce of ITERS allreduces, the ranks having entered together. */
+double allreduce_seconds(const float *in, float *out, int count, long iters) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_seconds();
     for (long i = 0; i < iters; i++) {
         MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     }
+    return (now_seconds() - t0) / (double) iters;
 }
 
 int main(int argc, char **argv) {
@@ -23,13 +28,10 @@ int main(int argc, char **argv) {
         in[i] = (float) (rank + 1);
     }
     for (long r = 0; r < warmup; r++) {
-        loop(in, out, count, iters);
+        allreduce_seconds(in, out, count, iters);
     }
     for (long r = 0; r < reps; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = now_seconds();
-        loop(in, out, count, iters);
-        double t = (now_seconds() - t0) / (double) iters;
+        double t = allreduce_seconds(in, out, count, iters);
         if (rank == 0) {
             printf("sample %.9e\n", t);
         }

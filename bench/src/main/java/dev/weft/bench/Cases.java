@@ -7,8 +7,9 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The six benchmark cases. Each runs its Weft program and its references, one program at a time, with the same
- * sizes, and returns its table rows. Every program does its own warm-up and timed repetitions and reports seconds
+ * The six benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
+ * allreduce under MPI, which Weft's program times in turn with its own), with the same sizes, and returns its
+ * table rows. Every program does its own warm-up and timed repetitions and reports seconds
  * per unit of work (call, allreduce, step).
  */
 public final class Cases {
@@ -129,19 +130,31 @@ public final class Cases {
 
     private List<Row> allreduce() {
         List<Row> rows = new ArrayList<>();
+        boolean alongside = tools.weftOnMpi() && tools.noMpi().isEmpty();
         for (int bytes : new int[] {8, 8 << 20}) {
             int count = bytes / 4;
             int iters = bytes == 8 ? s.smallIters : s.largeIters;
             int warmup = LONG_WARMUP_FACTOR * s.warmup * (bytes == 8 ? SMALL_ALLREDUCE_WARMUP_FACTOR : 1);
             String what = "5 allreduce SUM " + (bytes == 8 ? "8 B" : "8 MiB") + " in Weft.fori, " + RANKS + " ranks, "
                     + "per allreduce";
-            Outcome weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup));
-            Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
-                    .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "allreduce", count, iters, s.reps, warmup)));
+            Outcome weft;
+            Outcome c;
+            String cNote;
+            if (alongside) {
+                weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup,
+                        tools.mpiLibrary("allreduce")));
+                c = weft instanceof Measurement m ? m.alongside("C") : new Outcome.Missing("runs inside Weft's job");
+                cNote = "C's loop runs in Weft's job, in turn with Weft's in every repetition (same rank placement)";
+            } else {
+                weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup));
+                c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
+                        .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "allreduce", count, iters, s.reps, warmup)));
+                cNote = "C runs as its own MPI job";
+            }
             Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new).orElseGet(() ->
                     runner.apply(tools.mpiPython(RANKS, "allreduce", count, iters, s.reps, warmup)));
-            rows.add(commRow(what, weft, "C MPI_Allreduce", c, Unit.TIME, 0));
-            rows.add(commRow(what, weft, "mpi4py Allreduce", py, Unit.TIME, 0));
+            rows.add(commRow(what, weft, "C MPI_Allreduce", c, Unit.TIME, 0, cNote));
+            rows.add(commRow(what, weft, "mpi4py Allreduce", py, Unit.TIME, 0, "mpi4py runs as its own MPI job"));
         }
         return rows;
     }
@@ -159,9 +172,12 @@ public final class Cases {
                 commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9));
     }
 
-    private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance) {
+    private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,
+                        String... notes) {
+        List<String> all = new ArrayList<>(List.of("Weft on MPI"));
+        all.addAll(List.of(notes));
         return tools.weftOnMpi()
-                ? row(what, weft, reference, ref, unit, tolerance, "Weft on MPI")
+                ? row(what, weft, reference, ref, unit, tolerance, all)
                 : new Row(what + " (fake)", weft, reference, ref, unit, Optional.of(NOT_COMPARABLE), tolerance,
                         List.of());
     }

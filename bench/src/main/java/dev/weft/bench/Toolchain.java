@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The programs the benchmarks run and the tools behind them: compiles the C references (gcc, and mpicc for the
- * MPI ones) into {@code bench/out/bin}, checks the Python interpreter has NumPy (and mpi4py), and builds the
+ * MPI ones) into {@code bench/out/bin}, the MPI allreduce also as a shared library a Weft program calls, checks the Python interpreter has NumPy (and mpi4py), and builds the
  * command line of each C, Python and Weft program. gcc, Python and NumPy are required; without mpicc/mpirun or
  * mpi4py the MPI references are skipped with the reason in the table.
  */
@@ -20,6 +20,8 @@ public final class Toolchain {
     private static final String WEFT_PROGRAMS = "dev.weft.bench.weft.";
     private static final String[] C_REFERENCES = {"chain"};
     private static final String[] MPI_C_REFERENCES = {"allreduce", "heat"};
+    /** MPI references also built as {@code lib<name>.so}, for a Weft program to time alongside its own work. */
+    private static final String[] MPI_C_LIBRARIES = {"allreduce"};
 
     private final Path root;
     private final String python;
@@ -83,6 +85,9 @@ public final class Toolchain {
             for (String c : MPI_C_REFERENCES) {
                 compile(root, "mpicc", c);
             }
+            for (String c : MPI_C_LIBRARIES) {
+                compileLibrary(root, "mpicc", c);
+            }
             output(List.of("mpirun", "--version")).ifPresent(v -> versions.add(v.lines().findFirst().orElse("")));
         }
         Optional<String> noMpi4py = output(List.of(python, "-c", "import mpi4py")).isPresent() ? Optional.empty()
@@ -122,6 +127,11 @@ public final class Toolchain {
 
     public List<String> mpiC(int ranks, String program, Object... args) {
         return with(mpirun(ranks, bin(program)), args);
+    }
+
+    /** The path of the shared library built from MPI reference {@code name} (see {@link #noMpi}). */
+    public String mpiLibrary(String name) {
+        return root.resolve("bench/out/bin").resolve("lib" + name + ".so").toString();
     }
 
     public List<String> python(String script, Object... args) {
@@ -173,8 +183,17 @@ public final class Toolchain {
     private static void compile(Path root, String compiler, String name) {
         Path src = root.resolve("bench/c").resolve(name + ".c");
         Path exe = root.resolve("bench/out/bin").resolve(name);
-        List<String> cmd = List.of(compiler, "-O3", "-march=native", "-Wall", "-o", exe.toString(), src.toString(),
-                "-lm");
+        run(src, List.of(compiler, "-O3", "-march=native", "-Wall", "-o", exe.toString(), src.toString(), "-lm"));
+    }
+
+    private static void compileLibrary(Path root, String compiler, String name) {
+        Path src = root.resolve("bench/c").resolve(name + ".c");
+        Path lib = root.resolve("bench/out/bin").resolve("lib" + name + ".so");
+        run(src, List.of(compiler, "-O3", "-march=native", "-Wall", "-shared", "-fPIC", "-o", lib.toString(),
+                src.toString(), "-lm"));
+    }
+
+    private static void run(Path src, List<String> cmd) {
         Exec e = exec(cmd, Map.of());
         if (!e.ok()) {
             throw new BenchException("cannot compile " + src + " with: " + String.join(" ", cmd) + "\n" + e.text());

@@ -25,6 +25,29 @@ class MeasurementTest {
     }
 
     @Test
+    void aSeriesTimedAlongsideIsReadApart() {
+        Measurement m = Measurement.parse("""
+                sample 3.0e-7
+                [C] sample 2.0e-7
+                sample 5.0e-7
+                [C] sample 4.0e-7
+                [C] check 15
+                check 15
+                [C] info in the same job
+                """);
+        assertThat(m.samples()).containsExactly(3.0e-7, 5.0e-7);
+        assertThat(m.info()).isEmpty();
+        assertThat(m.alongside("C")).isInstanceOfSatisfying(Measurement.class, c -> {
+            assertThat(c.samples()).containsExactly(2.0e-7, 4.0e-7);
+            assertThat(c.check()).hasValue(15.0);
+            assertThat(c.info()).containsExactly("in the same job");
+        });
+        assertThat(m.alongside("NumPy")).isInstanceOf(Outcome.Missing.class);
+        assertThatThrownBy(() -> Measurement.parse("sample 1\n[C] check 2\n"))
+                .hasMessageContaining("[C]: no 'sample' line");
+    }
+
+    @Test
     void theMedianOfAnEvenCountIsTheMeanOfTheMiddleTwo() {
         Measurement m = Measurement.parse("sample 4\nsample 1\nsample 10\nsample 2\n");
         assertThat(m.median()).isEqualTo(3.0);

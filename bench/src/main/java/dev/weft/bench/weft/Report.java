@@ -6,15 +6,27 @@ import java.util.Arrays;
 /**
  * What a benchmark program tells the driver, one line each: {@code sample <seconds per unit>} per timed
  * repetition, {@code check <value>} (a number every implementation of the case must agree on) and
- * {@code info <text>}. Only the reporting rank speaks, so a multi-rank run prints each line once.
+ * {@code info <text>}; a reference timed in the same process prints the same lines prefixed with {@code [name] }.
+ * Only the reporting rank speaks, so a multi-rank run prints each line once.
  */
 final class Report {
     private final PrintStream out;
     private final boolean speaks;
+    private final String prefix;
 
     Report(PrintStream out, boolean speaks) {
+        this(out, speaks, "");
+    }
+
+    private Report(PrintStream out, boolean speaks, String prefix) {
         this.out = out;
         this.speaks = speaks;
+        this.prefix = prefix;
+    }
+
+    /** The report of reference {@code name}, timed alongside this program's own work. */
+    Report alongside(String name) {
+        return new Report(out, speaks, "[" + name + "] ");
     }
 
     void sample(double seconds) {
@@ -31,7 +43,7 @@ final class Report {
 
     private void line(String s) {
         if (speaks) {
-            out.println(s);
+            out.println(prefix + s);
         }
     }
 
