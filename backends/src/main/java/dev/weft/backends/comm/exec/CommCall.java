@@ -44,7 +44,8 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
      * one small call that inlines (a switch over every operation at each call would be too big to).
      */
     public Action action() {
-        Action a = select();
+        Communicator.BufferPairCall pair = selectPair();
+        Action a = pair != null ? (in, out) -> pair.run(in[0], out[0]) : select();
         if (!DEBUG) {
             return a;
         }
@@ -56,6 +57,40 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
         };
     }
 
+    /**
+     * This call as a direct call on its one input buffer and its output buffer, which it fills (never replaces),
+     * when its operation is one such (a collective or {@code sendrecv}); else null, and also with
+     * {@code WEFT_DEBUG=1}, which logs through {@link #action} only.
+     */
+    public Communicator.BufferPairCall pairAction() {
+        return DEBUG ? null : selectPair();
+    }
+
+    private Communicator.BufferPairCall selectPair() {
+        DType t = data == null ? null : data.dtype();
+        long n = data == null ? 0 : data.shape().size();
+        return switch (op) {
+            case ALLREDUCE -> comm.bindAllreduce(t, n, reduce, where);
+            case ALLGATHER -> (in, out) -> comm.allgather(in, out, t, n, where);
+            case REDUCE_SCATTER -> (in, out) -> comm.reduceScatter(in, out, t, n / comm.size(), reduce, where);
+            case BCAST -> (in, out) -> {
+                out.copyFrom(in.asSlice(0, data.byteSize()));
+                comm.bcast(out, t, n, root, where);
+            };
+            case REDUCE -> (in, out) -> {
+                comm.reduce(in, comm.rank() == root ? out : null, t, n, reduce, root, where);
+                if (comm.rank() != root) {
+                    out.copyFrom(in.asSlice(0, data.byteSize()));
+                }
+            };
+            case ALLTOALL -> (in, out) -> comm.alltoall(in, out, t, n / comm.size(), where);
+            case SENDRECV -> (in, out) -> comm.sendrecv(in, t, n, peer, tag, out, received.shape().size(), source,
+                    recvTag, where);
+            case COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT -> null;
+        };
+    }
+
+    /** The operations that are not a {@link #selectPair}. */
     private Action select() {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
@@ -77,25 +112,8 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
                     out[0] = p.buffer();
                 }
             };
-            case ALLREDUCE -> {
-                Communicator.BufferPairCall call = comm.bindAllreduce(t, n, reduce, where);
-                yield (in, out) -> call.run(in[0], out[0]);
-            }
-            case ALLGATHER -> (in, out) -> comm.allgather(in[0], out[0], t, n, where);
-            case REDUCE_SCATTER -> (in, out) -> comm.reduceScatter(in[0], out[0], t, n / comm.size(), reduce, where);
-            case BCAST -> (in, out) -> {
-                out[0].copyFrom(in[0].asSlice(0, data.byteSize()));
-                comm.bcast(out[0], t, n, root, where);
-            };
-            case REDUCE -> (in, out) -> {
-                comm.reduce(in[0], comm.rank() == root ? out[0] : null, t, n, reduce, root, where);
-                if (comm.rank() != root) {
-                    out[0].copyFrom(in[0].asSlice(0, data.byteSize()));
-                }
-            };
-            case ALLTOALL -> (in, out) -> comm.alltoall(in[0], out[0], t, n / comm.size(), where);
-            case SENDRECV -> (in, out) -> comm.sendrecv(in[0], t, n, peer, tag, out[0], received.shape().size(),
-                    source, recvTag, where);
+            case ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV ->
+                    throw new IllegalStateException(op + " is a pair action");
         };
     }
 }

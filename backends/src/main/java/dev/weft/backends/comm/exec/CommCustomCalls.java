@@ -72,12 +72,14 @@ public final class CommCustomCalls {
      */
     private static final class BoundCall implements CustomCallHandler {
         private final CommCall.Action call;
+        private final Communicator.BufferPairCall pairCall;
         private final int[] tensorOperands;
         /** Whether the tokens follow the tensors, so the operands can be passed as they are. */
         private final boolean tokensLast;
 
         BoundCall(CommCall call, Op op) {
             this.call = call.action();
+            this.pairCall = call.pairAction();
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
             this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);
@@ -99,6 +101,12 @@ public final class CommCustomCalls {
         @Override
         public boolean retainsOperands(Op op) {
             return false;
+        }
+
+        @Override
+        public OperandResultCall operandResultCall(Op op) {
+            Communicator.BufferPairCall pair = pairCall;
+            return pair == null ? null : pair::run;
         }
     }
 

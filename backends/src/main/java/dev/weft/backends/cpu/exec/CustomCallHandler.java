@@ -34,4 +34,20 @@ public interface CustomCallHandler {
     default boolean retainsOperands(Op op) {
         return true;
     }
+
+    /**
+     * This bound handler as a direct call on {@code op}'s one tensor operand and one tensor result, or null (the
+     * default) when it has none. Asked once, when the executable is built, of ops with exactly one tensor operand
+     * and one tensor result besides any tokens; the executor then runs the op through it instead of {@link #call},
+     * without the arrays. The call reads {@code operand} only while it runs, and fills {@code result}.
+     */
+    default OperandResultCall operandResultCall(Op op) {
+        return null;
+    }
+
+    /** A custom call on one operand buffer and the result buffer it fills (see {@link #operandResultCall}). */
+    @FunctionalInterface
+    interface OperandResultCall {
+        void run(MemorySegment operand, MemorySegment result);
+    }
 }

@@ -6,7 +6,9 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import java.lang.foreign.MemorySegment;
+import dev.weft.lowering.ir.Value;
 import java.util.Arrays;
+import java.util.List;
 import java.util.stream.IntStream;
 
 /** {@code stablehlo.custom_call}, dispatched to the handler of its {@code call_target_name}. */
@@ -44,7 +46,41 @@ final class CustomCallInstruction implements Instruction {
         CustomCallHandler handler = b.customCalls().handler(target.value()).orElseThrow(() ->
                 new WeftException(op.location(), "no handler for custom call target \"" + target.value()
                         + "\" (registered: " + b.customCalls().targets() + ")")).bind(op);
+        List<Integer> operands = tensors(op.operands());
+        List<Integer> results = tensors(op.results());
+        if (operands.size() == 1 && results.size() == 1) {
+            CustomCallHandler.OperandResultCall direct = handler.operandResultCall(op);
+            if (direct != null) {
+                Value result = op.results().get(results.getFirst());
+                int[] tokens = op.results().stream().filter(v -> v != result).mapToInt(b::slot).toArray();
+                return new Direct(direct, b.slot(op.operand(operands.getFirst())), b.slot(result),
+                        b.sizeClass(result.tensorType()), tokens);
+            }
+        }
         return new CustomCallInstruction(op, handler, b);
+    }
+
+    /** The positions of the tensors (not tokens) among {@code values}. */
+    private static List<Integer> tensors(List<Value> values) {
+        return IntStream.range(0, values.size()).filter(i -> values.get(i).type() instanceof TensorType).boxed()
+                .toList();
+    }
+
+    /**
+     * A custom call on one tensor operand and one tensor result (and tokens) that its handler runs as a direct
+     * call ({@link CustomCallHandler#operandResultCall}): no arrays, and the result is always the buffer offered.
+     */
+    private record Direct(CustomCallHandler.OperandResultCall call, int in, int out, int resultClass,
+                          int[] tokens) implements Instruction {
+        @Override
+        public void execute(Frame f) {
+            Buffer result = f.allocate(resultClass);
+            call.run(f.slots[in].segment, result.segment);
+            f.define(out, result);
+            for (int t : tokens) {
+                f.define(t, Buffer.TOKEN);
+            }
+        }
     }
 
     @Override

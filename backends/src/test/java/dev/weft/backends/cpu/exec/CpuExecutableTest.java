@@ -404,20 +404,33 @@ class CpuExecutableTest {
      * does not retain its operands, like the communication handlers, allocates no Java objects per iteration once
      * compiled by C2: a run of 100 000 iterations allocates at most a few bytes per iteration more than a run of 10
      * (it was ~200 before dead buffers were pooled with their {@code Buffer} objects and the call's arrays were
-     * reused).
+     * reused). Both ways a handler can run: through the arrays of {@link CustomCallHandler#call}, and as a direct
+     * operand/result call, which then runs every iteration.
      */
-    @Test
-    void aCountedLoopAroundACustomCallAllocatesNothingPerIteration() {
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void aCountedLoopAroundACustomCallAllocatesNothingPerIteration(boolean direct) {
+        long[] directCalls = {0};
         CustomCallRegistry calls = new CustomCallRegistry().register("test.negate", new CustomCallHandler() {
             @Override
             public void call(Op op, MemorySegment[] in, MemorySegment[] results) {
-                results[0].copyFrom(in[0]);
-                results[0].setAtIndex(ValueLayout.JAVA_FLOAT, 0, -in[0].getAtIndex(ValueLayout.JAVA_FLOAT, 0));
+                if (direct) {
+                    throw new AssertionError("array call of a handler with a direct call");
+                }
+                negateFirst(in[0], results[0]);
             }
 
             @Override
             public boolean retainsOperands(Op op) {
                 return false;
+            }
+
+            @Override
+            public OperandResultCall operandResultCall(Op op) {
+                return direct ? (in, result) -> {
+                    directCalls[0]++;
+                    negateFirst(in, result);
+                } : null;
             }
         });
         int[] iterations = {10, 100_000};
@@ -436,6 +449,12 @@ class CpuExecutableTest {
         }
         assertThat((double) (bytes[1] - bytes[0]) / (iterations[1] - iterations[0]))
                 .as("bytes allocated per iteration").isLessThan(4);
+        assertThat(directCalls[0]).isEqualTo(direct ? 20L * (iterations[0] + iterations[1]) : 0);
+    }
+
+    private static void negateFirst(MemorySegment in, MemorySegment result) {
+        MemorySegment.copy(in, 0, result, 0, result.byteSize());
+        result.setAtIndex(ValueLayout.JAVA_FLOAT, 0, -in.getAtIndex(ValueLayout.JAVA_FLOAT, 0));
     }
 
     /**
