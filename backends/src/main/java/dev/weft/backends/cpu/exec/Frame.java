@@ -2,7 +2,7 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.spi.NativeMemory;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -20,6 +20,8 @@ final class Frame {
     private final long[] classBytes;
     private final Pool[] pools;
     private final LongAdder allocations;
+    /** Counts the runs, so that a pool knows when its arrays were made in an earlier one ({@link Pool#renew}). */
+    private int run;
 
     Frame(int slotCount, Supplier<?>[] scratchFactories, long[] classBytes, LongAdder allocations) {
         this.slots = new Buffer[slotCount];
@@ -33,11 +35,13 @@ final class Frame {
     /**
      * Readies the frame for the next run, keeping its pools. The slots array and the scratch objects are made anew
      * rather than cleared, so that during a run they are young objects: in JDK 25, G1's write barrier runs a memory
-     * fence on every reference store into an old object, which cost an allreduce loop ~12 ns per iteration.
+     * fence on every reference store into an old object, which cost an allreduce loop ~12 ns per iteration. For
+     * the same reason each pool copies its arrays at its first push of a run.
      */
     void reset() {
         slots = new Buffer[slots.length];
         scratch = newScratch();
+        run++;
     }
 
     private Object[] newScratch() {
@@ -51,8 +55,8 @@ final class Frame {
     /** A buffer of size class {@code sizeClass} with no references, from the pool when one is free. */
     Buffer allocate(int sizeClass) {
         Pool pool = pools[sizeClass];
-        if (pool != null && !pool.buffers.isEmpty()) {
-            return pool.buffers.pop();
+        if (pool != null && pool.bufferCount > 0) {
+            return pool.popBuffer();
         }
         return new Buffer(allocateSegment(sizeClass), Buffer.Kind.TEMP, sizeClass);
     }
@@ -60,11 +64,11 @@ final class Frame {
     /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
     MemorySegment allocateSegment(int sizeClass) {
         Pool pool = pools[sizeClass];
-        if (pool != null && !pool.segments.isEmpty()) {
-            return pool.segments.pop();
+        if (pool != null && pool.segmentCount > 0) {
+            return pool.popSegment();
         }
-        if (pool != null && !pool.buffers.isEmpty()) {
-            return pool.buffers.pop().segment;
+        if (pool != null && pool.bufferCount > 0) {
+            return pool.popBuffer().segment;
         }
         allocations.increment();
         return NativeMemory.allocateUninitialized(classBytes[sizeClass]);
@@ -72,23 +76,70 @@ final class Frame {
 
     /** Returns a segment of size class {@code sizeClass} that nothing references any more to the pool. */
     void recycle(int sizeClass, MemorySegment segment) {
-        pool(sizeClass).segments.push(segment);
+        poolForPush(sizeClass).pushSegment(segment);
     }
 
-    private Pool pool(int sizeClass) {
-        if (pools[sizeClass] == null) {
-            pools[sizeClass] = new Pool();
+    /** The pool of {@code sizeClass}, made if there is none, with arrays made in this run. */
+    private Pool poolForPush(int sizeClass) {
+        Pool pool = pools[sizeClass];
+        if (pool == null) {
+            pool = new Pool(run);
+            pools[sizeClass] = pool;
+        } else if (pool.run != run) {
+            pool.renew(run);
         }
-        return pools[sizeClass];
+        return pool;
     }
 
     /**
      * The dead buffers of one size class: with their {@link Buffer} objects (dropped values) or without (scratch
-     * segments), each kind reused as such so that neither allocates a wrapper on the way back.
+     * segments), each kind reused as such so that neither allocates a wrapper on the way back. Two stacks whose
+     * arrays are copied at the first push of each run, so that a push stores into a young array (see
+     * {@link #reset}).
      */
     private static final class Pool {
-        final ArrayDeque<Buffer> buffers = new ArrayDeque<>();
-        final ArrayDeque<MemorySegment> segments = new ArrayDeque<>();
+        private Buffer[] buffers = new Buffer[4];
+        private MemorySegment[] segments = new MemorySegment[4];
+        int bufferCount;
+        int segmentCount;
+        /** The run that made the arrays. */
+        int run;
+
+        Pool(int run) {
+            this.run = run;
+        }
+
+        void renew(int run) {
+            buffers = buffers.clone();
+            segments = segments.clone();
+            this.run = run;
+        }
+
+        void pushBuffer(Buffer b) {
+            if (bufferCount == buffers.length) {
+                buffers = Arrays.copyOf(buffers, 2 * bufferCount);
+            }
+            buffers[bufferCount++] = b;
+        }
+
+        Buffer popBuffer() {
+            Buffer b = buffers[--bufferCount];
+            buffers[bufferCount] = null;
+            return b;
+        }
+
+        void pushSegment(MemorySegment s) {
+            if (segmentCount == segments.length) {
+                segments = Arrays.copyOf(segments, 2 * segmentCount);
+            }
+            segments[segmentCount++] = s;
+        }
+
+        MemorySegment popSegment() {
+            MemorySegment s = segments[--segmentCount];
+            segments[segmentCount] = null;
+            return s;
+        }
     }
 
     /** Binds {@code slot} to {@code b}, taking a reference. */
@@ -109,7 +160,7 @@ final class Frame {
     /** Drops one reference to {@code b}; the last one returns a pooled buffer to its pool. */
     void drop(Buffer b) {
         if (--b.refs == 0 && b.isPoolable()) {
-            pool(b.sizeClass).buffers.push(b);
+            poolForPush(b.sizeClass).pushBuffer(b);
         }
     }
 }
