@@ -58,6 +58,30 @@ class ReferencesAgreeTest {
         assertThat(weft.check()).hasValue(15.0);
     }
 
+    /**
+     * Under MPI, the Weft program loads the C reference built as a shared library and times its loop in turn with
+     * its own, in the same job: both series come back, each with its own result.
+     */
+    @Test
+    void allreduceTimesTheCLoopAlongsideUnderMpi() throws Exception {
+        assumeThat(onPath("mpicc") && onPath("mpirun")).as("mpicc and mpirun installed").isTrue();
+        String lib = bin.resolve("liballreduce.so").toString();
+        exec(List.of("mpicc", "-O3", "-march=native", "-shared", "-fPIC", "-o", lib,
+                Path.of("c", "allreduce.c").toAbsolutePath().toString()));
+        Measurement weft = Measurement.parse(exec(mpirun(Path.of(System.getProperty("java.home"), "bin", "java")
+                        .toString(), "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
+                "-XX:+EnableDynamicAgentLoading", "-Dnet.bytebuddy.safe=true", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), AllreduceBench.class.getName(), "5", "3", "2", "1",
+                lib)));
+        assertThat(weft.samples()).hasSize(2);
+        assertThat(weft.check()).hasValue(15.0);
+        assertThat(weft.alongside("C")).isInstanceOfSatisfying(Measurement.class, c -> {
+            assertThat(c.samples()).hasSize(2);
+            assertThat(c.min()).isPositive();
+            assertThat(c.check()).hasValue(15.0);
+        });
+    }
+
     @Test
     void heatOnTwoRanks() throws Exception {
         assumeThat(onPath("mpicc") && onPath("mpirun")).as("mpicc and mpirun installed").isTrue();
@@ -87,7 +111,7 @@ class ReferencesAgreeTest {
     }
 
     private static List<String> mpirun(String... program) {
-        List<String> cmd = new ArrayList<>(List.of("mpirun", "--oversubscribe", "-np", "2"));
+        List<String> cmd = new ArrayList<>(List.of("mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2"));
         cmd.addAll(List.of(program));
         return cmd;
     }
