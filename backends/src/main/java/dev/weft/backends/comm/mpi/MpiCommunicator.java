@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.function.LongToIntFunction;
+import java.util.function.Supplier;
 
 /**
  * One process's handle on an MPI communicator. Buffers go to MPI by address (zero copy) and must be native
@@ -90,7 +91,7 @@ final class MpiCommunicator implements Communicator {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment status = arena.allocate(mpi.statusBytes);
             check(mpi.recv(buf, n, mpi.datatype(dtype), src, tag, handle, status), "recv", src, where);
-            received(status, dtype, count, src, tag, "recv", where);
+            received(status, dtype, count, src, tag, () -> "recv", where);
         }
     }
 
@@ -124,10 +125,13 @@ final class MpiCommunicator implements Communicator {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment status = arena.allocate(mpi.statusBytes);
-            check(mpi.waitRequest(r.cell, status), "wait for " + r.describe(), r.peer, where);
+            int rc = mpi.waitRequest(r.cell, status);
+            if (rc != MpiLibrary.SUCCESS) {
+                check(rc, "wait for " + r.describe(), r.peer, where);
+            }
             r.release();
             if (r.receive) {
-                received(status, r.dtype, r.count, r.peer, r.tag, "wait for " + r.describe(), where);
+                received(status, r.dtype, r.count, r.peer, r.tag, () -> "wait for " + r.describe(), where);
             }
         }
     }
@@ -142,7 +146,7 @@ final class MpiCommunicator implements Communicator {
             long t = mpi.datatype(dtype);
             check(mpi.sendrecv(sendbuf, n, t, dest, sendtag, recvbuf, m, t, src, recvtag, handle, status),
                     "sendrecv", src, where);
-            received(status, dtype, recvcount, src, recvtag, "sendrecv", where);
+            received(status, dtype, recvcount, src, recvtag, () -> "sendrecv", where);
         }
     }
 
@@ -386,12 +390,18 @@ final class MpiCommunicator implements Communicator {
         };
     }
 
-    /** Checks that a completed receive got exactly {@code count} elements. */
-    private void received(MemorySegment status, DType dtype, long count, int src, int tag, String op,
+    /**
+     * Checks that a completed receive got exactly {@code count} elements; {@code op} names the call in the message
+     * of a failed {@code MPI_Get_count}, and is only formatted then.
+     */
+    private void received(MemorySegment status, DType dtype, long count, int src, int tag, Supplier<String> op,
                           SourceLocation where) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment got = arena.allocate(ValueLayout.JAVA_INT);
-            check(mpi.getCount(status, mpi.datatype(dtype), got), op, src, where);
+            int rc = mpi.getCount(status, mpi.datatype(dtype), got);
+            if (rc != MpiLibrary.SUCCESS) {
+                check(rc, op.get(), src, where);
+            }
             int n = got.get(ValueLayout.JAVA_INT, 0);
             if (n != count) {
                 throw new CommException(where, String.format("message size mismatch on '%s': rank %d receives "
