@@ -37,8 +37,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Compiles a {@link FusedLoopSpec} to a hidden class implementing {@link FusedLoop}: one counted {@code long}
  * loop whose body loads each full-size input element once, computes every node in a local and stores each result
- * once, through {@link MemorySegment#getAtIndex}/{@code setAtIndex} with the unaligned layout constants, so C2
- * sees a plain indexed loop. Each op is the bytecode its kernel in {@code kernels} compiles to (f32
+ * once, through {@link MemorySegment#get}/{@code set} at the segment's offset plus the index times the element
+ * size, with the unaligned layout constants, so C2 sees a plain indexed loop. Each op is the bytecode its kernel in {@code kernels} compiles to (f32
  * transcendentals computed in double and rounded, integer division by {@code idiv}/{@code ldiv}, integer power by
  * {@link Elementwise#integerPower}), so results are bit-identical to the eager kernels. Classes are cached by spec
  * for the life of the JVM: one per distinct fusion structure.
@@ -73,17 +73,23 @@ final class FusedLoopGenerator {
     private static final ClassDesc CD_BLOCK_SCRATCH = desc(BlockScratch.class);
     private static final ClassDesc CD_DTYPE = desc(DType.class);
     private static final MethodTypeDesc SCRATCH_ARRAY = MethodTypeDesc.of(CD_Object, CD_DTYPE, CD_int);
-    private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long);
+    private static final ClassDesc CD_OFFSETS = CD_long.arrayType();
+    private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_SEGMENTS,
+            CD_OFFSETS, CD_long, CD_long);
+    private static final MethodTypeDesc RUN_ROWS = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_OFFSETS,
+            CD_SEGMENTS, CD_OFFSETS, CD_OFFSETS, CD_long, CD_long, CD_long);
     private static final MethodTypeDesc D_D = MethodTypeDesc.of(CD_double, CD_double);
     private static final MethodTypeDesc F_F = MethodTypeDesc.of(CD_float, CD_float);
     private static final MethodTypeDesc DD_D = MethodTypeDesc.of(CD_double, CD_double, CD_double);
     private static final MethodTypeDesc JJ_J = MethodTypeDesc.of(CD_long, CD_long, CD_long);
 
-    /** Locals of {@code run}: this, inputs, results, from, to; generated locals follow. */
+    /** Locals of {@code run}: this, inputs, their offsets, results, their offsets, from, to; generated ones follow. */
     private static final int INPUTS = 1;
-    private static final int RESULTS = 2;
-    private static final int FROM = 3;
-    private static final int TO = 5;
+    private static final int INPUT_OFFSETS = 2;
+    private static final int RESULTS = 3;
+    private static final int RESULT_OFFSETS = 4;
+    private static final int FROM = 5;
+    private static final int TO = 7;
 
     /**
      * Shortest range a blocked loop runs in blocks: below it the copies and the kernels' range checks cost more
@@ -114,7 +120,9 @@ final class FusedLoopGenerator {
             cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
                     .withInterfaceSymbols(desc(FusedLoop.class))
                     .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
-                            .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_());
+                            .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_())
+                    .withMethodBody("runRows", RUN_ROWS, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                            code -> runRows(self, code));
             if (plan.isEmpty()) {
                 cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
                         code -> new Body(spec, code).emit(vector));
@@ -142,11 +150,47 @@ final class FusedLoopGenerator {
     private static void dispatch(ClassDesc self, CodeBuilder code) {
         Label blocked = code.newLabel();
         code.lload(TO).lload(FROM).lsub().loadConstant(BLOCKED_MIN).lcmp().ifge(blocked);
-        code.aload(0).aload(INPUTS).aload(RESULTS).lload(FROM).lload(TO).invokevirtual(self, PER_ELEMENT, RUN)
-                .return_();
+        forward(code).invokevirtual(self, PER_ELEMENT, RUN).return_();
         code.labelBinding(blocked);
-        code.aload(0).aload(INPUTS).aload(RESULTS).lload(FROM).lload(TO).invokevirtual(self, PER_BLOCK, RUN)
-                .return_();
+        forward(code).invokevirtual(self, PER_BLOCK, RUN).return_();
+    }
+
+    /**
+     * {@code runRows}: {@code run} once per row, a call C2 binds statically (this class is final), then the
+     * offsets advanced by the row strides.
+     */
+    private static void runRows(ClassDesc self, CodeBuilder code) {
+        int in = 1, inOffsets = 2, inStrides = 3, out = 4, outOffsets = 5, outStrides = 6, rows = 7, from = 9,
+                to = 11;
+        int row = code.allocateLocal(TypeKind.LONG);
+        Label test = code.newLabel();
+        Label body = code.newLabel();
+        code.lconst_0().lstore(row).goto_(test).labelBinding(body);
+        code.aload(0).aload(in).aload(inOffsets).aload(out).aload(outOffsets).lload(from).lload(to)
+                .invokevirtual(self, "run", RUN);
+        advance(code, inOffsets, inStrides);
+        advance(code, outOffsets, outStrides);
+        code.lload(row).lconst_1().ladd().lstore(row);
+        code.labelBinding(test).lload(row).lload(rows).lcmp().iflt(body);
+        code.return_();
+    }
+
+    /** Adds each entry of the long array in local {@code strides} to that of the long array in {@code offsets}. */
+    private static void advance(CodeBuilder code, int offsets, int strides) {
+        int i = code.allocateLocal(TypeKind.INT);
+        Label test = code.newLabel();
+        Label body = code.newLabel();
+        code.iconst_0().istore(i).goto_(test).labelBinding(body);
+        code.aload(offsets).iload(i).aload(offsets).iload(i).laload().aload(strides).iload(i).laload().ladd()
+                .lastore();
+        code.iinc(i, 1);
+        code.labelBinding(test).iload(i).aload(offsets).arraylength().if_icmplt(body);
+    }
+
+    /** Pushes this and every argument of {@code run}. */
+    private static CodeBuilder forward(CodeBuilder code) {
+        return code.aload(0).aload(INPUTS).aload(INPUT_OFFSETS).aload(RESULTS).aload(RESULT_OFFSETS).lload(FROM)
+                .lload(TO);
     }
 
     private static ClassDesc desc(Class<?> c) {
@@ -159,25 +203,30 @@ final class FusedLoopGenerator {
         private final CodeBuilder code;
         /** The local holding each node's value. */
         private final int[] local;
-        /** The local holding the segment of each {@link FusedLoopSpec.Element} node. */
+        /** The locals holding the segment and byte offset of each {@link FusedLoopSpec.Element} node. */
         private final int[] inputSegment;
+        private final int[] inputOffset;
         private final int[] resultSegment;
+        private final int[] resultOffset;
 
         Body(FusedLoopSpec spec, CodeBuilder code) {
             this.spec = spec;
             this.code = code;
             this.local = new int[spec.nodes().size()];
             this.inputSegment = new int[spec.nodes().size()];
+            this.inputOffset = new int[spec.nodes().size()];
             this.resultSegment = new int[spec.results().size()];
+            this.resultOffset = new int[spec.results().size()];
         }
 
-        /** Allocates the node locals and segment locals, and reads the rank-0 inputs. */
+        /** Allocates the node locals and segment and offset locals, and reads the rank-0 inputs. */
         private void prologue() {
             List<FusedLoopSpec.Node> nodes = spec.nodes();
             for (int k = 0; k < nodes.size(); k++) {
                 local[k] = code.allocateLocal(kind(nodes.get(k).dtype()));
                 if (nodes.get(k) instanceof FusedLoopSpec.Element e) {
                     inputSegment[k] = segmentLocal(INPUTS, e.input());
+                    inputOffset[k] = offsetLocal(INPUT_OFFSETS, e.input());
                 } else if (nodes.get(k) instanceof FusedLoopSpec.Scalar s) {
                     code.aload(INPUTS).loadConstant(s.input()).aaload();
                     load(s.dtype(), () -> code.lconst_0());
@@ -186,14 +235,15 @@ final class FusedLoopGenerator {
             }
             for (int r = 0; r < resultSegment.length; r++) {
                 resultSegment[r] = segmentLocal(RESULTS, r);
+                resultOffset[r] = offsetLocal(RESULT_OFFSETS, r);
             }
         }
 
         /** One loop over the elements, each node in a local; after a vector loop if {@code vector}. */
         void emit(boolean vector) {
             prologue();
-            int start = vector ? VectorLoopEmitter.emit(spec, code, inputSegment, resultSegment, local, FROM, TO)
-                    : FROM;
+            int start = vector ? VectorLoopEmitter.emit(spec, code, inputSegment, inputOffset, resultSegment,
+                    resultOffset, local, FROM, TO) : FROM;
             List<FusedLoopSpec.Node> nodes = spec.nodes();
             int i = code.allocateLocal(TypeKind.LONG);
             Label test = code.newLabel();
@@ -202,9 +252,13 @@ final class FusedLoopGenerator {
             for (int k = 0; k < nodes.size(); k++) {
                 switch (nodes.get(k)) {
                     case FusedLoopSpec.Element e -> {
+                        DType t = e.dtype();
                         code.aload(inputSegment[k]);
-                        load(e.dtype(), () -> code.lload(i));
-                        code.storeLocal(kind(e.dtype()), local[k]);
+                        layout(t);
+                        byteOffset(inputOffset[k], i, t);
+                        code.invokeinterface(CD_SEGMENT, "get", MethodTypeDesc.of(valueDesc(t), layoutDesc(t),
+                                CD_long));
+                        code.storeLocal(kind(t), local[k]);
                     }
                     case FusedLoopSpec.Scalar s -> {
                         // read before the loop
@@ -220,8 +274,9 @@ final class FusedLoopGenerator {
                 DType t = nodes.get(k).dtype();
                 code.aload(resultSegment[r]);
                 layout(t);
-                code.lload(i).loadLocal(kind(t), local[k]);
-                code.invokeinterface(CD_SEGMENT, "setAtIndex", MethodTypeDesc.of(CD_void, layoutDesc(t), CD_long,
+                byteOffset(resultOffset[r], i, t);
+                code.loadLocal(kind(t), local[k]);
+                code.invokeinterface(CD_SEGMENT, "set", MethodTypeDesc.of(CD_void, layoutDesc(t), CD_long,
                         valueDesc(t)));
             }
             code.lload(i).lconst_1().ladd().lstore(i);
@@ -263,7 +318,7 @@ final class FusedLoopGenerator {
                 if (nodes.get(k) instanceof FusedLoopSpec.Element e) {
                     code.aload(inputSegment[k]);
                     layout(e.dtype());
-                    byteOffset(base, e.dtype());
+                    byteOffset(inputOffset[k], base, e.dtype());
                     code.aload(array[k]).iconst_0().iload(length)
                             .invokestatic(CD_SEGMENT, "copy", COPY_IN, true);
                 }
@@ -283,7 +338,7 @@ final class FusedLoopGenerator {
                 DType t = nodes.get(k).dtype();
                 code.aload(array[k]).iconst_0().aload(resultSegment[r]);
                 layout(t);
-                byteOffset(base, t);
+                byteOffset(resultOffset[r], base, t);
                 code.iload(length).invokestatic(CD_SEGMENT, "copy", COPY_OUT, true);
             }
             code.lload(base).loadConstant((long) FloatMathBlock.SIZE).ladd().lstore(base);
@@ -297,9 +352,12 @@ final class FusedLoopGenerator {
                     .invokestatic(CD_MATH, "min", JJ_J).l2i();
         }
 
-        /** Pushes the byte offset in a buffer of {@code t} of the element the long local {@code base} holds. */
-        private void byteOffset(int base, DType t) {
-            code.lload(base).loadConstant((long) t.byteSize()).lmul();
+        /**
+         * Pushes the byte offset of the element of {@code t} whose index the long local {@code index} holds, in a
+         * segment whose element 0 is at the byte offset the long local {@code offset} holds.
+         */
+        private void byteOffset(int offset, int index, DType t) {
+            code.lload(offset).lload(index).loadConstant((long) t.byteSize()).lmul().ladd();
         }
 
         /** Loop {@code loop} of {@code plan} over the {@code length} elements of a block. */
@@ -331,6 +389,17 @@ final class FusedLoopGenerator {
         private int segmentLocal(int array, int index) {
             int slot = code.allocateLocal(TypeKind.REFERENCE);
             code.aload(array).loadConstant(index).aaload().astore(slot);
+            return slot;
+        }
+
+        /** A long local holding entry {@code index} of the offsets array in local {@code array}, 0 if it is null. */
+        private int offsetLocal(int array, int index) {
+            int slot = code.allocateLocal(TypeKind.LONG);
+            Label none = code.newLabel();
+            Label done = code.newLabel();
+            code.aload(array).ifnull(none).aload(array).loadConstant(index).laload().lstore(slot).goto_(done);
+            code.labelBinding(none).lconst_0().lstore(slot);
+            code.labelBinding(done);
             return slot;
         }
 

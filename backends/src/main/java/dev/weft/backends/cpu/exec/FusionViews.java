@@ -283,68 +283,57 @@ final class FusionViews {
     }
 
     /**
-     * Runs {@code loop} over rows {@code [from, to)} of the fused shape, reading {@code sources}. The loop runs
-     * over the columns of each part, every input narrowed to a segment whose element {@code c} is the input's
-     * element at column {@code c} of the row: one slice per row and box, kept while the next part reads the same
-     * box. A part where such a segment would start before its source (a box that starts right of where its
-     * source's row does) runs over its own narrowed segments instead. Row {@code row} of the results is written at
-     * row {@code row - outRow} of {@code out}.
+     * Runs {@code loop} over rows {@code [from, to)} of the fused shape, reading {@code sources}. Consecutive rows
+     * of one cell along the last outer axis are a run: the loop goes over each part's columns of every row of the
+     * run ({@link FusedLoop#runRows}), every input read in its source at the offset that makes the loop's element
+     * {@code c} the input's element at column {@code c} of the row (so nothing is sliced). Row {@code row} of the
+     * results is written at row {@code row - outRow} of {@code out}.
      */
     void run(FusedLoop loop, MemorySegment[] sources, MemorySegment[] out, long from, long to, long outRow) {
         MemorySegment[] in = new MemorySegment[inputs];
-        int[] slicedSource = new int[inputs];
-        long[] slicedStart = new long[inputs];
+        long[] inOffset = new long[inputs];
+        long[] inStride = new long[inputs];
         for (int i = 0; i < inputs; i++) {
             in[i] = wholeSource[i] == NONE ? null : sources[wholeSource[i]];
-            slicedSource[i] = NONE;
         }
-        MemorySegment[] rowOut = new MemorySegment[out.length];
+        long[] outOffset = new long[out.length];
+        long[] outStride = new long[out.length];
+        for (int r = 0; r < out.length; r++) {
+            outStride[r] = rowLength * resultBytes[r];
+        }
         long[] index = new long[outer.length];
         long[] base = new long[rowStrides.length];
-        for (long row = from; row < to; row++) {
+        int last = outer.length - 1;
+        for (long row = from; row < to; ) {
             Cell cell = locate(row, index, base);
-            for (int r = 0; r < out.length; r++) {
-                rowOut[r] = out[r].asSlice((row - outRow) * rowLength * resultBytes[r], rowLength * resultBytes[r]);
-            }
+            long rows = Math.min(to - row, last < 0 ? 1 : runLength(last, index[last]));
             long[] cuts = cell.cuts;
             for (int j = 0; j + 1 < cuts.length; j++) {
                 int[] source = cell.source[j];
                 long[] delta = cell.delta[j];
-                boolean aligned = true;
-                for (int i = 0; i < inputs && aligned; i++) {
+                for (int i = 0; i < inputs; i++) {
                     int s = source[i];
-                    long start = s == NONE ? 0 : base[s] + delta[i];
-                    aligned = start >= 0;
-                    if (s != NONE && aligned && (s != slicedSource[i] || start != slicedStart[i])) {
-                        in[i] = sources[s].asSlice(start * bytes[i]);
-                        slicedSource[i] = s;
-                        slicedStart[i] = start;
+                    if (s != NONE) {
+                        in[i] = sources[s];
+                        inOffset[i] = (base[s] + delta[i]) * bytes[i];
+                        inStride[i] = last < 0 ? 0 : rowStrides[s][last] * bytes[i];
                     }
                 }
-                if (aligned) {
-                    loop.run(in, rowOut, cuts[j], cuts[j + 1]);
-                } else {
-                    runPart(loop, sources, in, rowOut, cuts[j], cuts[j + 1] - cuts[j], source, delta, base);
-                    Arrays.fill(slicedSource, NONE);
+                for (int r = 0; r < out.length; r++) {
+                    outOffset[r] = (row - outRow) * outStride[r];
                 }
+                loop.runRows(in, inOffset, inStride, out, outOffset, outStride, rows, cuts[j], cuts[j + 1]);
             }
+            row += rows;
         }
     }
 
-    /** Runs {@code loop} over columns {@code [lo, lo + len)} of a row, inputs and results narrowed to them. */
-    private void runPart(FusedLoop loop, MemorySegment[] sources, MemorySegment[] in, MemorySegment[] rowOut,
-                         long lo, long len, int[] source, long[] delta, long[] base) {
-        for (int i = 0; i < inputs; i++) {
-            int s = source[i];
-            if (s != NONE) {
-                in[i] = sources[s].asSlice((base[s] + lo + delta[i]) * bytes[i], len * bytes[i]);
-            }
-        }
-        MemorySegment[] part = new MemorySegment[rowOut.length];
-        for (int r = 0; r < rowOut.length; r++) {
-            part[r] = rowOut[r].asSlice(lo * resultBytes[r], len * resultBytes[r]);
-        }
-        loop.run(in, part, 0, len);
+    /** How many rows from index {@code at} along outer axis {@code axis} on stay in its cell and on its line. */
+    private long runLength(int axis, long at) {
+        long[] starts = cellStarts[axis];
+        int k = Arrays.binarySearch(starts, at);
+        int cell = k >= 0 ? k : -k - 2;
+        return (cell + 1 < starts.length ? starts[cell + 1] : outer[axis]) - at;
     }
 
     /** Copies input {@code input} (a view or piecewise argument) into {@code window}, row-major. */

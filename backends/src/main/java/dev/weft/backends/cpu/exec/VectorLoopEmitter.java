@@ -85,11 +85,12 @@ final class VectorLoopEmitter {
     /**
      * Emits the vector loop of {@code spec}, which {@link #applies}, into {@code code}: {@code inputSegment} and
      * {@code resultSegment} are the locals holding each element node's and each result's segment,
+     * {@code inputOffset} and {@code resultOffset} the long locals holding the byte offset of element 0 in them,
      * {@code scalar} those holding each rank-0 node's value (read already), {@code from} and {@code to} the
      * range's bounds. Returns a new long local holding the first index the scalar loop must run from.
      */
-    static int emit(FusedLoopSpec spec, CodeBuilder code, int[] inputSegment, int[] resultSegment, int[] scalar,
-                    int from, int to) {
+    static int emit(FusedLoopSpec spec, CodeBuilder code, int[] inputSegment, int[] inputOffset,
+                    int[] resultSegment, int[] resultOffset, int[] scalar, int from, int to) {
         DType t = spec.nodes().getFirst().dtype();
         boolean f64 = t == DType.F64;
         ClassDesc vector = ClassDesc.of(MODULE + (f64 ? ".DoubleVector" : ".FloatVector"));
@@ -117,7 +118,7 @@ final class VectorLoopEmitter {
                 case FusedLoopSpec.Element e -> {
                     species(code, vector);
                     code.aload(inputSegment[k]);
-                    byteOffsetAndOrder(code, i, t);
+                    byteOffsetAndOrder(code, inputOffset[k], i, t);
                     code.invokestatic(vector, "fromMemorySegment",
                                     MethodTypeDesc.of(vector, CD_SPECIES, CD_SEGMENT, CD_long, CD_ORDER))
                             .astore(local[k]);
@@ -137,7 +138,7 @@ final class VectorLoopEmitter {
         }
         for (int r = 0; r < resultSegment.length; r++) {
             code.aload(local[spec.results().get(r)]).aload(resultSegment[r]);
-            byteOffsetAndOrder(code, i, t);
+            byteOffsetAndOrder(code, resultOffset[r], i, t);
             code.invokevirtual(vector, "intoMemorySegment",
                     MethodTypeDesc.of(CD_void, CD_SEGMENT, CD_long, CD_ORDER));
         }
@@ -151,9 +152,13 @@ final class VectorLoopEmitter {
         code.getstatic(vector, "SPECIES_" + BITS, CD_SPECIES);
     }
 
-    /** Pushes the byte offset of element {@code i} (a long local) and the native byte order. */
-    private static void byteOffsetAndOrder(CodeBuilder code, int i, DType t) {
-        code.lload(i).loadConstant((long) t.byteSize()).lmul().invokestatic(CD_ORDER, "nativeOrder", NATIVE_ORDER);
+    /**
+     * Pushes the byte offset of element {@code i} (a long local) in a segment whose element 0 is at the byte offset
+     * the long local {@code offset} holds, and the native byte order.
+     */
+    private static void byteOffsetAndOrder(CodeBuilder code, int offset, int i, DType t) {
+        code.lload(offset).lload(i).loadConstant((long) t.byteSize()).lmul().ladd()
+                .invokestatic(CD_ORDER, "nativeOrder", NATIVE_ORDER);
     }
 
     private static boolean detect() {
