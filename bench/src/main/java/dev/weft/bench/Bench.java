@@ -97,7 +97,7 @@ public final class Bench {
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: %d warm-up (matmul, dispatch, allreduce, Heat: %d; allreduce 8 B: %d) then %d timed repetitions; shown: median (min–max)
+                - every program: %d warm-up (matmul, dispatch, allreduce 8 MiB, mpi4py's Heat: %d; allreduce 8 B, Heat: %d) then %d timed repetitions; shown: median (min–max)
                 - every JVM: %s
                 - multi-rank Weft programs on %s
                 """,
@@ -106,7 +106,7 @@ public final class Bench {
                 InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
                 loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
                 String.join("; ", tools.versions()), sizes.warmup(), Cases.LONG_WARMUP_FACTOR * sizes.warmup(),
-                Cases.SMALL_ALLREDUCE_WARMUP_FACTOR * Cases.LONG_WARMUP_FACTOR * sizes.warmup(), sizes.reps(),
+                Cases.JIT_WARMUP_FACTOR * Cases.LONG_WARMUP_FACTOR * sizes.warmup(), sizes.reps(),
                 JVM_OPTIONS,
                 tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
     }

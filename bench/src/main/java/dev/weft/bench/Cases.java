@@ -52,11 +52,13 @@ public final class Cases {
     static final int LONG_WARMUP_FACTOR = 10;
 
     /**
-     * The 8 B allreduce case (and its references) warms up this many times longer again: its long warm-up is only
-     * half a second of two ranks busy-polling MPI, in which C2 has not always finished compiling the loop (at one
-     * rank, 45 ns per iteration after it, up to ~90 ns in JVMs still compiling).
+     * The 8 B allreduce and Heat cases warm up this many times longer again: their long warm-up is only half a
+     * second to a second of two ranks busy-polling MPI on the two cores, in which C2 has not finished compiling
+     * (the allreduce loop then ran at up to twice its steady time per iteration at one rank; Heat's samples ranged
+     * from 400 to 3200 steps/s, against 3000-3500 after ten times more). The references get the same warm-up, but
+     * mpi4py + NumPy's Heat, which has no JIT to wait for and whose steps take twenty times longer.
      */
-    static final int SMALL_ALLREDUCE_WARMUP_FACTOR = 10;
+    static final int JIT_WARMUP_FACTOR = 10;
 
     private final Toolchain tools;
     private final Function<List<String>, Outcome> runner;
@@ -134,7 +136,7 @@ public final class Cases {
         for (int bytes : new int[] {8, 8 << 20}) {
             int count = bytes / 4;
             int iters = bytes == 8 ? s.smallIters : s.largeIters;
-            int warmup = LONG_WARMUP_FACTOR * s.warmup * (bytes == 8 ? SMALL_ALLREDUCE_WARMUP_FACTOR : 1);
+            int warmup = LONG_WARMUP_FACTOR * s.warmup * (bytes == 8 ? JIT_WARMUP_FACTOR : 1);
             String what = "5 allreduce SUM " + (bytes == 8 ? "8 B" : "8 MiB") + " in Weft.fori, " + RANKS + " ranks, "
                     + "per allreduce";
             Outcome weft;
@@ -162,12 +164,13 @@ public final class Cases {
     private List<Row> heat() {
         String what = String.format(Locale.ROOT, "6 Heat f64[%d,%d], %d ranks, %d steps/sample", s.heatRows,
                 s.heatCols, RANKS, s.heatSteps);
-        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, LONG_WARMUP_FACTOR * s.warmup};
+        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, JIT_WARMUP_FACTOR * LONG_WARMUP_FACTOR * s.warmup};
+        Object[] pyArgs = {s.heatRows, s.heatCols, s.heatSteps, s.reps, LONG_WARMUP_FACTOR * s.warmup};
         Outcome weft = runner.apply(tools.weft(RANKS, "HeatBench", args));
         Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
                 .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "heat", args)));
         Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new)
-                .orElseGet(() -> runner.apply(tools.mpiPython(RANKS, "heat", args)));
+                .orElseGet(() -> runner.apply(tools.mpiPython(RANKS, "heat", pyArgs)));
         return List.of(commRow(what, weft, "C + MPI_Sendrecv", c, Unit.STEPS_PER_SECOND, 1e-9),
                 commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9));
     }
