@@ -93,11 +93,12 @@ final class ControlFlow {
         }
 
         /**
-         * Binds the varying carries to the body's arguments. The loop's reference to each passes to the argument,
-         * which lets the body overwrite a carry it consumes.
+         * Binds the varying carries the body reads to its arguments. The loop's reference to each varying carry
+         * passes to the argument, which lets the body overwrite a carry it consumes, or is dropped when the body
+         * never reads the carry, so that its buffer is free for the body's results.
          */
         void beforeBody(State s) {
-            body.block.bindArguments(s.frame, s.carry, body.varying);
+            body.block.bindArguments(s.frame, s.carry, body.read);
             for (int i : body.varying) {
                 s.frame.drop(s.carry[i]);
             }
@@ -149,9 +150,11 @@ final class ControlFlow {
      * A while body. A carry that every iteration leaves as it was is pinned: bound to the body's argument once for
      * the whole loop, so that an iteration binds, drops and takes only the carries that change. Pinned are the
      * carries the body returns as they came (its own argument at the same position), tokens (every token is the
-     * same buffer) and the counter a counted loop keeps in Java (the body never reads it).
+     * same buffer) and the counter a counted loop keeps in Java (the body never reads it). Of the varying carries,
+     * only those the body reads ({@code read}) are bound; the others die as the body starts (an accumulator the
+     * body replaces without reading: its buffer can then hold the new value, as in place).
      */
-    private record LoopBody(CompiledBlock block, int[] varying, int[] pinned) {
+    private record LoopBody(CompiledBlock block, int[] varying, int[] read, int[] pinned) {
         static LoopBody of(Block body, CompiledBlock compiled, int kept) {
             List<Value> args = body.arguments();
             List<Value> results = body.results();
@@ -159,8 +162,10 @@ final class ControlFlow {
                     || args.get(i).type() instanceof TokenType).toArray();
             int[] varying = IntStream.range(0, args.size()).filter(i -> Arrays.binarySearch(pinned, i) < 0)
                     .toArray();
+            Uses uses = Uses.of(body);
+            int[] read = Arrays.stream(varying).filter(i -> uses.count(args.get(i)) > 0).toArray();
             int[] pinnedSlots = Arrays.stream(pinned).map(i -> compiled.argSlots()[i]).toArray();
-            return new LoopBody(compiled.pinning(pinnedSlots), varying, pinned);
+            return new LoopBody(compiled.pinning(pinnedSlots), varying, read, pinned);
         }
 
         /** Releases the pinned arguments once the loop is done. */

@@ -458,6 +458,44 @@ class CpuExecutableTest {
     }
 
     /**
+     * A loop body that replaces a carry without reading it ({@code acc = x + x}) frees the carry's buffer as it
+     * starts, so the new value takes that buffer: after the first iteration nothing more is allocated (two buffers
+     * would alternate otherwise), and the results are the ops' own, including for a loop that never runs.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 2, 5})
+    void aCarryTheBodyNeverReadsLendsItsBufferToTheNewValue(int n) {
+        CpuExecutable exe = replacingLoop(n);
+        float[] x = {1, -2, 3.5f, 0};
+        float[] acc = {9, 9, 9, 9};
+        float[] got = exe.run(List.of(Tensor.of(acc), Tensor.of(x))).getFirst().toFloatArray();
+        assertThat(got).containsExactly(n == 0 ? acc : new float[] {2, -4, 7, 0});
+        if (n >= 1) {
+            CpuExecutable once = replacingLoop(1);
+            once.run(List.of(Tensor.of(acc), Tensor.of(x)));
+            assertThat(exe.allocationCount()).as("buffers allocated by %d iterations", n)
+                    .isEqualTo(once.allocationCount());
+        }
+    }
+
+    /** {@code for (i = 0; i < n; i++) acc = x + x}, returning acc. */
+    private static CpuExecutable replacingLoop(int n) {
+        Ir ir = new Ir();
+        TensorType i32 = t(DType.I32);
+        List<Value> a = args(F32_4, F32_4);
+        ir.begin();
+        List<Value> ca = args(i32, F32_4, F32_4);
+        Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(n)));
+        ir.begin();
+        List<Value> ba = args(i32, F32_4, F32_4);
+        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)),
+                ir.binary(StableHlo.ADD, ba.get(2), ba.get(2)), ba.get(2));
+        var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.get(0), a.get(1)), List.of(i32, F32_4, F32_4),
+                Map.of(), List.of(cond, body));
+        return new CpuExecutable(ir.module(a, loop.results().get(1)));
+    }
+
+    /**
      * A body that only adds a positive constant to the counter ({@code Weft.fori}'s shape) is counted in Java: the
      * final counter and the number of iterations (an accumulator doubled once per iteration) are those of the
      * ops' own semantics, for i32 and i64 counters, steps above one, and loops that never run.
