@@ -55,8 +55,8 @@ final class Frame {
     /** A buffer of size class {@code sizeClass} with no references, from the pool when one is free. */
     Buffer allocate(int sizeClass) {
         Pool pool = pools[sizeClass];
-        if (pool != null && pool.bufferCount > 0) {
-            return pool.popBuffer();
+        if (pool != null && pool.buffers.size > 0) {
+            return pool.buffers.pop();
         }
         return new Buffer(allocateSegment(sizeClass), Buffer.Kind.TEMP, sizeClass);
     }
@@ -64,11 +64,11 @@ final class Frame {
     /** A segment of size class {@code sizeClass} for scratch use; give it back with {@link #recycle}. */
     MemorySegment allocateSegment(int sizeClass) {
         Pool pool = pools[sizeClass];
-        if (pool != null && pool.segmentCount > 0) {
-            return pool.popSegment();
+        if (pool != null && pool.segments.size > 0) {
+            return pool.segments.pop();
         }
-        if (pool != null && pool.bufferCount > 0) {
-            return pool.popBuffer().segment;
+        if (pool != null && pool.buffers.size > 0) {
+            return pool.buffers.pop().segment;
         }
         allocations.increment();
         return NativeMemory.allocateUninitialized(classBytes[sizeClass]);
@@ -76,7 +76,7 @@ final class Frame {
 
     /** Returns a segment of size class {@code sizeClass} that nothing references any more to the pool. */
     void recycle(int sizeClass, MemorySegment segment) {
-        poolForPush(sizeClass).pushSegment(segment);
+        poolForPush(sizeClass).segments.push(segment);
     }
 
     /** The pool of {@code sizeClass}, made if there is none, with arrays made in this run. */
@@ -93,15 +93,12 @@ final class Frame {
 
     /**
      * The dead buffers of one size class: with their {@link Buffer} objects (dropped values) or without (scratch
-     * segments), each kind reused as such so that neither allocates a wrapper on the way back. Two stacks whose
-     * arrays are copied at the first push of each run, so that a push stores into a young array (see
-     * {@link #reset}).
+     * segments), each kind reused as such so that neither allocates a wrapper on the way back. Both stacks copy
+     * their arrays at the first push of each run, so that a push stores into a young array (see {@link #reset}).
      */
     private static final class Pool {
-        private Buffer[] buffers = new Buffer[4];
-        private MemorySegment[] segments = new MemorySegment[4];
-        int bufferCount;
-        int segmentCount;
+        final Stack<Buffer> buffers = new Stack<>();
+        final Stack<MemorySegment> segments = new Stack<>();
         /** The run that made the arrays. */
         int run;
 
@@ -110,35 +107,33 @@ final class Frame {
         }
 
         void renew(int run) {
-            buffers = buffers.clone();
-            segments = segments.clone();
+            buffers.renew();
+            segments.renew();
             this.run = run;
         }
+    }
 
-        void pushBuffer(Buffer b) {
-            if (bufferCount == buffers.length) {
-                buffers = Arrays.copyOf(buffers, 2 * bufferCount);
+    /** A last-in, first-out stack over an array. */
+    private static final class Stack<T> {
+        private Object[] items = new Object[4];
+        int size;
+
+        void renew() {
+            items = items.clone();
+        }
+
+        void push(T item) {
+            if (size == items.length) {
+                items = Arrays.copyOf(items, 2 * size);
             }
-            buffers[bufferCount++] = b;
+            items[size++] = item;
         }
 
-        Buffer popBuffer() {
-            Buffer b = buffers[--bufferCount];
-            buffers[bufferCount] = null;
-            return b;
-        }
-
-        void pushSegment(MemorySegment s) {
-            if (segmentCount == segments.length) {
-                segments = Arrays.copyOf(segments, 2 * segmentCount);
-            }
-            segments[segmentCount++] = s;
-        }
-
-        MemorySegment popSegment() {
-            MemorySegment s = segments[--segmentCount];
-            segments[segmentCount] = null;
-            return s;
+        @SuppressWarnings("unchecked")
+        T pop() {
+            T item = (T) items[--size];
+            items[size] = null;
+            return item;
         }
     }
 
@@ -160,7 +155,7 @@ final class Frame {
     /** Drops one reference to {@code b}; the last one returns a pooled buffer to its pool. */
     void drop(Buffer b) {
         if (--b.refs == 0 && b.isPoolable()) {
-            poolForPush(b.sizeClass).pushBuffer(b);
+            poolForPush(b.sizeClass).buffers.push(b);
         }
     }
 }
