@@ -164,7 +164,8 @@ public final class Cases {
     private List<Row> heat() {
         String what = String.format(Locale.ROOT, "6 Heat f64[%d,%d], %d ranks, %d steps/sample", s.heatRows,
                 s.heatCols, RANKS, s.heatSteps);
-        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, JIT_WARMUP_FACTOR * LONG_WARMUP_FACTOR * s.warmup};
+        int warmup = JIT_WARMUP_FACTOR * LONG_WARMUP_FACTOR * s.warmup;
+        Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, warmup};
         Object[] pyArgs = {s.heatRows, s.heatCols, s.heatSteps, s.reps, LONG_WARMUP_FACTOR * s.warmup};
         Outcome weft = runner.apply(tools.weft(RANKS, "HeatBench", args));
         Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)

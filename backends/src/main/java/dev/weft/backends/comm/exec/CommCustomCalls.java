@@ -105,8 +105,7 @@ public final class CommCustomCalls {
 
         @Override
         public OperandResultCall operandResultCall(Op op) {
-            Communicator.BufferPairCall pair = pairCall;
-            return pair == null ? null : pair::run;
+            return pairCall == null ? null : pairCall::run;
         }
     }
 

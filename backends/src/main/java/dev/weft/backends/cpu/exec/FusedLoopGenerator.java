@@ -38,10 +38,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * Compiles a {@link FusedLoopSpec} to a hidden class implementing {@link FusedLoop}: one counted {@code long}
  * loop whose body loads each full-size input element once, computes every node in a local and stores each result
  * once, through {@link MemorySegment#get}/{@code set} at the segment's offset plus the index times the element
- * size, with the unaligned layout constants, so C2 sees a plain indexed loop. Each op is the bytecode its kernel in {@code kernels} compiles to (f32
- * transcendentals computed in double and rounded, integer division by {@code idiv}/{@code ldiv}, integer power by
- * {@link Elementwise#integerPower}), so results are bit-identical to the eager kernels. Classes are cached by spec
- * for the life of the JVM: one per distinct fusion structure.
+ * size, with the unaligned layout constants, so C2 sees a plain indexed loop. Each op is the bytecode its kernel
+ * in {@code kernels} compiles to (f32 transcendentals computed in double and rounded, integer division by
+ * {@code idiv}/{@code ldiv}, integer power by {@link Elementwise#integerPower}), so results are bit-identical to the
+ * eager kernels. {@code runRows} calls {@code run} once per row, a call bound statically. Classes are cached by
+ * spec for the life of the JVM: one per distinct fusion structure.
  *
  * <p>A fusion holding f32 sine, cosine or exponential runs block by block instead ({@link BlockedLoopPlan}): its
  * element loops run over heap arrays, which C2 vectorizes (it does not vectorize these loops over native
