@@ -6,6 +6,7 @@ import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.function.BiConsumer;
 
 /**
  * One rank's handle on one communicator: the runtime interface behind the eager {@code dev.weft.comm.Comm} calls
@@ -87,10 +88,12 @@ public interface Communicator extends CommHandle {
         return (in, out) -> allreduce(in, out, dtype, count, op, where);
     }
 
-    /** A bound operation on an input and an output buffer (see {@link #bindAllreduce}). */
+    /**
+     * A bound operation on an input and an output buffer, {@code accept(in, out)} (see {@link #bindAllreduce}). A
+     * {@link BiConsumer}, so that the executor can call it as a custom call without wrapping it.
+     */
     @FunctionalInterface
-    interface BufferPairCall {
-        void run(MemorySegment in, MemorySegment out);
+    interface BufferPairCall extends BiConsumer<MemorySegment, MemorySegment> {
     }
 
     /** {@code out} ({@code size() * countPerRank} elements) receives every rank's {@code in}, in rank order. */

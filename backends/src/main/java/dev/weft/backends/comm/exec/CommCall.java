@@ -45,7 +45,7 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
      */
     public Action action() {
         Communicator.BufferPairCall pair = selectPair();
-        Action a = pair != null ? (in, out) -> pair.run(in[0], out[0]) : select();
+        Action a = pair != null ? (in, out) -> pair.accept(in[0], out[0]) : select();
         if (!DEBUG) {
             return a;
         }

@@ -22,6 +22,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /**
@@ -104,8 +105,8 @@ public final class CommCustomCalls {
         }
 
         @Override
-        public OperandResultCall operandResultCall(Op op) {
-            return pairCall == null ? null : pairCall::run;
+        public BiConsumer<MemorySegment, MemorySegment> operandResultCall(Op op) {
+            return pairCall;
         }
     }
 

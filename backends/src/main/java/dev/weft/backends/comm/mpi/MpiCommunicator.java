@@ -153,7 +153,7 @@ final class MpiCommunicator implements Communicator {
     @Override
     public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
                           SourceLocation where) {
-        bindAllreduce(dtype, count, op, where).run(in, out);
+        bindAllreduce(dtype, count, op, where).accept(in, out);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.lowering.ir.Op;
 import java.lang.foreign.MemorySegment;
+import java.util.function.BiConsumer;
 
 /**
  * Runs the {@code stablehlo.custom_call}s of one {@code call_target_name}.
@@ -36,18 +37,13 @@ public interface CustomCallHandler {
     }
 
     /**
-     * This bound handler as a direct call on {@code op}'s one tensor operand and one tensor result, or null (the
-     * default) when it has none. Asked once, when the executable is built, of ops with exactly one tensor operand
-     * and one tensor result besides any tokens; the executor then runs the op through it instead of {@link #call},
-     * without the arrays. The call reads {@code operand} only while it runs, and fills {@code result}.
+     * This bound handler as a direct call {@code accept(operand, result)} on {@code op}'s one tensor operand and
+     * one tensor result, or null (the default) when it has none. Asked once, when the executable is built, of ops
+     * with exactly one tensor operand and one tensor result besides any tokens; the executor then runs the op
+     * through it instead of {@link #call}, without the arrays. The call reads {@code operand} only while it runs,
+     * and fills {@code result}.
      */
-    default OperandResultCall operandResultCall(Op op) {
+    default BiConsumer<MemorySegment, MemorySegment> operandResultCall(Op op) {
         return null;
-    }
-
-    /** A custom call on one operand buffer and the result buffer it fills (see {@link #operandResultCall}). */
-    @FunctionalInterface
-    interface OperandResultCall {
-        void run(MemorySegment operand, MemorySegment result);
     }
 }

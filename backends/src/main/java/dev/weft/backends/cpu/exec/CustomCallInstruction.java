@@ -9,6 +9,7 @@ import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /** {@code stablehlo.custom_call}, dispatched to the handler of its {@code call_target_name}. */
@@ -49,7 +50,7 @@ final class CustomCallInstruction implements Instruction {
         List<Integer> operands = tensors(op.operands());
         List<Integer> results = tensors(op.results());
         if (operands.size() == 1 && results.size() == 1) {
-            CustomCallHandler.OperandResultCall direct = handler.operandResultCall(op);
+            BiConsumer<MemorySegment, MemorySegment> direct = handler.operandResultCall(op);
             if (direct != null) {
                 Value result = op.results().get(results.getFirst());
                 int[] tokens = op.results().stream().filter(v -> v != result).mapToInt(b::slot).toArray();
@@ -70,12 +71,12 @@ final class CustomCallInstruction implements Instruction {
      * A custom call on one tensor operand and one tensor result (and tokens) that its handler runs as a direct
      * call ({@link CustomCallHandler#operandResultCall}): no arrays, and the result is always the buffer offered.
      */
-    private record Direct(CustomCallHandler.OperandResultCall call, int in, int out, int resultClass,
+    private record Direct(BiConsumer<MemorySegment, MemorySegment> call, int in, int out, int resultClass,
                           int[] tokens) implements Instruction {
         @Override
         public void execute(Frame f) {
             Buffer result = f.allocate(resultClass);
-            call.run(f.slots[in].segment, result.segment);
+            call.accept(f.slots[in].segment, result.segment);
             f.define(out, result);
             for (int t : tokens) {
                 f.define(t, Buffer.TOKEN);

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -426,7 +427,7 @@ class CpuExecutableTest {
             }
 
             @Override
-            public OperandResultCall operandResultCall(Op op) {
+            public BiConsumer<MemorySegment, MemorySegment> operandResultCall(Op op) {
                 return direct ? (in, result) -> {
                     directCalls[0]++;
                     negateFirst(in, result);
