@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The programs the benchmarks run and the tools behind them: compiles the C references (gcc, and mpicc for the
  * MPI ones) into {@code bench/out/bin}, the MPI allreduce also as a shared library a Weft program calls, checks
- * the Python interpreter has NumPy (and mpi4py), and builds the command line of each C, Python and Weft program. gcc, Python and NumPy are required; without mpicc/mpirun or
- * mpi4py the MPI references are skipped with the reason in the table.
+ * the Python interpreter has NumPy (and mpi4py), and builds the command line of each C, Python and Weft program.
+ * gcc, Python and NumPy are required; without mpicc/mpirun or mpi4py the MPI references are skipped with the
+ * reason in the table.
  */
 public final class Toolchain {
     private static final String WEFT_PROGRAMS = "dev.weft.bench.weft.";
