@@ -45,7 +45,7 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
      */
     public Action action() {
         Communicator.BufferPairCall pair = selectPair();
-        Action a = pair != null ? (in, out) -> pair.accept(in[0], out[0]) : select();
+        Action a = pair != null ? arrays(pair) : select();
         if (!DEBUG) {
             return a;
         }
@@ -55,6 +55,11 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
             System.err.printf("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(),
                     data == null ? 0 : data.shape().size(), (System.nanoTime() - start) / 1e9);
         };
+    }
+
+    /** {@code pair} as an {@link Action} on the first operand and the first result. */
+    public static Action arrays(Communicator.BufferPairCall pair) {
+        return (in, out) -> pair.accept(in[0], out[0]);
     }
 
     /**

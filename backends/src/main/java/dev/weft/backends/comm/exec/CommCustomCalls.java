@@ -79,8 +79,9 @@ public final class CommCustomCalls {
         private final boolean tokensLast;
 
         BoundCall(CommCall call, Op op) {
-            this.call = call.action();
+            // the operation is bound once: a bound allreduce has checked its arguments and found its MPI handles
             this.pairCall = call.pairAction();
+            this.call = pairCall != null ? CommCall.arrays(pairCall) : call.action();
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
             this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);

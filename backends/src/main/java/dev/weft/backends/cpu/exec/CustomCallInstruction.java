@@ -4,7 +4,6 @@ import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
-import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -32,8 +31,7 @@ final class CustomCallInstruction implements Instruction {
         this.out = b.slots(op.results());
         this.resultClass = op.results().stream()
                 .mapToInt(v -> v.type() instanceof TensorType t ? b.sizeClass(t) : -1).toArray();
-        this.tensorOperands = IntStream.range(0, in.length)
-                .filter(k -> !(op.operand(k).type() instanceof TokenType)).toArray();
+        this.tensorOperands = tensors(op.operands());
         this.retains = handler.retainsOperands(op);
         int operands = in.length;
         int results = out.length;
@@ -47,14 +45,14 @@ final class CustomCallInstruction implements Instruction {
         CustomCallHandler handler = b.customCalls().handler(target.value()).orElseThrow(() ->
                 new WeftException(op.location(), "no handler for custom call target \"" + target.value()
                         + "\" (registered: " + b.customCalls().targets() + ")")).bind(op);
-        List<Integer> operands = tensors(op.operands());
-        List<Integer> results = tensors(op.results());
-        if (operands.size() == 1 && results.size() == 1) {
+        int[] operands = tensors(op.operands());
+        int[] results = tensors(op.results());
+        if (operands.length == 1 && results.length == 1) {
             BiConsumer<MemorySegment, MemorySegment> direct = handler.operandResultCall(op);
             if (direct != null) {
-                Value result = op.results().get(results.getFirst());
+                Value result = op.results().get(results[0]);
                 int[] tokens = op.results().stream().filter(v -> v != result).mapToInt(b::slot).toArray();
-                return new Direct(direct, b.slot(op.operand(operands.getFirst())), b.slot(result),
+                return new Direct(direct, b.slot(op.operand(operands[0])), b.slot(result),
                         b.sizeClass(result.tensorType()), tokens);
             }
         }
@@ -62,9 +60,8 @@ final class CustomCallInstruction implements Instruction {
     }
 
     /** The positions of the tensors (not tokens) among {@code values}. */
-    private static List<Integer> tensors(List<Value> values) {
-        return IntStream.range(0, values.size()).filter(i -> values.get(i).type() instanceof TensorType).boxed()
-                .toList();
+    private static int[] tensors(List<Value> values) {
+        return IntStream.range(0, values.size()).filter(i -> values.get(i).type() instanceof TensorType).toArray();
     }
 
     /**
