@@ -132,7 +132,7 @@ public final class Toolchain {
 
     /** The path of the shared library built from MPI reference {@code name} (see {@link #noMpi}). */
     public String mpiLibrary(String name) {
-        return root.resolve("bench/out/bin").resolve("lib" + name + ".so").toString();
+        return bin(library(name));
     }
 
     public List<String> python(String script, Object... args) {
@@ -165,6 +165,11 @@ public final class Toolchain {
         return cmd;
     }
 
+    /** The file name of the shared library built from C reference {@code name}. */
+    private static String library(String name) {
+        return "lib" + name + ".so";
+    }
+
     private String bin(String program) {
         return root.resolve("bench/out/bin").resolve(program).toString();
     }
@@ -189,7 +194,7 @@ public final class Toolchain {
 
     private static void compileLibrary(Path root, String compiler, String name) {
         Path src = root.resolve("bench/c").resolve(name + ".c");
-        Path lib = root.resolve("bench/out/bin").resolve("lib" + name + ".so");
+        Path lib = root.resolve("bench/out/bin").resolve(library(name));
         run(src, List.of(compiler, "-O3", "-march=native", "-Wall", "-shared", "-fPIC", "-o", lib.toString(),
                 src.toString(), "-lm"));
     }
