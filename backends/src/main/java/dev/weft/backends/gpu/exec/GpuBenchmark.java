@@ -4,7 +4,6 @@ import dev.weft.DType;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.backends.gpu.ptx.Kernel;
-import dev.weft.backends.gpu.ptx.PtxTarget;
 import dev.weft.lowering.ir.Module;
 import java.util.Optional;
 import java.util.ServiceLoader;
@@ -42,7 +41,7 @@ public final class GpuBenchmark {
         GpuStream stream = device.newStream();
         long n = 1L << 26;
         GpuPlan fused = GpuPlanner.plan((Module) Weft.lower("gpu", GpuBenchmark.class, "axpby",
-                TensorSpec.of(DType.F32, n), TensorSpec.of(DType.F32, n)), PtxTarget.fromSystemProperties());
+                TensorSpec.of(DType.F32, n), TensorSpec.of(DType.F32, n)), device.target());
         DeviceBuffer x = CudaDevice.allocate(4 * n), y = CudaDevice.allocate(4 * n), z = CudaDevice.allocate(4 * n);
         DeviceBuffer two = CudaDevice.allocate(4), three = CudaDevice.allocate(4), one = CudaDevice.allocate(4);
         JCudaDriver.cuMemsetD32(two.pointer(), Float.floatToRawIntBits(2), 1);
@@ -62,7 +61,7 @@ public final class GpuBenchmark {
         int dim = 4096;
         GpuPlan mm = GpuPlanner.plan((Module) Weft.lower("gpu", GpuBenchmark.class, "matmul",
                 TensorSpec.of(DType.F32, dim, dim), TensorSpec.of(DType.F32, dim, dim)),
-                PtxTarget.fromSystemProperties());
+                device.target());
         Kernel gemm = mm.kernels().getFirst();
         CUfunction gemmFn = load(mm, gemm);
         DeviceBuffer a = CudaDevice.allocate(4L * dim * dim), b = CudaDevice.allocate(4L * dim * dim),
@@ -90,8 +89,7 @@ public final class GpuBenchmark {
     }
 
     private static CUfunction load(GpuPlan plan, Kernel k) {
-        CUmodule module = new CUmodule();
-        JCudaDriver.cuModuleLoadDataEx(module, plan.ptx(), 0, new int[0], Pointer.to(new int[0]));
+        CUmodule module = PtxModules.load(plan.ptx());
         CUfunction fn = new CUfunction();
         JCudaDriver.cuModuleGetFunction(fn, module, k.name());
         return fn;

@@ -48,7 +48,7 @@ public final class GpuExecutable implements Executable {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
 
     private final GpuPlan plan;
-    private final PtxTarget target = PtxTarget.fromSystemProperties();
+    private final PtxTarget target;
     private final TensorType[] argumentTypes;
     private final TensorType[] resultTypes;
     private final CudaDevice device;
@@ -79,9 +79,10 @@ public final class GpuExecutable implements Executable {
         this.argumentTypes = tensorTypes(module.main().argumentTypes());
         this.resultTypes = tensorTypes(module.main().resultTypes());
         this.device = CudaDevice.open(Comm.world().rank());
+        this.target = device.target();
         this.plan = GpuPlanner.plan(module, target);
         this.stream = device.newStream();
-        CUmodule cuModule = load(plan.ptx());
+        CUmodule cuModule = PtxModules.load(plan.ptx());
         for (Kernel k : plan.kernels()) {
             functions.put(k, function(cuModule, k));
         }
@@ -103,12 +104,6 @@ public final class GpuExecutable implements Executable {
                         matmul.isPresent() && matmul.get().supports(t) ? matmul.get() : "PTX GEMM kernel");
             }
         }
-    }
-
-    private static CUmodule load(String ptx) {
-        CUmodule cuModule = new CUmodule();
-        JCudaDriver.cuModuleLoadDataEx(cuModule, ptx, 0, new int[0], Pointer.to(new int[0]));
-        return cuModule;
     }
 
     private static CUfunction function(CUmodule cuModule, Kernel k) {
@@ -425,7 +420,7 @@ public final class GpuExecutable implements Executable {
 
         @Override
         public void launch(Kernel kernel, long... params) {
-            CUfunction fn = functions.computeIfAbsent(kernel, k -> function(load(target.module(List.of(k))), k));
+            CUfunction fn = functions.computeIfAbsent(kernel, k -> function(PtxModules.load(target.module(List.of(k))), k));
             Pointer[] ptrs = new Pointer[params.length];
             for (int i = 0; i < params.length; i++) {
                 ptrs[i] = Pointer.to(new long[] {params[i]});
