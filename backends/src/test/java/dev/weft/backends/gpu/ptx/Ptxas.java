@@ -35,10 +35,11 @@ public final class Ptxas {
     }
 
     /**
-     * Assembles {@code ptx} for the architecture its {@code .target} names ({@code ptxas --gpu-name}) and fails
-     * with ptxas's diagnostics unless it exits 0.
+     * Checks the widths of {@code ptx}'s immediates ({@link Immediates}), then assembles it for the architecture
+     * its {@code .target} names ({@code ptxas --gpu-name}) and fails with ptxas's diagnostics unless it exits 0.
      */
     public static void assemble(String ptx) throws IOException, InterruptedException {
+        Immediates.assertFit(ptx);
         assumeTrue(PTXAS.isPresent(), "ptxas is not installed");
         Matcher target = Pattern.compile("(?m)^\\.target (sm_\\d+)").matcher(ptx);
         assertThat(target.find()).as("a .target line").isTrue();
