@@ -276,12 +276,23 @@ public final class GpuPlanner {
         String combiner = combiner(op.regions().getFirst());
         TensorType in = op.operand(0).tensorType();
         int[] axes = Arrays.stream(longs(op, "dimensions")).mapToInt(Math::toIntExact).toArray();
-        Kernel k = add(ReduceKernels.reduce(kernelName(op), combiner, in.dtype(), in.shape().dims(), axes));
+        ReduceKernels.Reduction r = ReduceKernels.reduce(kernelName(op), combiner, in.dtype(), in.shape().dims(),
+                axes);
+        r.passes().forEach(this::add);
         int src = slot(op.operand(0)), init = slot(op.operand(1));
         int out = allocate(op.result(), steps);
-        if (op.result().tensorType().shape().size() > 0) {
-            steps.add(new Step.Launch(k, new int[] {src, init, out}));
+        if (op.result().tensorType().shape().size() == 0) {
+            return;
         }
+        if (r.passes().size() == 1) {
+            steps.add(new Step.Launch(r.passes().getFirst(), new int[] {src, init, out}));
+            return;
+        }
+        int partials = nextSlot++;
+        steps.add(new Step.Allocate(partials, r.partials() * in.dtype().byteSize()));
+        steps.add(new Step.Launch(r.passes().get(0), new int[] {src, partials}));
+        steps.add(new Step.Launch(r.passes().get(1), new int[] {partials, init, out}));
+        steps.add(new Step.Release(partials));
     }
 
     /** The op of a reduction body that combines its two arguments once and returns the result. */

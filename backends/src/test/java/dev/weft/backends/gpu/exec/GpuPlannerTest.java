@@ -33,7 +33,8 @@ class GpuPlannerTest {
                 plan("shuffle", TensorSpec.of(DType.I64, 4, 4)),
                 plan("loop", TensorSpec.of(DType.F32, 5), 10),
                 plan("integers", TensorSpec.of(DType.I32, 8), TensorSpec.of(DType.I32, 8)),
-                plan("casts", TensorSpec.of(DType.F32, 7)));
+                plan("casts", TensorSpec.of(DType.F32, 7)),
+                plan("total", TensorSpec.of(DType.F32, 1 << 20)));
     }
 
     @Test
@@ -70,6 +71,22 @@ class GpuPlannerTest {
                 .findFirst().orElseThrow();
         assertThat(w.body().steps()).anyMatch(Step.If.class::isInstance);
         assertThat(w.cond().results()).hasSize(1);
+    }
+
+    @Test
+    void aReductionOfFewOutputsRunsInTwoPassesThroughAPartialsBuffer() {
+        GpuPlan p = plan("total", TensorSpec.of(DType.F32, 1 << 20));
+        List<Step> steps = p.main().steps();
+        Step.Allocate partials = steps.stream().filter(Step.Allocate.class::isInstance).map(Step.Allocate.class::cast)
+                .filter(a -> a.bytes() == 512 * 4).findFirst().orElseThrow();
+        List<Step.Launch> launches = steps.stream().filter(Step.Launch.class::isInstance)
+                .map(Step.Launch.class::cast).toList();
+        assertThat(launches).hasSize(2);
+        assertThat(launches.get(0).params()).containsExactly(p.main().arguments()[0], partials.slot());
+        assertThat(launches.get(1).params()[0]).isEqualTo(partials.slot());
+        assertThat(launches.get(1).params()[2]).isEqualTo(p.main().results()[0]);
+        assertThat(steps.indexOf(new Step.Release(partials.slot()))).isGreaterThan(steps.indexOf(launches.get(1)));
+        assertThat(launches.get(0).kernel().launch().gridX()).isEqualTo(512);
     }
 
     @Test

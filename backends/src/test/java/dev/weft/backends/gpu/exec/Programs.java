@@ -33,6 +33,11 @@ public final class Programs {
     }
 
     @Compile
+    public static Tensor total(Tensor x) {
+        return x.sum();
+    }
+
+    @Compile
     public static Tensor loop(Tensor x, int steps) {
         return Weft.fori(0, steps, x, (i, c) -> Weft.cond(c.sum().gt(0), () -> c.mul(0.5), () -> c.sub(1)));
     }

@@ -58,14 +58,20 @@ class KernelAssemblyTest {
     @Test
     void reductionsOverAnyAxes() throws Exception {
         List<Kernel> ks = new ArrayList<>();
-        long[] dims = {3, 4, 5};
+        long[] small = {3, 4, 5}, large = {3, 70000, 5};
         for (String op : List.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM, StableHlo.MINIMUM)) {
             for (DType t : NUMERIC) {
-                ks.add(ReduceKernels.reduce(name(op, t, "all"), op, t, dims, new int[] {0, 1, 2}));
-                ks.add(ReduceKernels.reduce(name(op, t, "mid"), op, t, dims, new int[] {1}));
-                ks.add(ReduceKernels.reduce(name(op, t, "outer"), op, t, dims, new int[] {0, 2}));
+                for (long[] dims : List.of(small, large)) {
+                    String size = dims == small ? "small" : "large";
+                    ks.addAll(ReduceKernels.reduce(name(op, t, "all", size), op, t, dims, new int[] {0, 1, 2})
+                            .passes());
+                    ks.addAll(ReduceKernels.reduce(name(op, t, "mid", size), op, t, dims, new int[] {1}).passes());
+                    ks.addAll(ReduceKernels.reduce(name(op, t, "outer", size), op, t, dims, new int[] {0, 2})
+                            .passes());
+                }
             }
         }
+        assertThat(ks).hasSize(4 * 4 * (3 + 5));
         Ptxas.assembleForEachTarget(ks);
     }
 
