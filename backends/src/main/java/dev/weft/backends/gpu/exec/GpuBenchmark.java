@@ -1,10 +1,12 @@
 package dev.weft.backends.gpu.exec;
 
 import dev.weft.DType;
+import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.lowering.ir.Module;
+import java.util.List;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.function.Consumer;
@@ -15,7 +17,8 @@ import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
 
 /**
- * {@code scripts/gpu-check.sh}'s device benchmark: a fused elementwise kernel's bandwidth against
+ * {@code scripts/gpu-check.sh}'s device benchmark: the PTX target, the host synchronisations per step of a
+ * {@code Weft.fori} run by {@link GpuExecutable} (0 expected), a fused elementwise kernel's bandwidth against
  * {@code cuMemcpyDtoD} of the same bytes, and the fallback GEMM kernel against the loaded {@link GpuMatmul} (cuBLAS)
  * when there is one. Times are from CUDA events on the executor's kind of stream, best of several runs.
  */
@@ -25,19 +28,27 @@ public final class GpuBenchmark {
 
     /** The fused program timed: two reads, one write per element. */
     @dev.weft.Compile
-    public static dev.weft.Tensor axpby(dev.weft.Tensor x, dev.weft.Tensor y) {
+    public static Tensor axpby(Tensor x, Tensor y) {
         return x.mul(2).add(y.mul(3)).add(1);
+    }
+
+    /** The counted loop whose host synchronisations are counted. */
+    @dev.weft.Compile
+    public static Tensor relax(Tensor x, int steps) {
+        return Weft.fori(0, steps, x, (i, c) -> c.mul(0.5).add(1));
     }
 
     /** The matmul timed. */
     @dev.weft.Compile
-    public static dev.weft.Tensor matmul(dev.weft.Tensor a, dev.weft.Tensor b) {
+    public static Tensor matmul(Tensor a, Tensor b) {
         return a.matmul(b);
     }
 
     public static void main(String[] args) {
         Weft.install();
         CudaDevice device = CudaDevice.open(0);
+        System.out.println("PTX target: " + device.target().arch() + ", ISA " + device.target().isaVersion());
+        foriSynchronisations(200);
         GpuStream stream = device.newStream();
         long n = 1L << 26;
         GpuPlan fused = GpuPlanner.plan((Module) Weft.lower("gpu", GpuBenchmark.class, "axpby",
@@ -86,6 +97,20 @@ public final class GpuBenchmark {
         } else {
             System.out.println("GEMM through cuBLAS: not available (no GpuExtension provides a GpuMatmul)");
         }
+    }
+
+    /**
+     * Runs a {@code steps}-step {@code Weft.fori} through {@link GpuExecutable} and prints the host
+     * synchronisations it made per step, besides the one wait for the run's results.
+     */
+    private static void foriSynchronisations(int steps) {
+        GpuExecutable exe = new GpuExecutable((Module) Weft.lower("gpu", GpuBenchmark.class, "relax",
+                TensorSpec.of(DType.F32, 1024), steps));
+        long before = exe.hostSynchronisations();
+        float last = exe.run(List.of(Tensor.zeros(DType.F32, 1024))).getFirst().toFloatArray()[1023];
+        long inLoop = exe.hostSynchronisations() - before - 1;
+        System.out.printf("host synchronisations per fori step: %.2f (%d in a %d-step fori; result %.4f, expected"
+                + " 2)%n", (double) inLoop / steps, inLoop, steps, last);
     }
 
     private static CUfunction load(GpuPlan plan, Kernel k) {

@@ -37,8 +37,9 @@ import jcuda.driver.JCudaDriver;
 /**
  * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
  * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
- * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
- * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
+ * except that a data-dependent {@code while} and an {@code if} read their rank-0 predicate back to the host (a
+ * one-byte copy that waits for the stream) and each run waits for its results; a {@code Weft.fori} loop, whose trip
+ * count is known, never waits ({@link #hostSynchronisations} counts the waits). Arguments are copied to the device and results back
  * per run; buffers come from a {@link BufferPool}; constants are uploaded once. Custom calls and cuBLAS matmuls
  * come from the {@link GpuExtension}s on the class path, which get the executable's {@link GpuResources}. With
  * {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS or the PTX GEMM) is printed to stderr.
@@ -70,6 +71,8 @@ public final class GpuExecutable implements Executable {
     private final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> pinned = new IdentityHashMap<>();
     private final MemorySegment predicate = NativeMemory.allocate(1);
+    private final PlanRunner runner = new PlanRunner(new Queue(), pool);
+    private long hostSynchronisations;
 
     /**
      * Opens the device (failing with "target gpu needs an NVIDIA GPU and driver: ..." without one), plans the
@@ -120,6 +123,7 @@ public final class GpuExecutable implements Executable {
                     matmulDtypes(w.cond(), out);
                     matmulDtypes(w.body(), out);
                 }
+                case Step.Fori l -> matmulDtypes(l.body(), out);
                 case Step.If i -> {
                     matmulDtypes(i.onTrue(), out);
                     matmulDtypes(i.onFalse(), out);
@@ -157,6 +161,7 @@ public final class GpuExecutable implements Executable {
                     prepare(w.cond());
                     prepare(w.body());
                 }
+                case Step.Fori l -> prepare(l.body());
                 case Step.If i -> {
                     prepare(i.onTrue());
                     prepare(i.onFalse());
@@ -185,6 +190,14 @@ public final class GpuExecutable implements Executable {
         return plan;
     }
 
+    /**
+     * The times this executable has waited for its stream so far: once per run for its results, plus once per
+     * {@code while} round and per {@code if} for the predicate. A {@code Weft.fori} loop adds none.
+     */
+    public synchronized long hostSynchronisations() {
+        return hostSynchronisations;
+    }
+
     @Override
     public synchronized List<Tensor> run(List<Tensor> args) {
         if (args.size() != argumentTypes.length) {
@@ -202,7 +215,7 @@ public final class GpuExecutable implements Executable {
             }
             f.define(main.arguments()[i], buf);
         }
-        run(main, f);
+        runner.run(main, f);
         List<Tensor> results = new ArrayList<>(resultTypes.length);
         List<MemorySegment> segments = new ArrayList<>();
         for (int i = 0; i < resultTypes.length; i++) {
@@ -214,7 +227,8 @@ public final class GpuExecutable implements Executable {
             segments.add(seg);
         }
         JCudaDriver.cuStreamSynchronize(stream.stream());
-        releaseResults(main, f);
+        hostSynchronisations++;
+        PlanRunner.releaseResults(main, f);
         for (int i = 0; i < resultTypes.length; i++) {
             results.add(TensorAccess.concrete(resultTypes[i].aval(), segments.get(i)));
         }
@@ -241,29 +255,6 @@ public final class GpuExecutable implements Executable {
         return Pointer.to(seg.asByteBuffer());
     }
 
-    private void run(BlockPlan b, Frame f) {
-        for (Step s : b.steps()) {
-            switch (s) {
-                case Step.Allocate a -> f.define(a.slot(), pool.take(a.bytes()));
-                case Step.Constant c -> f.define(c.slot(), constants.get(c));
-                case Step.Alias a -> f.define(a.to(), f.slots[a.from()]);
-                case Step.Launch l -> launch(l.kernel(), buffers(f, l.params()));
-                case Step.Matmul m -> matmul(m, f);
-                case Step.CustomCall c -> customCall(c, f);
-                case Step.While w -> loop(w, f);
-                case Step.If i -> {
-                    BlockPlan branch = predicate(f.slots[i.pred()]) ? i.onTrue() : i.onFalse();
-                    run(branch, f);
-                    for (int r = 0; r < i.results().length; r++) {
-                        f.define(i.results()[r], slotOrNull(f, branch.results()[r]));
-                    }
-                    releaseResults(branch, f);
-                }
-                case Step.Release r -> f.release(r.slot());
-            }
-        }
-    }
-
     private void launch(Kernel k, DeviceBuffer[] params) {
         Pointer[] ptrs = new Pointer[params.length];
         for (int i = 0; i < params.length; i++) {
@@ -278,11 +269,7 @@ public final class GpuExecutable implements Executable {
                 stream.stream(), Pointer.to(params), null);
     }
 
-    private void matmul(Step.Matmul m, Frame f) {
-        if ((long) m.m() * m.n() * m.batch() == 0) {
-            return;
-        }
-        DeviceBuffer a = f.slots[m.a()], b = f.slots[m.b()], c = f.slots[m.c()];
+    private void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
         if (matmul.isPresent() && matmul.get().supports(m.dtype())) {
             matmul.get().gemm(stream, m.dtype(), m.m(), m.n(), m.k(), a.address(), b.address(), c.address(),
                     m.batch());
@@ -291,7 +278,7 @@ public final class GpuExecutable implements Executable {
         }
     }
 
-    private void customCall(Step.CustomCall c, Frame f) {
+    private DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
         DeviceBuffer[] results = new DeviceBuffer[c.results().length];
         for (int r = 0; r < results.length; r++) {
             if (c.results()[r] >= 0) {
@@ -300,86 +287,49 @@ public final class GpuExecutable implements Executable {
         }
         String name = ((Attr.Str) c.op().attr("call_target_name")).value();
         try {
-            handlers.get(name).call(c.op(), buffers(f, c.operands()), results, stream);
+            handlers.get(name).call(c.op(), operands, results, stream);
         } catch (WeftException e) {
             throw e;
         } catch (RuntimeException e) {
             throw new WeftException(c.op().location(), name + " failed: " + e.getMessage(), e);
         }
-        for (int r = 0; r < results.length; r++) {
-            f.define(c.results()[r], results[r]);
-        }
-    }
-
-    private void loop(Step.While w, Frame f) {
-        DeviceBuffer[] carries = buffers(f, w.operands());
-        hold(f, carries);
-        while (true) {
-            bind(w.cond(), carries, f);
-            run(w.cond(), f);
-            boolean again = predicate(f.slots[w.cond().results()[0]]);
-            releaseResults(w.cond(), f);
-            if (!again) {
-                break;
-            }
-            bind(w.body(), carries, f);
-            run(w.body(), f);
-            DeviceBuffer[] next = buffers(f, w.body().results());
-            hold(f, next);
-            releaseResults(w.body(), f);
-            unhold(f, carries);
-            carries = next;
-        }
-        for (int i = 0; i < carries.length; i++) {
-            f.define(w.results()[i], carries[i]);
-        }
-        unhold(f, carries);
-    }
-
-    private static void bind(BlockPlan b, DeviceBuffer[] values, Frame f) {
-        for (int i = 0; i < values.length; i++) {
-            f.define(b.arguments()[i], values[i]);
-        }
-    }
-
-    private static void hold(Frame f, DeviceBuffer[] bs) {
-        for (DeviceBuffer b : bs) {
-            f.retain(b);
-        }
-    }
-
-    private static void unhold(Frame f, DeviceBuffer[] bs) {
-        for (DeviceBuffer b : bs) {
-            f.drop(b);
-        }
-    }
-
-    /** Drops the block's references to its results, once per distinct slot, after the caller took them over. */
-    private static void releaseResults(BlockPlan b, Frame f) {
-        Set<Integer> distinct = new LinkedHashSet<>();
-        for (int s : b.results()) {
-            distinct.add(s);
-        }
-        distinct.forEach(f::release);
+        return results;
     }
 
     /** Reads a rank-0 BOOL from the device: waits for everything enqueued before it. */
     private boolean predicate(DeviceBuffer b) {
         JCudaDriver.cuMemcpyDtoHAsync(host(predicate), b.pointer(), 1, stream.stream());
         JCudaDriver.cuStreamSynchronize(stream.stream());
+        hostSynchronisations++;
         return predicate.get(ValueLayout.JAVA_BYTE, 0) != 0;
     }
 
-    private static DeviceBuffer slotOrNull(Frame f, int slot) {
-        return slot < 0 ? null : f.slots[slot];
-    }
-
-    private static DeviceBuffer[] buffers(Frame f, int[] slots) {
-        DeviceBuffer[] out = new DeviceBuffer[slots.length];
-        for (int i = 0; i < slots.length; i++) {
-            out[i] = slotOrNull(f, slots[i]);
+    /** The device operations of {@link PlanRunner}: this executable's stream, kernels, matmul and handlers. */
+    private final class Queue implements PlanRunner.Device {
+        @Override
+        public DeviceBuffer constant(Step.Constant c) {
+            return constants.get(c);
         }
-        return out;
+
+        @Override
+        public void launch(Kernel kernel, DeviceBuffer[] params) {
+            GpuExecutable.this.launch(kernel, params);
+        }
+
+        @Override
+        public void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
+            GpuExecutable.this.matmul(m, a, b, c);
+        }
+
+        @Override
+        public DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
+            return GpuExecutable.this.customCall(c, operands);
+        }
+
+        @Override
+        public boolean predicate(DeviceBuffer b) {
+            return GpuExecutable.this.predicate(b);
+        }
     }
 
     /** The executable's stream, pool and kernel loading, as lent to its extensions. */

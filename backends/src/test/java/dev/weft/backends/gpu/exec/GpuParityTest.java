@@ -105,6 +105,11 @@ class GpuParityTest {
     }
 
     @Test
+    void countedLoopUsingItsIndex() {
+        check(1e-6, "iterate", Tensor.zeros(DType.F32, 5), 20);
+    }
+
+    @Test
     void loopWithConditional() {
         check(1e-6, "loop", Tensor.zeros(DType.F32, 5), 10);
     }

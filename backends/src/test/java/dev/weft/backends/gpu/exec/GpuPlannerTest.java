@@ -32,6 +32,7 @@ class GpuPlannerTest {
                 plan("reductions", TensorSpec.of(DType.F64, 6, 5)),
                 plan("shuffle", TensorSpec.of(DType.I64, 4, 4)),
                 plan("loop", TensorSpec.of(DType.F32, 5), 10),
+                plan("iterate", TensorSpec.of(DType.F64, 3), 4),
                 plan("integers", TensorSpec.of(DType.I32, 8), TensorSpec.of(DType.I32, 8)),
                 plan("casts", TensorSpec.of(DType.F32, 7)),
                 plan("total", TensorSpec.of(DType.F32, 1 << 20)));
@@ -65,12 +66,14 @@ class GpuPlannerTest {
     }
 
     @Test
-    void loopsAndConditionalsRunOnTheHostWithTheirBodiesPlanned() {
+    void aForiBecomesACountedLoopWithoutItsConditionAndConditionalsRunOnTheHost() {
         GpuPlan p = plan("loop", TensorSpec.of(DType.F32, 5), 10);
-        Step.While w = p.main().steps().stream().filter(Step.While.class::isInstance).map(Step.While.class::cast)
+        Step.Fori l = p.main().steps().stream().filter(Step.Fori.class::isInstance).map(Step.Fori.class::cast)
                 .findFirst().orElseThrow();
-        assertThat(w.body().steps()).anyMatch(Step.If.class::isInstance);
-        assertThat(w.cond().results()).hasSize(1);
+        assertThat(l.trips()).isEqualTo(10);
+        assertThat(l.operands()).hasSize(2);
+        assertThat(l.body().steps()).anyMatch(Step.If.class::isInstance);
+        assertThat(p.main().steps()).noneMatch(Step.While.class::isInstance);
     }
 
     @Test
@@ -122,6 +125,10 @@ class GpuPlannerTest {
                     java.util.Arrays.stream(w.results()).forEach(defined::add);
                     checkReleases(w.cond());
                     checkReleases(w.body());
+                }
+                case Step.Fori l -> {
+                    java.util.Arrays.stream(l.results()).forEach(defined::add);
+                    checkReleases(l.body());
                 }
                 case Step.If i -> {
                     java.util.Arrays.stream(i.results()).forEach(defined::add);

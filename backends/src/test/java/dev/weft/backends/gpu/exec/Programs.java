@@ -42,6 +42,12 @@ public final class Programs {
         return Weft.fori(0, steps, x, (i, c) -> Weft.cond(c.sum().gt(0), () -> c.mul(0.5), () -> c.sub(1)));
     }
 
+    /** A counted loop whose body uses its index: {@code c ← c/2 + i}. */
+    @Compile
+    public static Tensor iterate(Tensor x, int steps) {
+        return Weft.fori(0, steps, x, (i, c) -> c.mul(0.5).add(i.cast(x.dtype())));
+    }
+
     @Compile
     public static Tensor integers(Tensor a, Tensor b) {
         return Tensor.where(a.lt(b), a.rem(b.abs().add(1)), b.div(a.abs().add(1))).add(Tensor.arange(DType.I32, 8));
