@@ -38,12 +38,12 @@ import jcuda.driver.JCudaDriver;
  * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
  * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
  * except that a data-dependent {@code while} and an {@code if} read their rank-0 predicate back to the host (a
- * one-byte copy that waits for the stream) and each run waits for its results; a {@code Weft.fori} loop, whose trip
- * count is known, never waits ({@link #hostSynchronisations} counts the waits). Arguments are copied to the device and results back
- * per run; buffers come from a {@link BufferPool}; constants are uploaded once. Custom calls and cuBLAS matmuls
- * come from the {@link GpuExtension}s on the class path, which get the executable's {@link GpuResources}. With
- * {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS or the PTX GEMM) is printed to stderr.
- * Runs are serialised per executable.
+ * one-byte copy that waits for the stream) and each run waits for its results; a {@code Weft.fori} loop, whose
+ * trip count is known, never waits ({@link #hostSynchronisations} counts the waits). Arguments are copied to the
+ * device and results back per run; buffers come from a {@link BufferPool}; constants are uploaded once. Custom
+ * calls and cuBLAS matmuls come from the {@link GpuExtension}s on the class path, which get the executable's
+ * {@link GpuResources}. With {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS or the PTX
+ * GEMM) is printed to stderr. Runs are serialised per executable.
  */
 public final class GpuExecutable implements Executable {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
@@ -370,7 +370,8 @@ public final class GpuExecutable implements Executable {
 
         @Override
         public void launch(Kernel kernel, long... params) {
-            CUfunction fn = functions.computeIfAbsent(kernel, k -> function(PtxModules.load(target.module(List.of(k))), k));
+            CUfunction fn = functions.computeIfAbsent(kernel,
+                    k -> function(PtxModules.load(target.module(List.of(k))), k));
             Pointer[] ptrs = new Pointer[params.length];
             for (int i = 0; i < params.length; i++) {
                 ptrs[i] = Pointer.to(new long[] {params[i]});

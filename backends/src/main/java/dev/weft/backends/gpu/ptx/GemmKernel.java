@@ -48,8 +48,10 @@ public final class GemmKernel {
         w.ins("cvt.u64.u32 " + tile + ", " + block).ins("cvt.u64.u32 " + stride + ", " + blocks);
         String[] tiles = Indexing.open(w, tile, tiles(m, n, batch));
         String tileCol = w.reg(Reg.S64), rest = w.reg(Reg.S64), tileRow = w.reg(Reg.S64), bz = w.reg(Reg.S64);
-        w.ins("rem.u64 " + tileCol + ", " + tile + ", " + ceil(n)).ins("div.u64 " + rest + ", " + tile + ", " + ceil(n));
-        w.ins("rem.u64 " + tileRow + ", " + rest + ", " + ceil(m)).ins("div.u64 " + bz + ", " + rest + ", " + ceil(m));
+        w.ins("rem.u64 " + tileCol + ", " + tile + ", " + ceil(n));
+        w.ins("div.u64 " + rest + ", " + tile + ", " + ceil(n));
+        w.ins("rem.u64 " + tileRow + ", " + rest + ", " + ceil(m));
+        w.ins("div.u64 " + bz + ", " + rest + ", " + ceil(m));
         String row = w.reg(Reg.S32), col = w.reg(Reg.S32);
         w.ins("cvt.u32.u64 " + row + ", " + tileRow).ins("mad.lo.s32 " + row + ", " + row + ", " + TILE + ", " + ty);
         w.ins("cvt.u32.u64 " + col + ", " + tileCol).ins("mad.lo.s32 " + col + ", " + col + ", " + TILE + ", " + tx);

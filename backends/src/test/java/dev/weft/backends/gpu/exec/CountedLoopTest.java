@@ -63,7 +63,8 @@ class CountedLoopTest {
     }
 
     /** A while over (counter, data) starting at {@code lo}; the body returns its data unchanged. */
-    private OptionalLong trips(int lo, BiFunction<Value, List<Op>, Value> cond, BiFunction<Value, List<Op>, Value> step) {
+    private OptionalLong trips(int lo, BiFunction<Value, List<Op>, Value> cond,
+                               BiFunction<Value, List<Op>, Value> step) {
         List<Op> main = new ArrayList<>();
         Value start = constant(lo, main).result();
         main.forEach(o -> outer.put(o.result(), o));

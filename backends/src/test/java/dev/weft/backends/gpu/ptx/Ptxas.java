@@ -23,7 +23,7 @@ public final class Ptxas {
     private Ptxas() {
     }
 
-    /** The architectures every generated kernel must assemble for: Turing, Ampere and Hopper, each at its oldest ISA. */
+    /** The architectures every generated kernel must assemble for: Turing, Ampere, Hopper, each at its oldest ISA. */
     public static final List<PtxTarget> TARGETS = List.of(PtxTarget.forDevice(7, 5, 13000),
             PtxTarget.forDevice(8, 0, 13000), PtxTarget.forDevice(9, 0, 13000));
 
