@@ -37,6 +37,9 @@ final class CountedLoop {
      * values defined outside the loop to their ops.
      */
     static OptionalLong trips(Op loop, Map<Value, Op> outer) {
+        if (loop.operands().isEmpty()) {
+            return OptionalLong.empty();
+        }
         CountedLoop c = new CountedLoop(outer);
         Block cond = loop.regions().get(0), body = loop.regions().get(1);
         c.index(cond);
