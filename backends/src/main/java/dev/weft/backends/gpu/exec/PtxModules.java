@@ -18,9 +18,10 @@ import jcuda.driver.JCudaDriver;
 import jcuda.driver.JITOptions;
 
 /**
- * Loads generated PTX into the current context through {@code cuModuleLoadDataEx} with the JIT's error and info
- * log buffers, so a module the driver rejects fails with the JIT's own diagnostics and the names of the kernels
- * they point at, rather than a bare {@code CUDA_ERROR_INVALID_PTX}.
+ * Loads generated PTX into the current context through {@code cuModuleLoadDataEx} (JCuda's
+ * {@code cuModuleLoadDataJIT}, which returns the error code instead of throwing and copies the logs back) with the
+ * JIT's error and info log buffers, so a module the driver rejects fails with the JIT's own diagnostics and the
+ * names of the kernels they point at, rather than a bare {@code CUDA_ERROR_INVALID_PTX}.
  */
 public final class PtxModules {
     private static final int LOG_BYTES = 16 * 1024;
@@ -32,11 +33,7 @@ public final class PtxModules {
     /** Loads {@code ptx}; fails with a {@link WeftException} holding the JIT's log when the driver rejects it. */
     public static CUmodule load(String ptx) {
         byte[] bytes = ptx.getBytes(StandardCharsets.UTF_8);
-        JITOptions options = new JITOptions();
-        options.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, new byte[LOG_BYTES]);
-        options.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
-        options.putBytes(CUjit_option.CU_JIT_INFO_LOG_BUFFER, new byte[LOG_BYTES]);
-        options.putInt(CUjit_option.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        JITOptions options = logOptions();
         CUmodule module = new CUmodule();
         int result = JCudaDriver.cuModuleLoadDataJIT(module, Pointer.to(Arrays.copyOf(bytes, bytes.length + 1)),
                 options);
@@ -46,6 +43,16 @@ public final class PtxModules {
                     text(options.getBytes(CUjit_option.CU_JIT_INFO_LOG_BUFFER))));
         }
         return module;
+    }
+
+    /** Error and info log buffers for the JIT, each with its size (the driver writes at most that many bytes). */
+    static JITOptions logOptions() {
+        JITOptions options = new JITOptions();
+        options.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, new byte[LOG_BYTES]);
+        options.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        options.putBytes(CUjit_option.CU_JIT_INFO_LOG_BUFFER, new byte[LOG_BYTES]);
+        options.putInt(CUjit_option.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        return options;
     }
 
     /**

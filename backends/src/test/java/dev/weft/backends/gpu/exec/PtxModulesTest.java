@@ -2,6 +2,7 @@ package dev.weft.backends.gpu.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import jcuda.driver.CUjit_option;
 import org.junit.jupiter.api.Test;
 
 /** A module the driver's JIT rejects is reported with the JIT's log and the kernels its line numbers fall in. */
@@ -21,6 +22,17 @@ class PtxModulesTest {
                         + " weft_k1_maximum: ptxas application ptx input, line 15; error   : Modifier '.NaN'"
                         + " requires .target sm_80 or higher\nptxas fatal   : Ptx assembly aborted due to errors"
                         + "\nJIT info log: info: 0 bytes stack frame");
+    }
+
+    @Test
+    void eachLogBufferComesWithItsOwnSize() {
+        jcuda.driver.JITOptions o = PtxModules.logOptions();
+        assertThat(o.getBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER))
+                .hasSize(o.getInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES));
+        assertThat(o.getBytes(CUjit_option.CU_JIT_INFO_LOG_BUFFER))
+                .hasSize(o.getInt(CUjit_option.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES));
+        assertThat(CUjit_option.CU_JIT_ERROR_LOG_BUFFER).isEqualTo(5);
+        assertThat(CUjit_option.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES).isEqualTo(4);
     }
 
     @Test
