@@ -23,8 +23,9 @@ import java.util.stream.IntStream;
  *       most that many bytes complete locally, the message buffered.</li>
  *   <li>The thread level of the environment variable {@value ThreadLevel#ENV} applies as under MPI (see
  *       {@link ThreadLevel}); by default only the rank's own thread may communicate. Threads a rank starts run in
- *       its thread group and see its world from {@code Comm.world()}. A rank ends when its own thread does, so its
- *       other threads must be done communicating by then, as a process's must be before {@code MPI_Finalize}.</li>
+ *       its thread group and see its world from {@code Comm.world()}; an exception escaping one fails the rank. A
+ *       rank ends when its own thread does, so its other threads must be done communicating by then, as a
+ *       process's must be before {@code MPI_Finalize}.</li>
  *   <li>A call to {@code System.exit} while ranks are still running ends the JVM with status 1 after printing
  *       which ranks were running and what they were doing: one fake rank cannot end the others' processes.</li>
  * </ul>
@@ -81,13 +82,12 @@ public final class FakeWorld {
         }
         WorldMonitor monitor = new WorldMonitor(n, settings);
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
-        Throwable[] failures = new Throwable[n];
         Thread[] threads = new Thread[n];
         for (int r = 0; r < n; r++) {
             int rank = r;
             Communicator comm = new FakeCommunicator(monitor, world, rank, true);
-            String name = "weft-fake-rank-" + rank;
-            threads[r] = Thread.ofPlatform().group(new ThreadGroup(name)).name(name).daemon().unstarted(() -> {
+            RankThreads group = new RankThreads(monitor, rank);
+            threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
                 monitor.started(rank);
                 try {
@@ -95,7 +95,6 @@ public final class FakeWorld {
                 } catch (Throwable t) {
                     failure = t;
                 }
-                failures[rank] = failure;
                 monitor.finish(rank, failure);
             });
         }
@@ -113,13 +112,33 @@ public final class FakeWorld {
             if (threads[r].isAlive()) {
                 failed.put(r, new CommException(SourceLocation.UNKNOWN,
                         "rank " + r + " did not stop after the watchdog expired\n" + monitor.expire()));
-            } else if (failures[r] != null) {
-                failed.put(r, failures[r]);
+            } else if (monitor.failure(r) != null) {
+                failed.put(r, monitor.failure(r));
             }
         }
         if (!failed.isEmpty()) {
             Throwable first = monitor.firstFailure();
             throw new RanksFailedException(n, failed, first == null ? failed.get(failed.firstKey()) : first);
+        }
+    }
+
+    /**
+     * The threads of one rank: its own and those it starts (platform threads join their creator's group). An
+     * exception escaping one of them fails the rank, as under MPI, where Weft aborts the job on one.
+     */
+    private static final class RankThreads extends ThreadGroup {
+        private final WorldMonitor monitor;
+        private final int rank;
+
+        RankThreads(WorldMonitor monitor, int rank) {
+            super("weft-fake-rank-" + rank);
+            this.monitor = monitor;
+            this.rank = rank;
+        }
+
+        @Override
+        public void uncaughtException(Thread t, Throwable e) {
+            monitor.finish(rank, e);
         }
     }
 

@@ -157,11 +157,17 @@ final class WorldMonitor {
         }
     }
 
-    /** Records that a rank's body returned ({@code failure == null}) or threw. */
+    /**
+     * Records that a rank's body returned ({@code failure == null}) or threw, or that an exception escaped another
+     * of its threads; a rank that failed stays failed, with its first failure.
+     */
     void finish(int worldRank, Throwable failure) {
         lock.lock();
         try {
             Rank r = ranks[worldRank];
+            if (r.phase == Phase.FAILED) {
+                return;
+            }
             r.phase = failure == null ? Phase.FINISHED : Phase.FAILED;
             r.failure = failure;
             if (failure != null && firstFailure == null) {
@@ -184,6 +190,16 @@ final class WorldMonitor {
                 changed.signalAll();
             }
             return expiredReport;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The first failure of rank {@code worldRank}, or null. */
+    Throwable failure(int worldRank) {
+        lock.lock();
+        try {
+            return ranks[worldRank].failure;
         } finally {
             lock.unlock();
         }

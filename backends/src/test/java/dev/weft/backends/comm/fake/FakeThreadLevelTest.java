@@ -19,6 +19,7 @@ import static dev.weft.backends.comm.TestBuffers.filler;
 import static dev.weft.backends.comm.TestBuffers.of;
 import static dev.weft.backends.comm.TestBuffers.read;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** Threads a rank starts: they see its world, and communicate as the thread level allows, as under MPI. */
 class FakeThreadLevelTest {
@@ -58,6 +59,19 @@ class FakeThreadLevelTest {
             assertThat(seen.get().handle()).isSameAs(world);
             return null;
         }));
+    }
+
+    @Test
+    void anExceptionEscapingAThreadOfARankFailsTheRank() {
+        RanksFailedException e = assertThrows(RanksFailedException.class, () -> FakeWorld.run(2, world -> {
+            if (world.rank() == 0) {
+                Thread.ofPlatform().start(() -> {
+                    throw new IllegalStateException("worker failed");
+                }).join();
+            }
+        }));
+        assertThat(e.failures()).containsOnlyKeys(0);
+        assertThat(e.failures().get(0)).isInstanceOf(IllegalStateException.class).hasMessage("worker failed");
     }
 
     @ParameterizedTest
