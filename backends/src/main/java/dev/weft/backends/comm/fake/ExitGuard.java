@@ -1,18 +1,25 @@
 package dev.weft.backends.comm.fake;
 
+import dev.weft.spi.SourceLocation;
+
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A shutdown hook, installed while a fake world runs, that keeps one rank's {@code System.exit} from ending the
- * others unseen, as it could not end their processes under MPI: when the JVM starts to exit while ranks other than
- * the one calling {@code System.exit} still run, it prints which ranks were running and what they were doing, and
- * halts with status 1. An exit once every other rank has ended keeps its status.
+ * others unseen, as it could not end their processes under MPI. When the JVM starts to exit, the other ranks get
+ * two seconds to end or to call {@code System.exit} too (as every rank of a job may); if some still run then, it
+ * prints which ones and what they were doing, and halts with status 1. Otherwise the exit keeps its status.
  */
 final class ExitGuard {
     private static final int USER_FRAMES = 6;
+    /** How long the other ranks get to end, or to call {@code System.exit} too, as every rank of a job may. */
+    private static final long GRACE_MILLIS = 2000;
+    private static final long POLL_MILLIS = 20;
 
     private final Thread[] ranks;
     private final WorldMonitor monitor;
@@ -41,17 +48,20 @@ final class ExitGuard {
     }
 
     private void check() {
-        Thread exiting = exitingThread();
-        List<Integer> running = new ArrayList<>();
-        for (int r = 0; r < ranks.length; r++) {
-            if (ranks[r].isAlive() && ranks[r] != exiting) {
-                running.add(r);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
+        List<Integer> running = running();
+        while (!running.isEmpty() && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(POLL_MILLIS);
+            } catch (InterruptedException e) {
+                break;
             }
+            running = running();
         }
         if (running.isEmpty()) {
             return;
         }
-        StringBuilder sb = new StringBuilder("weft: ").append(cause(exiting)).append(" while ")
+        StringBuilder sb = new StringBuilder("weft: ").append(cause(exitingThreads())).append(" while ")
                 .append(running.size() == 1 ? "rank " : "ranks ")
                 .append(String.join(", ", running.stream().map(String::valueOf).toList()))
                 .append(running.size() == 1 ? " was" : " were").append(" still running, so the job fails with status 1"
@@ -66,22 +76,36 @@ final class ExitGuard {
         Runtime.getRuntime().halt(1);
     }
 
-    /** The thread calling {@code System.exit} (or handling the signal that ends the JVM), or null. */
-    private static Thread exitingThread() {
+    /** The ranks whose body still runs and that are not calling {@code System.exit} themselves. */
+    private List<Integer> running() {
+        Set<Thread> exiting = exitingThreads();
+        List<Integer> running = new ArrayList<>();
+        for (int r = 0; r < ranks.length; r++) {
+            if (ranks[r].isAlive() && !monitor.ended(r) && !exiting.contains(ranks[r])) {
+                running.add(r);
+            }
+        }
+        return running;
+    }
+
+    /** The threads calling {@code System.exit} (or handling the signal that ends the JVM). */
+    private static Set<Thread> exitingThreads() {
+        Set<Thread> exiting = new LinkedHashSet<>();
         for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
             for (StackTraceElement f : e.getValue()) {
                 if (f.getClassName().equals("java.lang.Shutdown") && f.getMethodName().equals("exit")) {
-                    return e.getKey();
+                    exiting.add(e.getKey());
                 }
             }
         }
-        return null;
+        return exiting;
     }
 
-    private String cause(Thread exiting) {
-        if (exiting == null) {
+    private String cause(Set<Thread> exitingThreads) {
+        if (exitingThreads.isEmpty()) {
             return "the JVM is exiting";
         }
+        Thread exiting = exitingThreads.iterator().next();
         for (int r = 0; r < ranks.length; r++) {
             if (exiting == ranks[r]) {
                 return "System.exit was called on rank " + r;
@@ -111,14 +135,11 @@ final class ExitGuard {
         return "running";
     }
 
-    /** The innermost frames of {@code t} outside the JDK and the fake runtime: where the rank's code is. */
+    /** The innermost frames of {@code t} from the first of the user's code on: where the rank's code is. */
     private static List<StackTraceElement> userFrames(Thread t) {
         List<StackTraceElement> frames = new ArrayList<>();
         for (StackTraceElement f : t.getStackTrace()) {
-            String c = f.getClassName();
-            boolean internal = c.startsWith("java.") || c.startsWith("jdk.") || c.startsWith("sun.")
-                    || c.startsWith(ExitGuard.class.getPackageName() + ".");
-            if (!internal || !frames.isEmpty()) {
+            if (!frames.isEmpty() || !SourceLocation.isInternal(f.getClassName())) {
                 frames.add(f);
             }
             if (frames.size() == USER_FRAMES) {

@@ -26,8 +26,9 @@ import java.util.stream.IntStream;
  *       its thread group and see its world from {@code Comm.world()}; an exception escaping one fails the rank. A
  *       rank ends when its own thread does, so its other threads must be done communicating by then, as a
  *       process's must be before {@code MPI_Finalize}.</li>
- *   <li>A call to {@code System.exit} while ranks are still running ends the JVM with status 1 after printing
- *       which ranks were running and what they were doing: one fake rank cannot end the others' processes.</li>
+ *   <li>A call to {@code System.exit} while other ranks still run (and do not end or call it too within two
+ *       seconds) ends the JVM with status 1 after printing which ranks were running and what they were doing:
+ *       one fake rank cannot end the others' processes.</li>
  * </ul>
  *
  * <p>Nothing hangs. When every live rank is blocked and none can proceed, every blocked rank fails with a

@@ -195,6 +195,16 @@ final class WorldMonitor {
         }
     }
 
+    /** Whether rank {@code worldRank}'s body has returned or thrown, or the rank failed otherwise. */
+    boolean ended(int worldRank) {
+        lock.lock();
+        try {
+            return ranks[worldRank].phase != Phase.RUNNING;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The first failure of rank {@code worldRank}, or null. */
     Throwable failure(int worldRank) {
         lock.lock();

@@ -1,7 +1,8 @@
-package dev.weft.backends.cli;
+package dev.weft.it.fake;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.weft.backends.cli.FakeRanks;
 import dev.weft.it.mpi.Mpirun;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -24,8 +25,15 @@ class FakeRanksTest {
                         + "the job fails with status 1")
                 .containsPattern("\n  rank 0: (running|blocked in recv\\(1 x i32\\) on 'world' from rank 1 tag 0 at "
                         + "FakeRanksPrograms.java:\\d+)\n")
-                .contains("at dev.weft.backends.cli.FakeRanksPrograms$ExitWhileAnotherRankRuns.main("
+                .contains("at dev.weft.it.fake.FakeRanksPrograms$ExitWhileAnotherRankRuns.main("
                         + "FakeRanksPrograms.java:");
+    }
+
+    @Test
+    void systemExitZeroOnEveryRankExitsZero() throws Exception {
+        Mpirun.Result r = run(3, FakeRanksPrograms.EveryRankExits.class);
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).doesNotContain("still running");
     }
 
     @Test
@@ -40,11 +48,12 @@ class FakeRanksTest {
         Mpirun.Result r = run(2, FakeRanksPrograms.RankThrows.class);
         assertThat(r.exitCode()).as(r.output()).isEqualTo(1);
         assertThat(r.output()).contains("rank 1 failed: java.lang.IllegalStateException: rank 1 gave up\n",
-                        "\tat dev.weft.backends.cli.FakeRanksPrograms$RankThrows.computeSomething("
+                        "\tat dev.weft.it.fake.FakeRanksPrograms$RankThrows.computeSomething("
                                 + "FakeRanksPrograms.java:",
-                        "\tat dev.weft.backends.cli.FakeRanksPrograms$RankThrows.main(FakeRanksPrograms.java:")
-                .contains("rank 0 failed: dev.weft.backends.comm.CommException: ", "recv(1 x i32) on 'world' from "
-                        + "rank 1 tag 0 cannot complete: world rank 1 failed: IllegalStateException: rank 1 gave up\n")
+                        "\tat dev.weft.it.fake.FakeRanksPrograms$RankThrows.main(FakeRanksPrograms.java:")
+                .containsPattern("rank 0 failed: dev.weft.backends.comm.CommException: FakeRanksPrograms.java:\\d+: "
+                        + "recv\\(1 x i32\\) on 'world' from rank 1 tag 0 cannot complete: world rank 1 failed: "
+                        + "IllegalStateException: rank 1 gave up\n")
                 .contains("\tcaused by the failure of rank 1 (below)");
     }
 }
