@@ -3,7 +3,10 @@ package dev.weft.it.fake;
 import dev.weft.DType;
 import dev.weft.comm.Comm;
 
-/** Programs that {@link FakeRanksTest} runs on fake ranks through {@link dev.weft.backends.cli.FakeRanks}, one JVM each. */
+/**
+ * Programs that {@link FakeRanksTest} runs on fake ranks through {@link dev.weft.backends.cli.FakeRanks}, one JVM
+ * each.
+ */
 public final class FakeRanksPrograms {
     private FakeRanksPrograms() {
     }

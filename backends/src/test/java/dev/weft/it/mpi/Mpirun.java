@@ -59,7 +59,8 @@ public final class Mpirun {
     }
 
     /** Runs {@code mainClass} in a plain JVM, with no MPI launcher around it. */
-    public static Result plain(Duration timeout, Class<?> mainClass, String... args) throws IOException, InterruptedException {
+    public static Result plain(Duration timeout, Class<?> mainClass, String... args)
+            throws IOException, InterruptedException {
         return launch(java(mainClass, args), timeout, Map.of());
     }
 

@@ -64,8 +64,9 @@ final class ExitGuard {
         StringBuilder sb = new StringBuilder("weft: ").append(cause(exitingThreads())).append(" while ")
                 .append(running.size() == 1 ? "rank " : "ranks ")
                 .append(String.join(", ", running.stream().map(String::valueOf).toList()))
-                .append(running.size() == 1 ? " was" : " were").append(" still running, so the job fails with status 1"
-                        + " (fake ranks are threads of one JVM: end a rank by returning from main, fail it by throwing)");
+                .append(running.size() == 1 ? " was" : " were")
+                .append(" still running, so the job fails with status 1 (fake ranks are threads of one JVM: end a rank"
+                        + " by returning from main, fail it by throwing)");
         for (int r : running) {
             sb.append("\n  rank ").append(r).append(": ").append(state(r));
             userFrames(ranks[r]).forEach(f -> sb.append("\n      at ").append(f));
