@@ -67,7 +67,12 @@ public final class Comm {
         Bind.bind(CommPrims.BARRIER, CommParams.of(handle));
     }
 
-    /** Sends {@code x} to {@code dest}; returns once {@code x} may be reused (buffered or delivered). */
+    /**
+     * Sends {@code x} to {@code dest}. It may return only once {@code dest} has started the matching receive: MPI
+     * does not promise to buffer sends, and fake ranks never do by default, so two ranks that both send before
+     * they receive deadlock. Exchange with {@link #sendrecv}, or start {@link #isend} and {@link #irecv} and then
+     * wait for both.
+     */
     public void send(Tensor x, int dest, int tag) {
         Bind.bind(CommPrims.SEND, CommParams.p2p(handle, dest, tag, null), x);
     }
@@ -77,7 +82,10 @@ public final class Comm {
         return one(Bind.bind(CommPrims.RECV, CommParams.p2p(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
     }
 
-    /** Starts sending {@code x}; complete it with {@link #wait(Request)}, which returns {@code x}. */
+    /**
+     * Starts sending {@code x}; complete it with {@link #wait(Request)}, which returns {@code x} and may return only
+     * once the matching receive has started.
+     */
     public Request isend(Tensor x, int dest, int tag) {
         Tensor h = one(Bind.bind(CommPrims.ISEND, CommParams.p2p(handle, dest, tag, null), x));
         return Request.send(this, h, x, SourceLocation.capture());

@@ -24,7 +24,8 @@ public record SourceLocation(String className, String method, String file, int l
                 .orElse(UNKNOWN));
     }
 
-    static boolean isInternal(String className) {
+    /** Whether frames of {@code className} are Weft's, the JDK's or a test framework's, never the user's. */
+    public static boolean isInternal(String className) {
         int dot = className.lastIndexOf('.');
         String pkg = dot < 0 ? "" : className.substring(0, dot);
         if (API_PACKAGES.contains(pkg)) {

@@ -18,10 +18,10 @@ import java.util.concurrent.TimeUnit;
  * plain JVM, bounded by a timeout. The flags suit a container: root is allowed, ranks may outnumber cores, no
  * binding, shared-memory transport only.
  */
-final class Mpirun {
+public final class Mpirun {
     /** What a launch left: its exit status ({@code -1} if it was killed at the timeout), output and duration. */
-    record Result(int exitCode, String output, Duration elapsed) {
-        boolean timedOut() {
+    public record Result(int exitCode, String output, Duration elapsed) {
+        public boolean timedOut() {
             return exitCode == -1;
         }
     }
@@ -59,7 +59,8 @@ final class Mpirun {
     }
 
     /** Runs {@code mainClass} in a plain JVM, with no MPI launcher around it. */
-    static Result plain(Duration timeout, Class<?> mainClass, String... args) throws IOException, InterruptedException {
+    public static Result plain(Duration timeout, Class<?> mainClass, String... args)
+            throws IOException, InterruptedException {
         return launch(java(mainClass, args), timeout, Map.of());
     }
 

@@ -131,10 +131,17 @@ public final class ParityPrograms {
         emit(out, "eager i1 sendrecv", c.sendrecv(b, right, left, 4));
     }
 
-    /** Rank 0 sends to the last rank; two messages per pair in flight, waited in reverse order; a barrier. */
+    /**
+     * Rank 0 sends to the last rank (which, when it is rank 0 itself, starts its receive first: a blocking send to
+     * itself could never complete); two messages per pair in flight, waited in reverse order; a barrier.
+     */
     private static void eagerPointToPoint(Comm c, Tensor x, List<String> out) {
         int last = c.size() - 1;
-        if (c.rank() == 0) {
+        if (last == 0) {
+            Request in = c.irecv(DType.F64, x.shape(), 0, 5);
+            c.send(x, 0, 5);
+            emit(out, "eager recv", c.wait(in));
+        } else if (c.rank() == 0) {
             c.send(x, last, 5);
         } else if (c.rank() == last) {
             emit(out, "eager recv", c.recv(DType.F64, x.shape(), 0, 5));
@@ -215,11 +222,19 @@ public final class ParityPrograms {
         return got.mul(2);
     }
 
-    /** Even ranks send to the right, then receive from the left; odd ranks the other way round. */
+    /**
+     * Even ranks send to the right, then receive from the left; odd ranks the other way round. A rank alone starts
+     * its receive from itself first: its blocking send could never complete otherwise.
+     */
     @Compile
     static Tensor shift(Comm c, Tensor x) {
         int right = (c.rank() + 1) % c.size();
         int left = (c.rank() + c.size() - 1) % c.size();
+        if (c.size() == 1) {
+            Request in = c.irecv(x.dtype(), x.shape(), 0, 8);
+            c.send(x, 0, 8);
+            return c.wait(in);
+        }
         if (c.rank() % 2 == 0) {
             c.send(x, right, 8);
             return c.recv(x.dtype(), x.shape(), left, 8);

@@ -2,6 +2,7 @@ package dev.weft.backends.comm.mpi;
 
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
@@ -11,7 +12,7 @@ import java.lang.foreign.ValueLayout;
 /**
  * This process's MPI runtime, set up on first use: loads the library ({@link MpiLibrary}), calls
  * {@code MPI_Init_thread} asking for the thread level {@code WEFT_MPI_THREAD_LEVEL} chooses (by default
- * {@code MPI_THREAD_SINGLE}: only the initialising thread communicates; see {@link MpiThreadLevel}), and wraps
+ * {@code MPI_THREAD_SINGLE}: only the initialising thread communicates; see {@link ThreadLevel}), and wraps
  * {@code MPI_COMM_WORLD} as the communicator {@code world}. It then installs
  * <ul>
  *   <li>a shutdown hook that frees the custom reduce operator and calls {@code MPI_Finalize}, and</li>
@@ -28,11 +29,11 @@ public final class MpiWorld {
      * Environment variable choosing the MPI thread level: {@code single} (default), {@code funneled},
      * {@code serialized} or {@code multiple}.
      */
-    public static final String THREAD_LEVEL_ENV = MpiThreadLevel.ENV;
+    public static final String THREAD_LEVEL_ENV = ThreadLevel.ENV;
     private static MpiWorld instance;
 
     final MpiLibrary mpi;
-    private final MpiThreadLevel threadLevel;
+    private final ThreadLevel threadLevel;
     /** The only thread that may communicate, or null when any may. */
     private final Thread initialThread;
     private final MpiCommunicator world;
@@ -45,11 +46,11 @@ public final class MpiWorld {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment provided = arena.allocate(ValueLayout.JAVA_INT);
-            int rc = mpi.initThread(MpiThreadLevel.requested().code(), provided);
+            int rc = mpi.initThread(ThreadLevel.requested().code(), provided);
             if (rc != MpiLibrary.SUCCESS) {
                 throw new IllegalStateException("MPI_Init_thread failed: " + mpi.errorString(rc));
             }
-            threadLevel = MpiThreadLevel.of(provided.get(ValueLayout.JAVA_INT, 0));
+            threadLevel = ThreadLevel.of(provided.get(ValueLayout.JAVA_INT, 0));
         }
         initialThread = threadLevel.initialThreadOnly() ? Thread.currentThread() : null;
         world = new MpiCommunicator(this, mpi.commWorld, "world", true);

@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.Request;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -75,8 +76,10 @@ class FakeSplitDupTest {
             assertThat(copy.name()).isEqualTo("world.dup#0");
             assertThat(world.dup(at(41)).name()).isEqualTo("world.dup#1");
             if (world.rank() == 0) {
-                copy.send(of(DType.I32, 1), DType.I32, 1, 1, 0, at(42));
-                world.send(of(DType.I32, 2), DType.I32, 1, 1, 0, at(43));
+                Request first = copy.isend(of(DType.I32, 1), DType.I32, 1, 1, 0, at(42));
+                Request second = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 0, at(43));
+                world.wait(second, at(46));
+                copy.wait(first, at(47));
             } else {
                 MemorySegment got = filler(DType.I32, 1);
                 world.recv(got, DType.I32, 1, 0, 0, at(44));
