@@ -124,8 +124,8 @@ public interface Communicator extends CommHandle {
 
     /**
      * Collective: partitions the ranks by {@code color}, ordering each part by {@code key} and then by rank here,
-     * and returns this rank's new communicator, or {@code null} when {@code color} is negative
-     * ({@code MPI_UNDEFINED}).
+     * and returns this rank's new communicator. A negative {@code color} is an invalid argument (there is no
+     * {@code MPI_UNDEFINED}: every rank gets a communicator).
      */
     Communicator split(int color, int key, SourceLocation where);
 
