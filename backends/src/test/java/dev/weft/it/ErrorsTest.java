@@ -71,6 +71,8 @@ class ErrorsTest {
     }
 
     private static final Class<?> SELF = ErrorsTest.class;
+    /** Where the fori rows' bodies keep their carry, as a user might to read it after the loop. */
+    private static final Tensor[] KEPT = new Tensor[1];
     private static final Tensor F = Tensor.zeros(DType.F32, 2, 3);
     private static final Tensor I = Tensor.of(new int[] {1, 2, 3});
     private static final Tensor B = Tensor.of(new boolean[] {true, false});
@@ -119,8 +121,11 @@ class ErrorsTest {
             row("toIntArray, value beyond int", Mode.EAGER, BIG, x -> Tensor.of(x.toIntArray()), "5000000000"),
             row("fori, body changes the shape", x -> Weft.fori(0, 3, x, (i, c) -> c.sum()), "f32[] but"),
             row("fori, body changes the dtype", x -> Weft.fori(0, 3, x, (i, c) -> c.cast(DType.F64)), "f64[2,3]"),
-            row("fori, carry kept past the body", Mode.COMPILED, F, x -> escapedCarry(x).add(1), "f32[2,3]"),
-            row("cond, branches differ", Mode.COMPILED, F, x -> Weft.cond(x.sum().gt(0), () -> x, x::sum), "f32[]"),
+            compiledRow("fori, carry used after", x -> then(Weft.fori(0, 2, x, (i, c) -> KEPT[0] = c), KEPT[0].add(1)),
+                    "outside the fori body"),
+            compiledRow("fori, carry returned", x -> then(Weft.fori(0, 2, x, (i, c) -> KEPT[0] = c), KEPT[0]),
+                    "as a result"),
+            compiledRow("cond, branches differ", x -> Weft.cond(x.sum().gt(0), () -> x, x::sum), "f32[]"),
             row("cond, predicate not scalar", x -> Weft.cond(x.gt(0), () -> x, () -> x), "scalar, got"),
             row("ReduceOp.custom, bad name", x -> then(ReduceOp.custom("a b", Tensor::add), x), "'a b'"),
             row("TensorSpec, negative dimension", x -> then(TensorSpec.of(DType.F32, 2, -1), x), "[2, -1]"),
@@ -139,14 +144,8 @@ class ErrorsTest {
         return new Case(description, mode, input, action, fragment, lineOf(2));
     }
 
-    /** A fori carry kept in an array by the body, as a user might to read it after the loop. */
-    private static Tensor escapedCarry(Tensor x) {
-        Tensor[] kept = new Tensor[1];
-        Weft.fori(0, 2, x, (i, c) -> {
-            kept[0] = c;
-            return c;
-        });
-        return kept[0];
+    private static Case compiledRow(String description, UnaryOperator<Tensor> action, String fragment) {
+        return new Case(description, Mode.COMPILED, F, action, fragment, lineOf(2));
     }
 
     /** {@code x}, once {@code made} was made: for rows whose call returns no tensor. */
