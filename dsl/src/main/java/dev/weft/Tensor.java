@@ -39,6 +39,9 @@ import java.util.stream.LongStream;
  * numbers for integer tensors. Integer {@code div} and {@code rem} truncate toward zero (C, StableHLO); integer
  * division by zero is an error. Reductions keep the dtype ({@code sum} of i32 is i32). Negative axes count from
  * the end. Concrete tensors live in off-heap memory freed by the garbage collector.
+ *
+ * <p>Invalid arguments (shapes, axes, dtypes) raise {@link WeftException}s whose message starts with the caller's
+ * {@code File.java:line} and quotes the arguments as written, eagerly and inside {@link Compile} alike.
  */
 public final class Tensor {
     static {
@@ -539,7 +542,10 @@ public final class Tensor {
         return out;
     }
 
-    /** The elements in row-major order, converted to int (floats truncate toward zero). */
+    /**
+     * The elements in row-major order, converted to int (floats truncate toward zero); a value beyond the int
+     * range (from i64) is a {@link DTypeException}.
+     */
     public int[] toIntArray() {
         MemorySegment d = concrete("toIntArray()");
         int[] out = new int[checkedLength()];

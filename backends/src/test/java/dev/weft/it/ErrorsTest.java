@@ -71,6 +71,7 @@ class ErrorsTest {
     }
 
     private static final Class<?> SELF = ErrorsTest.class;
+    private static final TensorSpec SPEC = TensorSpec.of(DType.F32, 2);
     /** Where the fori rows' bodies keep their carry, as a user might to read it after the loop. */
     private static final Tensor[] KEPT = new Tensor[1];
     private static final Tensor F = Tensor.zeros(DType.F32, 2, 3);
@@ -129,7 +130,8 @@ class ErrorsTest {
             row("cond, predicate not scalar", x -> Weft.cond(x.gt(0), () -> x, () -> x), "scalar, got"),
             row("ReduceOp.custom, bad name", x -> then(ReduceOp.custom("a b", Tensor::add), x), "'a b'"),
             row("TensorSpec, negative dimension", x -> then(TensorSpec.of(DType.F32, 2, -1), x), "[2, -1]"),
-            row("lower, int for a tensor", x -> then(Weft.lower(SELF, "compiledCase", 3, 0), x), "is 3 (Integer)"));
+            row("lower, int for a tensor", x -> then(Weft.lower(SELF, "compiledCase", 3, 0), x), "is 3 (Integer)"),
+            row("lower, spec for an int", x -> then(Weft.lower(SELF, "compiledCase", SPEC, SPEC), x), "f32[2] (Tens"));
 
     private static Case row(String description, UnaryOperator<Tensor> action, String fragment) {
         return new Case(description, Mode.BOTH, F, action, fragment, lineOf(2));
