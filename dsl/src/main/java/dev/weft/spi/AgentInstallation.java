@@ -17,23 +17,34 @@ import java.util.ServiceLoader;
  * {@code -XX:-EnableDynamicAgentLoading}), standard error says so once and {@code @Compile} methods run eagerly.
  */
 public final class AgentInstallation {
-    private static volatile boolean attempted;
+    /** Set once the installation has been tried; until then every thread goes through {@link #install}. */
+    private static volatile boolean done;
+    /** Set when a thread starts installing (guarded by the class lock; that thread may make tensors meanwhile). */
+    private static boolean started;
 
     private AgentInstallation() {
     }
 
-    /** Installs the agent unless that was tried already. */
+    /** Installs the agent unless that was tried already; other threads wait until it is in place. */
     public static void ensure() {
-        if (!attempted) {
+        if (!done) {
             install();
         }
     }
 
     private static synchronized void install() {
-        if (attempted) {
+        if (started) {
             return;
         }
-        attempted = true;
+        started = true;
+        try {
+            attach();
+        } finally {
+            done = true;
+        }
+    }
+
+    private static void attach() {
         Optional<WeftRuntime> runtime = ServiceLoader.load(WeftRuntime.class).findFirst();
         if (runtime.isEmpty()) {
             return;
