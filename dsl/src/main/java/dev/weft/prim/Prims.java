@@ -193,7 +193,7 @@ public final class Prims {
         long[] out = new long[s.rank()];
         for (int i = 0; i < out.length; i++) {
             if (lo[i] < 0 || hi[i] < 0) {
-                throw shape("pad: negative padding %s / %s", p.low(), p.high());
+                throw shape("pad: low %s and high %s must not be negative", p.low(), p.high());
             }
             out[i] = s.dim(i) + lo[i] + hi[i];
         }

@@ -23,8 +23,8 @@ import java.util.function.BiConsumer;
  *
  * <p>Every operation takes the user's source location {@code where} (or {@link SourceLocation#UNKNOWN}); it
  * heads the message of any {@link CommException} the call raises and names the call in deadlock reports.
- * Invalid arguments (a peer outside {@code [0, size())}, a negative tag or count, a buffer too small) raise a
- * {@link CommException} before anything is communicated. A handle is used by one thread at a time.
+ * Invalid arguments (a peer outside {@code [0, size())}, a negative tag, count or split color, a buffer too small)
+ * raise a {@link CommException} before anything is communicated. A handle is used by one thread at a time.
  */
 public interface Communicator extends CommHandle {
     /** This rank's index in the communicator, in {@code [0, size())}. */
