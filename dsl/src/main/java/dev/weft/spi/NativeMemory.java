@@ -1,5 +1,6 @@
 package dev.weft.spi;
 
+import dev.weft.WeftException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -36,9 +37,18 @@ public final class NativeMemory {
     private NativeMemory() {
     }
 
-    /** A fresh zeroed segment of {@code bytes} bytes (at least one). */
+    /**
+     * A fresh zeroed segment of {@code bytes} bytes (at least one).
+     *
+     * @throws WeftException naming the user's line and the bytes asked for when the memory cannot be had
+     */
     public static MemorySegment allocate(long bytes) {
-        return allocate(bytes, true);
+        return allocate(bytes, true, null);
+    }
+
+    /** {@link #allocate(long)} for a tensor of {@code aval}, which a failure names too. */
+    public static MemorySegment allocate(Aval aval) {
+        return allocate(aval.byteSize(), true, aval);
     }
 
     /**
@@ -46,18 +56,24 @@ public final class NativeMemory {
      * overwrites completely before reading it, which saves zeroing a reused one.
      */
     public static MemorySegment allocateUninitialized(long bytes) {
-        return allocate(bytes, false);
+        return allocate(bytes, false, null);
     }
 
-    private static MemorySegment allocate(long bytes, boolean zeroed) {
+    private static MemorySegment allocate(long bytes, boolean zeroed, Aval aval) {
         long size = Math.max(1, bytes);
         if (size <= SMALL) {
             return SLABS.get().take(size);
         }
-        if (size >= HUGE && MappedBuffers.AVAILABLE) {
-            return MappedBuffers.allocate(size, zeroed);
+        try {
+            if (size >= HUGE && MappedBuffers.AVAILABLE) {
+                return MappedBuffers.allocate(size, zeroed);
+            }
+            return Arena.ofAuto().allocate(size, ALIGN);
+        } catch (OutOfMemoryError e) {
+            throw new WeftException(SourceLocation.capture(), String.format("out of memory: cannot allocate %s%d"
+                    + " bytes (%.1f GiB) of off-heap memory (%s); use smaller tensors or split the data over more"
+                    + " ranks", aval == null ? "" : aval + ", ", size, size / (double) (1L << 30), e.getMessage()), e);
         }
-        return Arena.ofAuto().allocate(size, ALIGN);
     }
 
     private static final class Slab {

@@ -103,7 +103,16 @@ public final class CompileGate {
         Object[] traceArgs = args.clone();
         List<Aval> avals = new ArrayList<>();
         List<Integer> slots = new ArrayList<>();
+        Class<?>[] types = method.method().getParameterTypes();
         for (int i = 0; i < args.length; i++) {
+            boolean tensorArg = args[i] instanceof TensorSpec || args[i] instanceof Tensor;
+            if (tensorArg != (types[i] == Tensor.class)) {
+                throw new WeftException(SourceLocation.capture(), "Weft.lower: argument " + i + " of " + method
+                        + " is " + (args[i] == null ? "null" : args[i] + " (" + args[i].getClass().getSimpleName()
+                        + ")") + " for a parameter of type " + types[i].getSimpleName()
+                        + "; pass TensorSpec.of(dtype, shape) for each Tensor parameter and the value itself for"
+                        + " any other");
+            }
             if (args[i] instanceof TensorSpec spec) {
                 avals.add(spec.aval());
                 slots.add(i);

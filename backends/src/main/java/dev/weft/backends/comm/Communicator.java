@@ -23,9 +23,9 @@ import java.util.function.BiConsumer;
  *
  * <p>Every operation takes the user's source location {@code where} (or {@link SourceLocation#UNKNOWN}); it
  * heads the message of any {@link CommException} the call raises and names the call in deadlock reports.
- * Invalid arguments (a peer outside {@code [0, size())}, a negative tag or count, a buffer too small) raise a
- * {@link CommException} before anything is communicated. Which threads may use a handle is the rule of the
- * runtime's {@link ThreadLevel}; as in MPI, no two threads call collectives on one communicator at once.
+ * Invalid arguments (a peer outside {@code [0, size())}, a negative tag, count or split color, a buffer too small)
+ * raise a {@link CommException} before anything is communicated. Which threads may use a handle is the rule of
+ * the runtime's {@link ThreadLevel}; as in MPI, no two threads call collectives on one communicator at once.
  */
 public interface Communicator extends CommHandle {
     /** This rank's index in the communicator, in {@code [0, size())}. */
@@ -126,8 +126,8 @@ public interface Communicator extends CommHandle {
 
     /**
      * Collective: partitions the ranks by {@code color}, ordering each part by {@code key} and then by rank here,
-     * and returns this rank's new communicator, or {@code null} when {@code color} is negative
-     * ({@code MPI_UNDEFINED}).
+     * and returns this rank's new communicator. A negative {@code color} is an invalid argument (there is no
+     * {@code MPI_UNDEFINED}: every rank gets a communicator).
      */
     Communicator split(int color, int key, SourceLocation where);
 

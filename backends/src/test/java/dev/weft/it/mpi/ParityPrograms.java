@@ -189,11 +189,9 @@ public final class ParityPrograms {
         String mlir = Weft.lower(ParityPrograms.class, "collectives", halves,
                 TensorSpec.of(DType.F64, 2L * halves.size())).toMlir();
         mlir.lines().filter(l -> l.contains("custom_call")).forEach(l -> out.add("split mlir " + l.strip()));
-        Comm notZero = world.split(r == 0 ? -1 : 1, r);
-        out.add("split without rank 0 " + notZero);
-        if (notZero != null) {
-            emit(out, "split without rank 0 allreduce last", notZero.allreduce(x, LAST));
-        }
+        Comm notZero = world.split(r == 0 ? world.size() : 1, r);
+        out.add("split with rank 0 alone " + notZero);
+        emit(out, "split with rank 0 alone allreduce last", notZero.allreduce(x, LAST));
         Comm dup = world.dup();
         out.add("dup " + dup);
         emit(out, "dup eager alltoall", dup.alltoall(x));

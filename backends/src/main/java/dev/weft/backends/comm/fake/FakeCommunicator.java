@@ -184,8 +184,9 @@ final class FakeCommunicator implements Communicator {
     @Override
     public Communicator split(int color, int key, SourceLocation where) {
         live("split", where);
-        Object result = collective(CollectiveCall.of(CollectiveCall.Kind.SPLIT, where), null, new int[] {color, key});
-        return result == null ? null : handle((Membership) result);
+        CommChecks.color(this, color, where);
+        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.SPLIT, where), null,
+                new int[] {color, key}));
     }
 
     @Override

@@ -38,12 +38,14 @@ class FakeSplitDupTest {
     }
 
     @Test
-    void splitWithEqualKeysKeepsRankOrderAndNegativeColorGivesNull() {
+    void splitWithEqualKeysKeepsRankOrderAndANegativeColorIsAnError() {
         FakeWorld.run(3, world -> {
             int me = world.rank();
-            Communicator sub = world.split(me == 1 ? -1 : 0, 0, at(20));
+            assertThatThrownBy(() -> world.split(-1, 0, at(19))).isInstanceOf(CommException.class)
+                    .hasMessageStartingWith("User.java:19: split on 'world': color -1 is negative");
+            Communicator sub = world.split(me == 1 ? world.size() : 0, 0, at(20));
             if (me == 1) {
-                assertThat(sub).isNull();
+                assertThat(sub.size()).isEqualTo(1);
             } else {
                 assertThat(sub.size()).isEqualTo(2);
                 assertThat(sub.rank()).isEqualTo(me / 2);
