@@ -8,21 +8,21 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 
 /**
  * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
  * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
- * their segment, and paced: see {@link NativeMemory}. At most {@value #POOL_MAX_MIB} MiB stay pooled; a mapping
- * freed beyond that is unmapped.
+ * their segment, and paced: see {@link NativeMemory}. At most {@link NativeMemory#POOL_BYTES} bytes stay pooled: a
+ * mapping freed beyond that displaces the longest pooled ones, which are unmapped (one larger than the whole pool
+ * is unmapped at once), so that the memory goes back to the system.
  */
 final class MappedBuffers {
     static final long PACING_MIN = NativeMemory.PACING_MIN_MIB << 20;
-    static final long POOL_MAX_MIB = 1024;
     static final boolean AVAILABLE;
 
-    private static final long POOL_MAX = POOL_MAX_MIB << 20;
     private static final long PAGE = 2L << 20;
     /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
     private static final long QUIET_MILLIS = 2;
@@ -39,10 +39,15 @@ final class MappedBuffers {
     }
 
     private static final Object LOCK = new Object();
-    private static final Map<Long, ArrayDeque<Mapping>> FREE = new HashMap<>();
+    /** Pooled mappings, the most recently freed first. */
+    private static final ArrayDeque<Mapping> FREE = new ArrayDeque<>();
     private static long freeBytes;
     /** Bytes of mappings handed out and not yet freed. */
     private static long outstanding;
+    /**
+     * Bytes outstanding after the last pacing collection, lowered by later frees: the cleaners may still be
+     * returning what that collection found dead after {@link #collect} stopped waiting for them.
+     */
     private static long liveAfterCollection;
     private static long returns;
 
@@ -104,11 +109,15 @@ final class MappedBuffers {
 
     private static Mapping take(long sizeClass) {
         synchronized (LOCK) {
-            if (!hasFree(sizeClass)) {
-                return null;
+            for (Iterator<Mapping> it = FREE.iterator(); it.hasNext(); ) {
+                Mapping m = it.next();
+                if (m.sizeClass() == sizeClass) {
+                    it.remove();
+                    freeBytes -= sizeClass;
+                    return m;
+                }
             }
-            freeBytes -= sizeClass;
-            return FREE.get(sizeClass).pop();
+            return null;
         }
     }
 
@@ -139,24 +148,27 @@ final class MappedBuffers {
         }
     }
 
-    private static boolean hasFree(long sizeClass) {
-        ArrayDeque<Mapping> free = FREE.get(sizeClass);
-        return free != null && !free.isEmpty();
-    }
-
     /** Runs on a cleaner thread once the segment of {@code m} is unreachable. */
     private static void release(Mapping m) {
+        List<Mapping> unmapped = new ArrayList<>(1);
         synchronized (LOCK) {
             outstanding -= m.sizeClass();
+            liveAfterCollection = Math.min(liveAfterCollection, outstanding);
             returns++;
-            if (freeBytes + m.sizeClass() <= POOL_MAX) {
-                FREE.computeIfAbsent(m.sizeClass(), k -> new ArrayDeque<>()).push(m);
+            if (m.sizeClass() <= NativeMemory.POOL_BYTES) {
+                FREE.push(m);
                 freeBytes += m.sizeClass();
-                LOCK.notifyAll();
-                return;
+                while (freeBytes > NativeMemory.POOL_BYTES) {
+                    Mapping oldest = FREE.removeLast();
+                    freeBytes -= oldest.sizeClass();
+                    unmapped.add(oldest);
+                }
+            } else {
+                unmapped.add(m);
             }
+            LOCK.notifyAll();
         }
-        unmap(m);
+        unmapped.forEach(MappedBuffers::unmap);
     }
 
     private static Mapping map(long sizeClass) {

@@ -14,7 +14,10 @@ import java.lang.foreign.MemorySegment;
  *       {@code MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the
  *       next buffer of its size class (a multiple of 2 MiB). Where page faults are expensive (virtual machines:
  *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
- *       reuse. Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free
+ *       reuse. The pool holds at most {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or
+ *       {@value #POOL_ENV} environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}, 0 = no pool): a
+ *       buffer freed beyond it displaces the longest pooled ones, which are unmapped, so that the memory goes back
+ *       to the system. Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free
  *       them: once the mapped bytes outstanding exceed twice those live after the previous collection (and at
  *       least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
  *       ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners.
@@ -29,6 +32,11 @@ public final class NativeMemory {
     static final long SLAB = 64 * 1024;
     static final long HUGE = 2L << 20;
     static final long PACING_MIN_MIB = 256;
+    static final String POOL_PROPERTY = "weft.memory.pool";
+    static final String POOL_ENV = "WEFT_MEMORY_POOL";
+    static final long POOL_DEFAULT_MIB = 64;
+    /** The most bytes of freed large buffers kept for reuse. */
+    static final long POOL_BYTES = Settings.wholeNumber(POOL_PROPERTY, POOL_ENV, 0, POOL_DEFAULT_MIB) << 20;
     private static final long ALIGN = 64;
 
     private static final ThreadLocal<Slab> SLABS = ThreadLocal.withInitial(Slab::new);
