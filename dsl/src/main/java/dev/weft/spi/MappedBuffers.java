@@ -15,9 +15,9 @@ import java.util.List;
 /**
  * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
  * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
- * their segment, and paced: see {@link NativeMemory}. At most {@link NativeMemory#POOL_BYTES} bytes stay pooled: a
- * mapping freed beyond that displaces the longest pooled ones, which are unmapped (one larger than the whole pool
- * is unmapped at once), so that the memory goes back to the system.
+ * their segment, and paced: see {@link NativeMemory}. A freed mapping is pooled and displaces the longest pooled
+ * ones beyond {@link NativeMemory#POOL_BYTES} bytes, or beyond two mappings of its own size if that is more; the
+ * displaced ones are unmapped, so that their memory goes back to the system.
  */
 final class MappedBuffers {
     static final long PACING_MIN = NativeMemory.PACING_MIN_MIB << 20;
@@ -155,16 +155,13 @@ final class MappedBuffers {
             outstanding -= m.sizeClass();
             liveAfterCollection = Math.min(liveAfterCollection, outstanding);
             returns++;
-            if (m.sizeClass() <= NativeMemory.POOL_BYTES) {
-                FREE.push(m);
-                freeBytes += m.sizeClass();
-                while (freeBytes > NativeMemory.POOL_BYTES) {
-                    Mapping oldest = FREE.removeLast();
-                    freeBytes -= oldest.sizeClass();
-                    unmapped.add(oldest);
-                }
-            } else {
-                unmapped.add(m);
+            FREE.push(m);
+            freeBytes += m.sizeClass();
+            long limit = Math.max(NativeMemory.POOL_BYTES, 2 * m.sizeClass());
+            while (freeBytes > limit) {
+                Mapping oldest = FREE.removeLast();
+                freeBytes -= oldest.sizeClass();
+                unmapped.add(oldest);
             }
             LOCK.notifyAll();
         }

@@ -15,16 +15,20 @@ import java.lang.foreign.MemorySegment;
  *       next buffer of its size class (a multiple of 2 MiB). Where page faults are expensive (virtual machines:
  *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
  *       reuse. The pool holds at most {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or
- *       {@value #POOL_ENV} environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}, 0 = no pool): a
- *       buffer freed beyond it displaces the longest pooled ones, which are unmapped, so that the memory goes back
- *       to the system. Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free
- *       them: once the mapped bytes outstanding exceed twice those live after the previous collection (and at
- *       least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
- *       ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners.
- *       This bounds the memory held by dropped tensors, like a heap with a pacer. The floor is high because such
- *       a collection is a full one (20–40 ms with two ranks on two cores here): at 256 MiB a loop that drops
- *       an 8 MiB result per call pays for one every 32 calls, ~1 ms per call, instead of one every 8 calls.</li>
- *   <li>Otherwise: an automatic arena.</li>
+ *       {@value #POOL_ENV} environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}), or two buffers of
+ *       the size just freed if that is more (a loop dropping a 64 MiB result per call then reuses its buffers
+ *       between two collections): a buffer freed beyond it displaces the longest pooled ones, which are unmapped,
+ *       so that their memory goes back to the system. Since off-heap buffers barely grow the Java heap, the
+ *       collector alone may run too rarely to free them: once the mapped bytes outstanding exceed twice those
+ *       live after the previous collection (and at least {@value #PACING_MIN_MIB} MiB), an allocation the pool
+ *       cannot serve first asks for a collection ({@link System#gc}, as {@code java.nio} does for direct buffers)
+ *       and waits briefly for the cleaners. This bounds the memory held by dropped tensors, like a heap with a
+ *       pacer: a loop that drops large buffers keeps at most about {@value #PACING_MIN_MIB} MiB of them
+ *       outstanding plus the pool. The floor is high because such a collection is a full one (20–40 ms with two
+ *       ranks on two cores here): at 256 MiB a loop that drops an 8 MiB result per call pays for one every 32
+ *       calls, ~1 ms per call, instead of one every 8 calls.</li>
+ *   <li>Otherwise: an automatic arena, freed whenever the collector happens to find it unreachable: such buffers
+ *       are not paced.</li>
  * </ul>
  */
 public final class NativeMemory {
@@ -35,7 +39,7 @@ public final class NativeMemory {
     static final String POOL_PROPERTY = "weft.memory.pool";
     static final String POOL_ENV = "WEFT_MEMORY_POOL";
     static final long POOL_DEFAULT_MIB = 64;
-    /** The most bytes of freed large buffers kept for reuse. */
+    /** The most bytes of freed large buffers kept for reuse, unless two buffers of one size need more. */
     static final long POOL_BYTES = Settings.wholeNumber(POOL_PROPERTY, POOL_ENV, 0, POOL_DEFAULT_MIB) << 20;
     private static final long ALIGN = 64;
 
