@@ -20,13 +20,9 @@ import java.util.List;
  * displaced ones are unmapped, so that their memory goes back to the system.
  */
 final class MappedBuffers {
-    static final long PACING_MIN = NativeMemory.PACING_MIN_MIB << 20;
     static final boolean AVAILABLE;
 
     private static final long PAGE = 2L << 20;
-    /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
-    private static final long QUIET_MILLIS = 2;
-    private static final long WAIT_MAX_NANOS = 100_000_000L;
     private static final int PROT_READ_WRITE = 0x3;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x22;
     private static final int MADV_HUGEPAGE = 14;
@@ -42,14 +38,6 @@ final class MappedBuffers {
     /** Pooled mappings, the most recently freed first. */
     private static final ArrayDeque<Mapping> FREE = new ArrayDeque<>();
     private static long freeBytes;
-    /** Bytes of mappings handed out and not yet freed. */
-    private static long outstanding;
-    /**
-     * Bytes outstanding after the last pacing collection, lowered by later frees: the cleaners may still be
-     * returning what that collection found dead after {@link #collect} stopped waiting for them.
-     */
-    private static long liveAfterCollection;
-    private static long returns;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -73,17 +61,15 @@ final class MappedBuffers {
     static MemorySegment allocate(long size, boolean zeroed) {
         long sizeClass = (size + PAGE - 1) & -PAGE;
         Mapping m = take(sizeClass);
-        if (m == null && overBudget(sizeClass)) {
-            collect();
+        if (m == null && MemoryPacer.overBudget(sizeClass)) {
+            MemoryPacer.collect();
             m = take(sizeClass);
         }
         boolean reused = m != null;
         if (m == null) {
             m = map(sizeClass);
         }
-        synchronized (LOCK) {
-            outstanding += sizeClass;
-        }
+        MemoryPacer.allocated(sizeClass);
         Mapping owned = m;
         MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
                 ignored -> release(owned));
@@ -91,13 +77,6 @@ final class MappedBuffers {
             segment.fill((byte) 0);
         }
         return segment;
-    }
-
-    /** Bytes of mappings handed out whose segments the collector has not freed yet. */
-    static long outstandingBytes() {
-        synchronized (LOCK) {
-            return outstanding;
-        }
     }
 
     /** Bytes of mappings pooled for reuse. */
@@ -121,40 +100,10 @@ final class MappedBuffers {
         }
     }
 
-    private static boolean overBudget(long sizeClass) {
-        synchronized (LOCK) {
-            return outstanding + sizeClass > Math.max(PACING_MIN, 2 * liveAfterCollection);
-        }
-    }
-
-    /**
-     * Asks for a collection and waits until the cleaners have fallen quiet, so that the buffers it freed are
-     * pooled and the live bytes measured.
-     */
-    private static void collect() {
-        System.gc();
-        long deadline = System.nanoTime() + WAIT_MAX_NANOS;
-        synchronized (LOCK) {
-            try {
-                long before;
-                do {
-                    before = returns;
-                    LOCK.wait(QUIET_MILLIS);
-                } while (returns != before && System.nanoTime() < deadline);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            liveAfterCollection = outstanding;
-        }
-    }
-
     /** Runs on a cleaner thread once the segment of {@code m} is unreachable. */
     private static void release(Mapping m) {
         List<Mapping> unmapped = new ArrayList<>(1);
         synchronized (LOCK) {
-            outstanding -= m.sizeClass();
-            liveAfterCollection = Math.min(liveAfterCollection, outstanding);
-            returns++;
             FREE.push(m);
             freeBytes += m.sizeClass();
             long limit = Math.max(NativeMemory.POOL_BYTES, 2 * m.sizeClass());
@@ -163,8 +112,8 @@ final class MappedBuffers {
                 freeBytes -= oldest.sizeClass();
                 unmapped.add(oldest);
             }
-            LOCK.notifyAll();
         }
+        MemoryPacer.released(m.sizeClass());
         unmapped.forEach(MappedBuffers::unmap);
     }
 

@@ -18,18 +18,19 @@ import java.lang.foreign.MemorySegment;
  *       {@value #POOL_ENV} environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}), or two buffers of
  *       the size just freed if that is more (a loop dropping a 64 MiB result per call then reuses its buffers
  *       between two collections): a buffer freed beyond it displaces the longest pooled ones, which are unmapped,
- *       so that their memory goes back to the system. Since off-heap buffers barely grow the Java heap, the
- *       collector alone may run too rarely to free them: once the mapped bytes outstanding exceed twice those
- *       live after the previous collection (and at least {@value #PACING_MIN_MIB} MiB), an allocation the pool
- *       cannot serve first asks for a collection ({@link System#gc}, as {@code java.nio} does for direct buffers)
- *       and waits briefly for the cleaners. This bounds the memory held by dropped tensors, like a heap with a
- *       pacer: a loop that drops large buffers keeps at most about {@value #PACING_MIN_MIB} MiB of them
- *       outstanding plus the pool. The floor is high because such a collection is a full one (20–40 ms with two
- *       ranks on two cores here): at 256 MiB a loop that drops an 8 MiB result per call pays for one every 32
- *       calls, ~1 ms per call, instead of one every 8 calls.</li>
- *   <li>Otherwise: an automatic arena, freed whenever the collector happens to find it unreachable: such buffers
- *       are not paced.</li>
+ *       so that their memory goes back to the system.</li>
+ *   <li>Otherwise: an automatic arena. Its memory goes back to the C library's allocator, which reuses it but
+ *       may keep it from the system.</li>
  * </ul>
+ *
+ * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them: once
+ * the bytes of buffers not carved from slabs outstanding exceed twice those live after the previous collection
+ * (and at least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
+ * ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners. This bounds
+ * the memory held by dropped tensors, like a heap with a pacer: a loop that drops buffers keeps at most about
+ * {@value #PACING_MIN_MIB} MiB of them outstanding, plus the pool. The floor is high because such a collection is
+ * a full one (20–40 ms with two ranks on two cores here): at 256 MiB a loop that drops an 8 MiB result per call
+ * pays for one every 32 calls, ~1 ms per call, instead of one every 8 calls.
  */
 public final class NativeMemory {
     static final long SMALL = 1024;
@@ -69,7 +70,14 @@ public final class NativeMemory {
         if (size >= HUGE && MappedBuffers.AVAILABLE) {
             return MappedBuffers.allocate(size, zeroed);
         }
-        return Arena.ofAuto().allocate(size, ALIGN);
+        if (MemoryPacer.overBudget(size)) {
+            MemoryPacer.collect();
+        }
+        Arena arena = Arena.ofAuto();
+        MemorySegment segment = arena.allocate(size, ALIGN).reinterpret(size, arena,
+                ignored -> MemoryPacer.released(size));
+        MemoryPacer.allocated(size);
+        return segment;
     }
 
     private static final class Slab {
