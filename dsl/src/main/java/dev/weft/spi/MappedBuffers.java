@@ -16,8 +16,10 @@ import java.util.List;
  * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
  * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
  * their segment, and paced: see {@link NativeMemory}. A freed mapping is pooled and displaces the longest pooled
- * ones beyond {@link NativeMemory#POOL_BYTES} bytes, or beyond two mappings of its own size if that is more; the
- * displaced ones are unmapped, so that their memory goes back to the system.
+ * ones beyond the pool's limit, or beyond two mappings of its own size if that is more; the displaced ones are
+ * unmapped, so that their memory goes back to the system. At each pacing collection that this class asks for, the
+ * limit becomes the bytes handed out since the previous one (what a loop reuses per collection), kept between
+ * {@link NativeMemory#POOL_BYTES} and the pacer's floor.
  */
 final class MappedBuffers {
     static final boolean AVAILABLE;
@@ -38,6 +40,10 @@ final class MappedBuffers {
     /** Pooled mappings, the most recently freed first. */
     private static final ArrayDeque<Mapping> FREE = new ArrayDeque<>();
     private static long freeBytes;
+    /** Bytes of mappings handed out since the last pacing collection that this class asked for. */
+    private static long handedOut;
+    /** The most bytes pooled, unless two mappings of the size just freed need more. */
+    private static long poolLimit = NativeMemory.POOL_BYTES;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -62,12 +68,20 @@ final class MappedBuffers {
         long sizeClass = (size + PAGE - 1) & -PAGE;
         Mapping m = take(sizeClass);
         if (m == null && MemoryPacer.overBudget(sizeClass)) {
+            synchronized (LOCK) {
+                poolLimit = Math.clamp(handedOut, NativeMemory.POOL_BYTES,
+                        Math.max(NativeMemory.POOL_BYTES, MemoryPacer.FLOOR));
+                handedOut = 0;
+            }
             MemoryPacer.collect();
             m = take(sizeClass);
         }
         boolean reused = m != null;
         if (m == null) {
             m = map(sizeClass);
+        }
+        synchronized (LOCK) {
+            handedOut += sizeClass;
         }
         MemoryPacer.allocated(sizeClass);
         Mapping owned = m;
@@ -106,7 +120,7 @@ final class MappedBuffers {
         synchronized (LOCK) {
             FREE.push(m);
             freeBytes += m.sizeClass();
-            long limit = Math.max(NativeMemory.POOL_BYTES, 2 * m.sizeClass());
+            long limit = Math.max(poolLimit, 2 * m.sizeClass());
             while (freeBytes > limit) {
                 Mapping oldest = FREE.removeLast();
                 freeBytes -= oldest.sizeClass();

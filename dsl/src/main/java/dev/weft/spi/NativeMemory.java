@@ -14,11 +14,13 @@ import java.lang.foreign.MemorySegment;
  *       {@code MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the
  *       next buffer of its size class (a multiple of 2 MiB). Where page faults are expensive (virtual machines:
  *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
- *       reuse. The pool holds at most {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or
- *       {@value #POOL_ENV} environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}), or two buffers of
- *       the size just freed if that is more (a loop dropping a 64 MiB result per call then reuses its buffers
- *       between two collections): a buffer freed beyond it displaces the longest pooled ones, which are unmapped,
- *       so that their memory goes back to the system.</li>
+ *       reuse. The pool holds at most what large buffers took between the last two pacing collections (below),
+ *       but at least {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV}
+ *       environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}) and at most the pacing floor, or two
+ *       buffers of the size just freed if that is more: so a loop that drops large results reuses them from one
+ *       collection to the next without page faults, and a program that recycles little keeps little. A buffer
+ *       freed beyond that limit displaces the longest pooled ones, which are unmapped, so that their memory goes
+ *       back to the system.</li>
  *   <li>Otherwise: an automatic arena. Its memory goes back to the C library's allocator, which reuses it but
  *       may keep it from the system.</li>
  * </ul>
@@ -40,7 +42,7 @@ public final class NativeMemory {
     static final String POOL_PROPERTY = "weft.memory.pool";
     static final String POOL_ENV = "WEFT_MEMORY_POOL";
     static final long POOL_DEFAULT_MIB = 64;
-    /** The most bytes of freed large buffers kept for reuse, unless two buffers of one size need more. */
+    /** The least limit of the pool of freed large buffers (see above). */
     static final long POOL_BYTES = Settings.wholeNumber(POOL_PROPERTY, POOL_ENV, 0, POOL_DEFAULT_MIB) << 20;
     private static final long ALIGN = 64;
 

@@ -15,8 +15,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class DroppedTensorsTest {
     /**
      * HELD tensors of ELEMENTS f32 values held at once, then COUNT dropped one by one. The pacer lets 256 MiB of
-     * dropped buffers accumulate and the pool of freed large ones keeps 64 MiB, so 200–330 MiB stay resident with
-     * the JVM's ~40 MiB. Before, 80 held buffers of 8 MiB stayed pooled (1.1–3.4 GiB resident here) and 1 MiB
+     * dropped buffers accumulate, and the pool of freed large ones keeps at most that, so ~330 MiB stay resident
+     * with the JVM's ~40 MiB. Before, 80 held buffers of 8 MiB stayed pooled (1.1–3.4 GiB resident here) and 1 MiB
      * buffers were not paced at all (2 GiB).
      */
     @ParameterizedTest(name = "{0} held, then {1} dropped, of {2} f32")
