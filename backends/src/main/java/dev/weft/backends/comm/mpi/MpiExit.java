@@ -32,7 +32,7 @@ import java.util.Map;
  */
 final class MpiExit {
     /** How long {@code MPI_Finalize} after {@code System.exit(0)} may wait for the other ranks. */
-    static final Duration FINALIZE_WAIT = Duration.ofSeconds(10);
+    private static final Duration FINALIZE_WAIT = Duration.ofSeconds(10);
 
     private final MpiWorld world;
     private final MpiLibrary mpi;
