@@ -3,6 +3,7 @@ package dev.weft.backends.comm.mpi;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * How a rank ends once MPI is initialised, so that a failing rank ends the whole job within seconds instead of
@@ -13,7 +14,7 @@ import java.util.Map;
  *   <li>An exit while a thread is inside an MPI call ({@code mpirun} forwarding Ctrl-C as {@code SIGTERM} while
  *       the rank waits, or {@code System.exit} from another thread) calls no MPI function: finalising under a
  *       blocked call crashes the JVM (Open MPI) or fails an assertion (MPICH over UCX), and {@code MPI_Abort} is
- *       no safer beside it. The rank halts with the exit status (1 for 0).</li>
+ *       no safer beside it. The rank halts with the exit status (1 instead of 0).</li>
  *   <li>An exit on {@code SIGINT}, {@code SIGTERM} or {@code SIGHUP} halts likewise: the launcher or the user is
  *       ending the job, and MPI calls would only race its teardown.</li>
  *   <li>{@code System.exit(n)}, {@code n != 0}, calls {@code MPI_Abort(MPI_COMM_WORLD, n)}: the other ranks may be
@@ -28,7 +29,8 @@ import java.util.Map;
  * {@code mpirun} by default, MPICH's Hydra always). Whether a thread is inside MPI is read from the threads'
  * stacks when the hook runs (a frame of {@link MpiLibrary}), which costs the calls themselves nothing; a thread
  * that is about to enter MPI is not seen, and its call fails after {@code MPI_Finalize}. The exit status comes
- * from {@link ExitStatus}; when it is unknown, an exit before the program's end counts as status 1.
+ * from {@link ExitStatus}; when it is unknown, {@code System.exit} finalises as for 0 (the JVM still exits with
+ * its real status when that succeeds) and the other exits halt with status 1.
  */
 final class MpiExit {
     /** How long {@code MPI_Finalize} after {@code System.exit(0)} may wait for the other ranks. */
@@ -57,24 +59,25 @@ final class MpiExit {
     private void atShutdown() {
         Map<Thread, StackTraceElement[]> stacks = Thread.getAllStackTraces();
         Cause cause = stacks.values().stream().map(Cause::of).max(Comparator.naturalOrder()).orElse(Cause.END);
-        int status = cause == Cause.END ? 0 : ExitStatus.last().orElse(1);
+        OptionalInt known = cause == Cause.END ? OptionalInt.of(0) : ExitStatus.last();
+        int failure = known.orElse(0) == 0 ? 1 : known.getAsInt();
         for (Map.Entry<Thread, StackTraceElement[]> e : stacks.entrySet()) {
             String call = mpiCall(e.getValue());
             if (call != null && e.getKey() != Thread.currentThread()) {
-                say("exit with status %d while thread \"%s\" is inside MPI (%s): ending this rank without "
-                        + "MPI_Finalize", status, e.getKey().getName(), call);
-                halt(status == 0 ? 1 : status);
+                say("exit while thread \"%s\" is inside MPI (%s): ending this rank with status %d, without "
+                        + "MPI_Finalize", e.getKey().getName(), call, failure);
+                halt(failure);
             }
         }
         switch (cause) {
             case SIGNAL -> {
-                say("exit with status %d on a signal: ending this rank without MPI_Finalize", status);
-                halt(status);
+                say("exit on a signal: ending this rank with status %d, without MPI_Finalize", failure);
+                halt(failure);
             }
             case EXIT -> {
-                if (status != 0) {
-                    say("exit with status %d before the program's end: aborting the MPI job", status);
-                    abort(status);
+                if (known.orElse(0) != 0) {
+                    say("exit with status %d before the program's end: aborting the MPI job", failure);
+                    abort(failure);
                 }
                 finishWithin(FINALIZE_WAIT);
             }
@@ -90,7 +93,7 @@ final class MpiExit {
             } catch (InterruptedException stop) {
                 return;
             }
-            say("System.exit(0) before the other ranks ended: MPI_Finalize has waited %d s for them (are they "
+            say("System.exit before the other ranks ended: MPI_Finalize has waited %d s for them (are they "
                     + "waiting for this rank?); ending the job", limit.toSeconds());
             halt(1);
         });
