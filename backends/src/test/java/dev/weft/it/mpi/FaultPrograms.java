@@ -74,7 +74,7 @@ public final class FaultPrograms {
             case "trace" -> sumOfRankOneTooLong(world, Tensor.of(new double[] {1, 2}));
             case "oom" -> {
                 if (world.rank() == 1) {
-                    Tensor.zeros(DType.F64, 1L << 47);
+                    Tensor.zeros(DType.F64, 1L << 47); // 1 PiB, beyond the address space: mmap fails
                 }
                 world.allreduce(Tensor.of(new double[] {1}), ReduceOp.SUM);
             }

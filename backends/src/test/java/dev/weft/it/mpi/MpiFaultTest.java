@@ -77,7 +77,7 @@ class MpiFaultTest {
         job.awaitWaiting(1);
         ProcessHandle mpirun = rank0.parent().orElseThrow();
         assertThat(mpirun.info().command().orElse("")).as("the parent of rank 0").containsAnyOf("mpirun", "orterun");
-        Thread.sleep(1000);
+        Thread.sleep(1000); // time for both ranks to get from their pid file into MPI_Recv
         long sent = System.nanoTime();
         int rc = new ProcessBuilder("kill", "-" + signal, Long.toString(mpirun.pid())).start().waitFor();
         assertThat(rc).isZero();
@@ -93,7 +93,7 @@ class MpiFaultTest {
         Background job = Background.start(dir, "kill", dir.toString());
         job.awaitWaiting(0);
         ProcessHandle rank1 = job.awaitWaiting(1);
-        Thread.sleep(1000);
+        Thread.sleep(1000); // time for both ranks to get from their pid file into MPI
         long killed = System.nanoTime();
         assertThat(rank1.destroyForcibly()).isTrue();
         Mpirun.Result r = job.result();
