@@ -94,9 +94,10 @@ grep -A1 "Data for node: $B" "$WORK/parity.log" | grep -q "Process rank: 1" || f
 for r in 0 1; do
   diff -u "$WORK/fake/rank-$r.txt" "$WORK/mpi/rank-$r.txt" >&2 || fail "rank $r printed other lines than fake ranks"
 done
-# The ranks' writes may interleave within lines, so count the library's name, not whole lines.
-(($(grep -o '| MPI libmpi\.so\.40' "$WORK/parity.log" | wc -l) == 2)) \
-  || fail "WEFT_DEBUG=1 did not reach rank 1: $(grep '| MPI lib' "$WORK/parity.log")"
+# The ranks' stderr interleaves within lines (a printf leaves in pieces), so count the library's description, which
+# leaves in one piece, not whole lines.
+(($(grep -o 'libmpi\.so\.40 (Open MPI' "$WORK/parity.log" | wc -l) == 2)) \
+  || fail "WEFT_DEBUG=1 did not reach rank 1: $(grep 'libmpi\.so\.40 (' "$WORK/parity.log")"
 echo "two hosts: parity programs match fake ranks ($(wc -l <"$WORK/mpi/rank-1.txt") lines per rank," \
   "$((SECONDS - start)) s); WEFT_DEBUG reached rank 1 on $B"
 
