@@ -8,6 +8,7 @@ import dev.weft.Weft;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.exec.ReduceOps;
 import dev.weft.backends.comm.mpi.MpiWorld;
+import dev.weft.backends.comm.mpi.MpiWorldProvider;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
@@ -31,7 +32,9 @@ import java.util.StringJoiner;
  * not depend on the order in which a library associates a reduction. The custom operators {@code first} and
  * {@code last} are associative but not commutative: they show that contributions are combined in rank order.
  *
- * <p>{@code main(DIR)}: runs on {@code Comm.world()} and writes this rank's lines to {@code DIR/rank-<r>.txt}.
+ * <p>{@code main(DIR)}: runs on {@code Comm.world()} and writes this rank's lines to {@code DIR/rank-<r>.txt};
+ * under a launcher also the thread level MPI granted to {@code thread-level-<r>.txt} and the library it loaded
+ * to {@code library-<r>.txt}.
  */
 public final class ParityPrograms {
     static final ReduceOp FIRST = ReduceOp.custom("first", (a, b) -> a.add(b.mul(0)));
@@ -48,9 +51,10 @@ public final class ParityPrograms {
         Comm world = Comm.world();
         List<String> lines = run(world);
         Files.write(Path.of(args[0], "rank-" + world.rank() + ".txt"), lines);
-        if (System.getenv("OMPI_COMM_WORLD_SIZE") != null) {
+        if (MpiWorldProvider.launchedByMpirun()) {
             Files.writeString(Path.of(args[0], "thread-level-" + world.rank() + ".txt"),
                     Integer.toString(MpiWorld.threadLevel()));
+            Files.writeString(Path.of(args[0], "library-" + world.rank() + ".txt"), MpiWorld.library());
         }
     }
 
