@@ -52,8 +52,9 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
         return (in, out) -> {
             long start = System.nanoTime();
             a.run(in, out);
-            System.err.printf("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(),
-                    data == null ? 0 : data.shape().size(), (System.nanoTime() - start) / 1e9);
+            // One write per line: under mpirun, the pieces of a printf interleave with other ranks' lines.
+            System.err.print(String.format("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(),
+                    data == null ? 0 : data.shape().size(), (System.nanoTime() - start) / 1e9));
         };
     }
 

@@ -124,7 +124,7 @@ final class MpiExit {
 
     private void say(String format, Object... args) {
         System.out.flush();
-        System.err.printf("weft: rank %d of %d: %s%n", rank, size, String.format(format, args));
+        System.err.print(String.format("weft: rank %d of %d: %s%n", rank, size, String.format(format, args)));
     }
 
     /** Why the JVM shuts down, as a thread's stack shows it; the later constant wins across threads. */

@@ -52,7 +52,7 @@ public final class MpiWorld {
         world = new MpiCommunicator(this, mpi.commWorld, "world", true);
         MpiExit.install(this, world.rank(), world.size());
         if ("1".equals(System.getenv("WEFT_DEBUG"))) {
-            System.err.printf("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size());
+            System.err.print(String.format("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size()));
         }
     }
 

@@ -2,6 +2,7 @@ package dev.weft.backends.cpu.exec;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ForkJoinTask;
 
 /**
@@ -24,7 +25,20 @@ final class FusedLoopRunner {
 
     /** Created on first use, so that a JVM that never runs a large fusion starts no threads. */
     private static final class Pool {
-        static final ForkJoinPool POOL = new ForkJoinPool(CORES - 1);
+        static final ForkJoinPool POOL = new ForkJoinPool(CORES - 1, Pool::worker, null, false);
+
+        /**
+         * A worker in the root thread group that inherits no thread locals: otherwise the rank thread that first
+         * starts the pool would lend its workers its {@code Comm.world()} binding and thread group, keeping a
+         * finished fake world reachable as long as the pool lives.
+         */
+        private static ForkJoinWorkerThread worker(ForkJoinPool pool) {
+            ThreadGroup root = Thread.currentThread().getThreadGroup();
+            while (root.getParent() != null) {
+                root = root.getParent();
+            }
+            return new ForkJoinWorkerThread(root, pool, false) { };
+        }
     }
 
     static void run(FusedLoop loop, MemorySegment[] in, MemorySegment[] out, long n) {
