@@ -6,13 +6,14 @@ import dev.weft.Weft;
 import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.backends.gpu.ptx.PtxTarget;
 import dev.weft.lowering.ir.Module;
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.function.Consumer;
 import jcuda.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUfunction;
-import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
 
 /**
@@ -43,19 +44,22 @@ public final class GpuBenchmark {
         long n = 1L << 26;
         GpuPlan fused = GpuPlanner.plan((Module) Weft.lower("gpu", GpuBenchmark.class, "axpby",
                 TensorSpec.of(DType.F32, n), TensorSpec.of(DType.F32, n)), PtxTarget.fromSystemProperties());
-        DeviceBuffer x = CudaDevice.allocate(4 * n), y = CudaDevice.allocate(4 * n), z = CudaDevice.allocate(4 * n);
-        DeviceBuffer two = CudaDevice.allocate(4), three = CudaDevice.allocate(4), one = CudaDevice.allocate(4);
-        JCudaDriver.cuMemsetD32(two.pointer(), Float.floatToRawIntBits(2), 1);
-        JCudaDriver.cuMemsetD32(three.pointer(), Float.floatToRawIntBits(3), 1);
-        JCudaDriver.cuMemsetD32(one.pointer(), Float.floatToRawIntBits(1), 1);
+        DeviceBuffer x = device.allocate(4 * n), y = device.allocate(4 * n), z = device.allocate(4 * n);
+        DeviceBuffer two = device.allocate(4), three = device.allocate(4), one = device.allocate(4);
+        HostCopies copies = new HostCopies(device, stream);
+        try (Arena arena = Arena.ofConfined()) {
+            copies.uploadValue(arena.allocateFrom(ValueLayout.JAVA_FLOAT, 2), two.address());
+            copies.uploadValue(arena.allocateFrom(ValueLayout.JAVA_FLOAT, 3), three.address());
+            copies.uploadValue(arena.allocateFrom(ValueLayout.JAVA_FLOAT, 1), one.address());
+        }
+        copies.synchronize();
         Kernel k = fused.kernels().getFirst();
-        CUfunction fn = load(fused, k);
+        CUfunction fn = load(device, fused, k);
         Step.Launch launch = fused.main().steps().stream().filter(Step.Launch.class::isInstance)
                 .map(Step.Launch.class::cast).findFirst().orElseThrow();
-        double kernelMs = time(stream, s -> JCudaDriver.cuLaunchKernel(fn, k.launch().gridX(), 1, 1,
-                k.launch().blockX(), 1, 1, 0, s.stream(), params(fused, launch, x, y, z, two, three, one), null));
-        double copyMs = time(stream, s -> JCudaDriver.cuMemcpyDtoDAsync(z.pointer(), x.pointer(), 4 * n,
-                s.stream()));
+        Pointer fusedParams = params(fused, launch, x, y, z, two, three, one);
+        double kernelMs = time(stream, s -> device.launch(fn, k, fusedParams, s));
+        double copyMs = time(stream, s -> device.copyOnDevice(z.address(), x.address(), 4 * n, s));
         double kernelGbs = 12.0 * n / kernelMs / 1e6, copyGbs = 8.0 * n / copyMs / 1e6;
         System.out.printf("fused elementwise f32[%d]: %.1f GB/s; cuMemcpyDtoD of the same bytes: %.1f GB/s"
                 + " (ratio %.2f)%n", n, kernelGbs, copyGbs, kernelGbs / copyGbs);
@@ -64,13 +68,11 @@ public final class GpuBenchmark {
                 TensorSpec.of(DType.F32, dim, dim), TensorSpec.of(DType.F32, dim, dim)),
                 PtxTarget.fromSystemProperties());
         Kernel gemm = mm.kernels().getFirst();
-        CUfunction gemmFn = load(mm, gemm);
-        DeviceBuffer a = CudaDevice.allocate(4L * dim * dim), b = CudaDevice.allocate(4L * dim * dim),
-                c = CudaDevice.allocate(4L * dim * dim);
+        CUfunction gemmFn = load(device, mm, gemm);
+        DeviceBuffer a = device.allocate(4L * dim * dim), b = device.allocate(4L * dim * dim),
+                c = device.allocate(4L * dim * dim);
         Pointer gemmParams = Pointer.to(Pointer.to(a.pointer()), Pointer.to(b.pointer()), Pointer.to(c.pointer()));
-        double ptxMs = time(stream, s -> JCudaDriver.cuLaunchKernel(gemmFn, gemm.launch().gridX(),
-                gemm.launch().gridY(), 1, gemm.launch().blockX(), gemm.launch().blockY(), 1, 0, s.stream(),
-                gemmParams, null));
+        double ptxMs = time(stream, s -> device.launch(gemmFn, gemm, gemmParams, s));
         double flops = 2.0 * dim * dim * dim;
         System.out.printf("GEMM f32 %dx%dx%d, PTX fallback kernel: %.1f TFLOP/s%n", dim, dim, dim,
                 flops / ptxMs / 1e9);
@@ -89,12 +91,8 @@ public final class GpuBenchmark {
         }
     }
 
-    private static CUfunction load(GpuPlan plan, Kernel k) {
-        CUmodule module = new CUmodule();
-        JCudaDriver.cuModuleLoadDataEx(module, plan.ptx(), 0, new int[0], Pointer.to(new int[0]));
-        CUfunction fn = new CUfunction();
-        JCudaDriver.cuModuleGetFunction(fn, module, k.name());
-        return fn;
+    private static CUfunction load(CudaDevice device, GpuPlan plan, Kernel k) {
+        return device.function(device.loadModule(plan.ptx()), k.name());
     }
 
     /** Kernel parameters for {@code launch}: the arguments x, y, then constants 2, 3, 1 by value, then z. */
@@ -106,7 +104,7 @@ public final class GpuBenchmark {
         int c = 0;
         for (Step s : plan.main().steps()) {
             if (s instanceof Step.Constant k) {
-                float v = k.data().get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0);
+                float v = k.data().get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0);
                 bySlot.put(k.slot(), v == 2 ? two : v == 3 ? three : one);
                 c++;
             } else if (s instanceof Step.Allocate a) {

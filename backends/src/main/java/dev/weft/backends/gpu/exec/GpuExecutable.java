@@ -20,6 +20,7 @@ import dev.weft.spi.TensorAccess;
 import dev.weft.tracer.Executable;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.Cleaner;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -29,42 +30,49 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
-import jcuda.driver.JCudaDriver;
 
 /**
  * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
  * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
  * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
  * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
- * per run; buffers come from a {@link BufferPool}; constants are uploaded once. Custom calls and cuBLAS matmuls
- * come from the {@link GpuExtension}s on the class path, which get the executable's {@link GpuResources}. With
- * {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS or the PTX GEMM) is printed to stderr.
- * Runs are serialised per executable.
+ * per run, on the same stream ({@link HostCopies}); buffers come from a {@link BufferPool}; constants are uploaded
+ * once. Custom calls and cuBLAS matmuls come from the {@link GpuExtension}s on the class path, which get the
+ * executable's {@link GpuResources}. With {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS
+ * or the PTX GEMM) is printed to stderr. Runs are serialised per executable.
+ *
+ * <p>The stream, the loaded modules and every pooled device buffer are released by {@link #close}, else when the
+ * executable becomes unreachable (the compile cache dropped it), else when the JVM shuts down; a run after
+ * {@code close} fails.
  */
-public final class GpuExecutable implements Executable {
+public final class GpuExecutable implements Executable, AutoCloseable {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
+    private static final Cleaner CLEANER = Cleaner.create();
+    /** Device resources not yet released, for the shutdown hook. */
+    private static final Set<Owned> LIVE = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Owned::releaseAtShutdown),
+                "weft-gpu-release"));
+    }
 
     private final GpuPlan plan;
     private final PtxTarget target = PtxTarget.fromSystemProperties();
     private final TensorType[] argumentTypes;
     private final TensorType[] resultTypes;
-    private final CudaDevice device;
+    private final CudaCalls cuda;
     private final GpuStream stream;
+    private final Owned owned;
+    private final Cleaner.Cleanable cleanable;
+    private final HostCopies copies;
     private final Map<Kernel, CUfunction> functions = new IdentityHashMap<>();
-    private final BufferPool pool = new BufferPool(new BufferPool.Allocator() {
-        @Override
-        public DeviceBuffer allocate(long bytes) {
-            return CudaDevice.allocate(bytes);
-        }
-
-        @Override
-        public void free(DeviceBuffer buffer) {
-            CudaDevice.free(buffer);
-        }
-    });
+    private final BufferPool pool;
     private final Map<String, GpuCustomCallHandler> handlers = new HashMap<>();
     private final Optional<GpuMatmul> matmul;
     private final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
@@ -76,25 +84,41 @@ public final class GpuExecutable implements Executable {
      * module, loads its PTX and uploads its constants.
      */
     public GpuExecutable(Module module) {
+        this(module, CudaDevice.open(Comm.world().rank()), ServiceLoader.load(GpuExtension.class));
+    }
+
+    /** The executable of {@code module} on the device behind {@code cuda}, with {@code extensions}. */
+    GpuExecutable(Module module, CudaCalls cuda, Iterable<GpuExtension> extensions) {
         this.argumentTypes = tensorTypes(module.main().argumentTypes());
         this.resultTypes = tensorTypes(module.main().resultTypes());
-        this.device = CudaDevice.open(Comm.world().rank());
+        this.cuda = cuda;
         this.plan = GpuPlanner.plan(module, target);
-        this.stream = device.newStream();
-        CUmodule cuModule = load(plan.ptx());
-        for (Kernel k : plan.kernels()) {
-            functions.put(k, function(cuModule, k));
-        }
-        GpuResources resources = new Resources();
-        Optional<GpuMatmul> found = Optional.empty();
-        for (GpuExtension e : ServiceLoader.load(GpuExtension.class)) {
-            handlers.putAll(e.customCalls(module, resources));
-            if (found.isEmpty()) {
-                found = e.matmul(stream);
+        this.stream = cuda.newStream();
+        this.pool = poolOn(cuda);
+        this.owned = new Owned(cuda, stream, pool);
+        LIVE.add(owned);
+        this.cleanable = CLEANER.register(this, owned);
+        this.copies = new HostCopies(cuda, stream);
+        try {
+            CUmodule cuModule = owned.load(plan.ptx());
+            for (Kernel k : plan.kernels()) {
+                functions.put(k, cuda.function(cuModule, k.name()));
             }
+            GpuResources resources = new Resources();
+            Optional<GpuMatmul> found = Optional.empty();
+            for (GpuExtension e : extensions) {
+                handlers.putAll(e.customCalls(module, resources));
+                if (found.isEmpty()) {
+                    found = e.matmul(stream);
+                }
+            }
+            this.matmul = found;
+            prepare(plan.main());
+            copies.synchronize();
+        } catch (RuntimeException e) {
+            cleanable.clean();
+            throw e;
         }
-        this.matmul = found;
-        prepare(plan.main());
         if (DEBUG) {
             Set<DType> dtypes = new LinkedHashSet<>();
             matmulDtypes(plan.main(), dtypes);
@@ -105,16 +129,84 @@ public final class GpuExecutable implements Executable {
         }
     }
 
-    private static CUmodule load(String ptx) {
-        CUmodule cuModule = new CUmodule();
-        JCudaDriver.cuModuleLoadDataEx(cuModule, ptx, 0, new int[0], Pointer.to(new int[0]));
-        return cuModule;
+    /** A pool of buffers from {@code cuda} (static: the pool must not refer to the executable, see {@link Owned}). */
+    private static BufferPool poolOn(CudaCalls cuda) {
+        return new BufferPool(new BufferPool.Allocator() {
+            @Override
+            public DeviceBuffer allocate(long bytes) {
+                return cuda.allocate(bytes);
+            }
+
+            @Override
+            public void free(DeviceBuffer buffer) {
+                cuda.free(buffer);
+            }
+        });
     }
 
-    private static CUfunction function(CUmodule cuModule, Kernel k) {
-        CUfunction fn = new CUfunction();
-        JCudaDriver.cuModuleGetFunction(fn, cuModule, k.name());
-        return fn;
+    /**
+     * What an executable holds on the device, released once: by {@link #close}, by the cleaner once the
+     * executable is unreachable, or by the shutdown hook. It must not refer to the executable. Runs hold
+     * {@link #lock}, so a release waits for the run in progress.
+     */
+    private static final class Owned implements Runnable {
+        final ReentrantLock lock = new ReentrantLock();
+        final CudaCalls cuda;
+        final GpuStream stream;
+        final BufferPool pool;
+        final List<CUmodule> modules = new ArrayList<>();
+        boolean released;
+
+        Owned(CudaCalls cuda, GpuStream stream, BufferPool pool) {
+            this.cuda = cuda;
+            this.stream = stream;
+            this.pool = pool;
+        }
+
+        CUmodule load(String ptx) {
+            CUmodule m = cuda.loadModule(ptx);
+            modules.add(m);
+            return m;
+        }
+
+        @Override
+        public void run() {
+            lock.lock();
+            try {
+                release();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Releases unless a run holds the lock for more than a second (the process is ending anyway). */
+        void releaseAtShutdown() {
+            try {
+                if (lock.tryLock(1, TimeUnit.SECONDS)) {
+                    try {
+                        release();
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            } catch (InterruptedException | RuntimeException e) {
+                // The driver frees a process's device memory when it exits.
+            }
+        }
+
+        private void release() {
+            if (released) {
+                return;
+            }
+            released = true;
+            LIVE.remove(this);
+            cuda.makeCurrent();
+            cuda.synchronize(stream);
+            pool.close();
+            modules.forEach(cuda::unloadModule);
+            modules.clear();
+            cuda.destroyStream(stream);
+        }
     }
 
     private static void matmulDtypes(BlockPlan b, Set<DType> out) {
@@ -145,9 +237,7 @@ public final class GpuExecutable implements Executable {
             switch (s) {
                 case Step.Constant c -> {
                     DeviceBuffer buf = pool.take(c.data().byteSize());
-                    if (c.data().byteSize() > 0) {
-                        JCudaDriver.cuMemcpyHtoD(buf.pointer(), host(c.data()), c.data().byteSize());
-                    }
+                    copies.upload(c.data(), buf.address());
                     constants.put(c, buf);
                     pinned.put(buf, true);
                 }
@@ -191,39 +281,56 @@ public final class GpuExecutable implements Executable {
     }
 
     @Override
-    public synchronized List<Tensor> run(List<Tensor> args) {
+    public List<Tensor> run(List<Tensor> args) {
         if (args.size() != argumentTypes.length) {
             throw new WeftException(SourceLocation.capture(), "expected " + argumentTypes.length + " arguments, got "
                     + args.size());
         }
-        device.makeCurrent();
+        owned.lock.lock();
+        try {
+            if (owned.released) {
+                throw new WeftException(SourceLocation.capture(), "this GPU executable was closed");
+            }
+            return runLocked(args);
+        } finally {
+            owned.lock.unlock();
+        }
+    }
+
+    private List<Tensor> runLocked(List<Tensor> args) {
+        cuda.makeCurrent();
         Frame f = new Frame(plan.slots(), pool, pinned);
         BlockPlan main = plan.main();
         for (int i = 0; i < args.size(); i++) {
             MemorySegment data = argument(args.get(i), i);
             DeviceBuffer buf = pool.take(data.byteSize());
-            if (data.byteSize() > 0) {
-                JCudaDriver.cuMemcpyHtoD(buf.pointer(), host(data), data.byteSize());
-            }
+            copies.upload(data, buf.address());
             f.define(main.arguments()[i], buf);
         }
         run(main, f);
         List<Tensor> results = new ArrayList<>(resultTypes.length);
         List<MemorySegment> segments = new ArrayList<>();
         for (int i = 0; i < resultTypes.length; i++) {
-            MemorySegment seg = NativeMemory.allocate(resultTypes[i].byteSize());
-            if (seg.byteSize() > 0) {
-                JCudaDriver.cuMemcpyDtoHAsync(host(seg), f.slots[main.results()[i]].pointer(), seg.byteSize(),
-                        stream.stream());
-            }
+            long bytes = resultTypes[i].byteSize();
+            MemorySegment seg = NativeMemory.allocateUninitialized(bytes);
+            copies.download(f.slots[main.results()[i]].address(), seg.asSlice(0, bytes));
             segments.add(seg);
         }
-        JCudaDriver.cuStreamSynchronize(stream.stream());
+        copies.synchronize();
         releaseResults(main, f);
         for (int i = 0; i < resultTypes.length; i++) {
             results.add(TensorAccess.concrete(resultTypes[i].aval(), segments.get(i)));
         }
         return results;
+    }
+
+    /**
+     * Releases the stream, the modules and every device buffer now, after the work queued on the stream; later
+     * runs fail. Idempotent.
+     */
+    @Override
+    public void close() {
+        cleanable.clean();
     }
 
     private MemorySegment argument(Tensor t, int i) {
@@ -240,10 +347,6 @@ public final class GpuExecutable implements Executable {
             throw new ShapeException(SourceLocation.capture(), "argument " + i + " does not match " + expected.mlir());
         }
         return data;
-    }
-
-    private static Pointer host(MemorySegment seg) {
-        return Pointer.to(seg.asByteBuffer());
     }
 
     private void run(BlockPlan b, Frame f) {
@@ -274,13 +377,7 @@ public final class GpuExecutable implements Executable {
         for (int i = 0; i < params.length; i++) {
             ptrs[i] = Pointer.to(params[i].pointer());
         }
-        launch(functions.get(k), k, ptrs);
-    }
-
-    private void launch(CUfunction fn, Kernel k, Pointer[] params) {
-        var l = k.launch();
-        JCudaDriver.cuLaunchKernel(fn, l.gridX(), l.gridY(), l.gridZ(), l.blockX(), l.blockY(), 1, 0,
-                stream.stream(), Pointer.to(params), null);
+        cuda.launch(functions.get(k), k, Pointer.to(ptrs), stream);
     }
 
     private void matmul(Step.Matmul m, Frame f) {
@@ -370,8 +467,8 @@ public final class GpuExecutable implements Executable {
 
     /** Reads a rank-0 BOOL from the device: waits for everything enqueued before it. */
     private boolean predicate(DeviceBuffer b) {
-        JCudaDriver.cuMemcpyDtoHAsync(host(predicate), b.pointer(), 1, stream.stream());
-        JCudaDriver.cuStreamSynchronize(stream.stream());
+        copies.download(b.address(), predicate);
+        copies.synchronize();
         return predicate.get(ValueLayout.JAVA_BYTE, 0) != 0;
     }
 
@@ -406,31 +503,23 @@ public final class GpuExecutable implements Executable {
 
         @Override
         public void copy(long dst, long src, long bytes) {
-            JCudaDriver.cuMemcpyDtoDAsync(CudaHandles.pointer(dst), CudaHandles.pointer(src), bytes,
-                    stream.stream());
+            cuda.copyOnDevice(dst, src, bytes, stream);
         }
 
         @Override
         public void upload(MemorySegment host, long dst) {
-            long words = host.byteSize() / 4;
-            for (long w = 0; w < words; w++) {
-                JCudaDriver.cuMemsetD32Async(CudaHandles.pointer(dst + 4 * w),
-                        host.get(ValueLayout.JAVA_INT_UNALIGNED, 4 * w), 1, stream.stream());
-            }
-            for (long b = 4 * words; b < host.byteSize(); b++) {
-                JCudaDriver.cuMemsetD8Async(CudaHandles.pointer(dst + b), host.get(ValueLayout.JAVA_BYTE, b), 1,
-                        stream.stream());
-            }
+            copies.uploadValue(host, dst);
         }
 
         @Override
         public void launch(Kernel kernel, long... params) {
-            CUfunction fn = functions.computeIfAbsent(kernel, k -> function(load(target.module(List.of(k))), k));
+            CUfunction fn = functions.computeIfAbsent(kernel,
+                    k -> cuda.function(owned.load(target.module(List.of(k))), k.name()));
             Pointer[] ptrs = new Pointer[params.length];
             for (int i = 0; i < params.length; i++) {
                 ptrs[i] = Pointer.to(new long[] {params[i]});
             }
-            GpuExecutable.this.launch(fn, kernel, ptrs);
+            cuda.launch(fn, kernel, Pointer.to(ptrs), stream);
         }
     }
 }

@@ -1,0 +1,64 @@
+package dev.weft.backends.gpu.exec;
+
+import dev.weft.backends.gpu.ptx.Kernel;
+import java.lang.foreign.MemorySegment;
+import jcuda.Pointer;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+
+/**
+ * The CUDA driver calls of the GPU executor on one device ({@link CudaDevice}), behind an interface so that tests
+ * can run the executor against a recording fake. Every copy, memset and launch is queued on a stream: there is
+ * no call here that copies on the legacy default stream, which the executor's non-blocking stream would not be
+ * ordered with. Host memory passes as segments of at most {@link HostCopies#CHUNK} bytes.
+ */
+interface CudaCalls {
+    /** Makes this device's context current on the calling thread. */
+    void makeCurrent();
+
+    /** {@code cuStreamCreate} with {@code CU_STREAM_NON_BLOCKING}. */
+    GpuStream newStream();
+
+    /** {@code cuStreamDestroy}. */
+    void destroyStream(GpuStream stream);
+
+    /** {@code cuModuleLoadDataEx} of PTX text. */
+    CUmodule loadModule(String ptx);
+
+    /** {@code cuModuleGetFunction}. */
+    CUfunction function(CUmodule module, String name);
+
+    /** {@code cuModuleUnload}. */
+    void unloadModule(CUmodule module);
+
+    /** {@code cuMemAlloc}. */
+    DeviceBuffer allocate(long bytes);
+
+    /** {@code cuMemFree}. */
+    void free(DeviceBuffer buffer);
+
+    /**
+     * {@code cuMemcpyHtoDAsync} of {@code host} to device address {@code dst} on {@code stream}. The driver may
+     * return before it has read {@code host}: it must stay reachable and unchanged until the stream has passed
+     * the copy.
+     */
+    void copyToDevice(MemorySegment host, long dst, GpuStream stream);
+
+    /** {@code cuMemcpyDtoHAsync} into {@code host}, which holds the bytes once the stream has passed the copy. */
+    void copyToHost(long src, MemorySegment host, GpuStream stream);
+
+    /** {@code cuMemcpyDtoDAsync}. */
+    void copyOnDevice(long dst, long src, long bytes, GpuStream stream);
+
+    /** {@code cuMemsetD32Async} of {@code words} 32-bit words. */
+    void setWords(long dst, int value, long words, GpuStream stream);
+
+    /** {@code cuMemsetD8Async} of {@code bytes} bytes. */
+    void setBytes(long dst, byte value, long bytes, GpuStream stream);
+
+    /** {@code cuLaunchKernel} of {@code function} (the loaded {@code kernel}) with its launch shape. */
+    void launch(CUfunction function, Kernel kernel, Pointer params, GpuStream stream);
+
+    /** {@code cuStreamSynchronize}: returns once everything queued on {@code stream} has finished. */
+    void synchronize(GpuStream stream);
+}
