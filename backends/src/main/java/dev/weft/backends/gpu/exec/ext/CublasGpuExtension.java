@@ -23,8 +23,26 @@ public final class CublasGpuExtension implements GpuExtension {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
     private static final Map<Long, Optional<GpuMatmul>> BY_CONTEXT = new ConcurrentHashMap<>();
 
+    /** Whether any cuBLAS library loads, found once per process. */
+    private static final class Installed {
+        static final boolean ANY = check();
+
+        private static boolean check() {
+            try {
+                CublasLibrary.load();
+                return true;
+            } catch (IllegalStateException e) {
+                debug(e.getMessage());
+                return false;
+            }
+        }
+    }
+
     @Override
     public Optional<GpuMatmul> matmul(GpuStream stream) {
+        if (!Installed.ANY) {
+            return Optional.empty();
+        }
         CUcontext context = new CUcontext();
         JCudaDriver.cuCtxGetCurrent(context);
         return BY_CONTEXT.computeIfAbsent(CudaHandles.raw(context), c -> {
@@ -32,11 +50,15 @@ public final class CublasGpuExtension implements GpuExtension {
                 CublasMatmul cublas = CublasMatmul.open(CublasLibrary.candidates());
                 return Optional.of(new CublasGpuMatmul(cublas, cublas.library()));
             } catch (IllegalStateException e) {
-                if (DEBUG) {
-                    System.err.println("cuBLAS not used (" + e.getMessage() + "); matmuls run the PTX GEMM kernel");
-                }
+                debug(e.getMessage());
                 return Optional.empty();
             }
         });
+    }
+
+    private static void debug(String reason) {
+        if (DEBUG) {
+            System.err.println("cuBLAS not used (" + reason + "); matmuls run the PTX GEMM kernel");
+        }
     }
 }
