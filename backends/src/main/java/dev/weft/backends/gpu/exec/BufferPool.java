@@ -26,6 +26,8 @@ public final class BufferPool {
     private final Allocator allocator;
     private final Map<Long, ArrayDeque<DeviceBuffer>> free = new HashMap<>();
     private final List<DeviceBuffer> allocated = new ArrayList<>();
+    private final List<DeviceBuffer> held = new ArrayList<>();
+    private boolean holding;
 
     public BufferPool(Allocator allocator) {
         this.allocator = allocator;
@@ -54,9 +56,28 @@ public final class BufferPool {
         return b;
     }
 
-    /** Returns a buffer from {@link #take} for reuse. */
+    /** Returns a buffer from {@link #take} for reuse (after {@link #resumeReuse} if reuse is paused). */
     public void give(DeviceBuffer b) {
-        free.computeIfAbsent(b.bytes(), k -> new ArrayDeque<>()).push(b);
+        if (holding) {
+            held.add(b);
+        } else {
+            free.computeIfAbsent(b.bytes(), k -> new ArrayDeque<>()).push(b);
+        }
+    }
+
+    /**
+     * Until {@link #resumeReuse}, keeps the buffers given back aside: for work queued later that will run after
+     * work queued now (a batched NCCL group), which must not find its buffers reused.
+     */
+    public void pauseReuse() {
+        holding = true;
+    }
+
+    /** Makes the buffers given back since {@link #pauseReuse} available again. */
+    public void resumeReuse() {
+        holding = false;
+        held.forEach(this::give);
+        held.clear();
     }
 
     /** Fresh allocations made so far. */
@@ -72,5 +93,6 @@ public final class BufferPool {
         allocated.forEach(allocator::free);
         allocated.clear();
         free.clear();
+        held.clear();
     }
 }

@@ -22,6 +22,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Cleaner;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
@@ -41,7 +42,9 @@ import jcuda.driver.CUmodule;
  * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
  * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
  * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
- * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
+ * waits for the stream) and each run waits for its results. Custom calls may batch their work (NCCL groups,
+ * {@link GpuExtension#flush}): the executor flushes before a step that reads one of their results, before a
+ * predicate is read and at the end of each run, and reuses no buffer released in between until then. Arguments are copied to the device and results back
  * per run, on the same stream ({@link HostCopies}); buffers come from a {@link BufferPool}; constants are uploaded
  * once. Custom calls and cuBLAS matmuls come from the {@link GpuExtension}s on the class path, which get the
  * executable's {@link GpuResources}. With {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS
@@ -74,6 +77,10 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     private final Map<Kernel, CUfunction> functions = new IdentityHashMap<>();
     private final BufferPool pool;
     private final Map<String, GpuCustomCallHandler> handlers = new HashMap<>();
+    private final List<GpuExtension> extensions = new ArrayList<>();
+    /** Results of custom calls since the last {@link #flush}: their work may still be batched. */
+    private final Set<DeviceBuffer> batched = Collections.newSetFromMap(new IdentityHashMap<>());
+    private boolean batchOpen;
     private final Optional<GpuMatmul> matmul;
     private final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> pinned = new IdentityHashMap<>();
@@ -107,6 +114,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             GpuResources resources = new Resources();
             Optional<GpuMatmul> found = Optional.empty();
             for (GpuExtension e : extensions) {
+                this.extensions.add(e);
                 handlers.putAll(e.customCalls(module, resources));
                 if (found.isEmpty()) {
                     found = e.matmul(stream);
@@ -307,7 +315,17 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             copies.upload(data, buf.address());
             f.define(main.arguments()[i], buf);
         }
-        run(main, f);
+        try {
+            run(main, f);
+            flush();
+        } catch (RuntimeException e) {
+            try {
+                flush();
+            } catch (RuntimeException s) {
+                e.addSuppressed(s);
+            }
+            throw e;
+        }
         List<Tensor> results = new ArrayList<>(resultTypes.length);
         List<MemorySegment> segments = new ArrayList<>();
         for (int i = 0; i < resultTypes.length; i++) {
@@ -373,6 +391,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     }
 
     private void launch(Kernel k, DeviceBuffer[] params) {
+        flushIfReads(params);
         Pointer[] ptrs = new Pointer[params.length];
         for (int i = 0; i < params.length; i++) {
             ptrs[i] = Pointer.to(params[i].pointer());
@@ -385,6 +404,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             return;
         }
         DeviceBuffer a = f.slots[m.a()], b = f.slots[m.b()], c = f.slots[m.c()];
+        flushIfReads(new DeviceBuffer[] {a, b});
         if (matmul.isPresent() && matmul.get().supports(m.dtype())) {
             matmul.get().gemm(stream, m.dtype(), m.m(), m.n(), m.k(), a.address(), b.address(), c.address(),
                     m.batch());
@@ -401,8 +421,12 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             }
         }
         String name = ((Attr.Str) c.op().attr("call_target_name")).value();
+        DeviceBuffer[] operands = buffers(f, c.operands());
+        flushIfReads(operands);
+        batchOpen = true;
+        pool.pauseReuse();
         try {
-            handlers.get(name).call(c.op(), buffers(f, c.operands()), results, stream);
+            handlers.get(name).call(c.op(), operands, results, stream);
         } catch (WeftException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -410,6 +434,37 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         }
         for (int r = 0; r < results.length; r++) {
             f.define(c.results()[r], results[r]);
+            if (results[r] != null) {
+                batched.add(results[r]);
+            }
+        }
+    }
+
+    /**
+     * Has the extensions queue what their custom calls batched (see {@link GpuExtension#flush}), then lets the
+     * pool reuse the buffers released meanwhile.
+     */
+    private void flush() {
+        if (!batchOpen) {
+            return;
+        }
+        batchOpen = false;
+        batched.clear();
+        for (GpuExtension e : extensions) {
+            e.flush();
+        }
+        pool.resumeReuse();
+    }
+
+    /** Flushes before work that reads a result of a custom call that may still be batched. */
+    private void flushIfReads(DeviceBuffer[] operands) {
+        if (batchOpen) {
+            for (DeviceBuffer b : operands) {
+                if (b != null && batched.contains(b)) {
+                    flush();
+                    return;
+                }
+            }
         }
     }
 
@@ -467,6 +522,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
 
     /** Reads a rank-0 BOOL from the device: waits for everything enqueued before it. */
     private boolean predicate(DeviceBuffer b) {
+        flush();
         copies.download(b.address(), predicate);
         copies.synchronize();
         return predicate.get(ValueLayout.JAVA_BYTE, 0) != 0;

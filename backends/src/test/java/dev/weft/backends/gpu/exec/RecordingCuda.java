@@ -141,6 +141,11 @@ final class RecordingCuda implements CudaCalls {
         lines.add("sync " + stream.handle());
     }
 
+    /** Adds {@code line} to the record (for a test's own events, in order with the calls). */
+    synchronized void note(String line) {
+        lines.add(line);
+    }
+
     /** Device allocations, modules and streams not yet released. */
     synchronized int live() {
         return memory.size() + modules.size() + queues.size();
