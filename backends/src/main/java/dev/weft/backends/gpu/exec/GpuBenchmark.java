@@ -5,6 +5,8 @@ import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.backends.gpu.ptx.PtxTarget;
+import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.ir.Module;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
@@ -17,11 +19,17 @@ import jcuda.driver.CUfunction;
 import jcuda.driver.JCudaDriver;
 
 /**
- * {@code scripts/gpu-check.sh}'s device benchmark: a fused elementwise kernel's bandwidth against
- * {@code cuMemcpyDtoD} of the same bytes, and the fallback GEMM kernel against the loaded {@link GpuMatmul} (cuBLAS)
- * when there is one. Times are from CUDA events on the executor's kind of stream, best of several runs.
+ * {@code scripts/gpu-check.sh}'s device benchmark. Without arguments: a fused elementwise kernel's bandwidth
+ * against {@code cuMemcpyDtoD} of the same bytes, and the fallback GEMM kernel against the loaded
+ * {@link GpuMatmul} (cuBLAS) when there is one; times are from CUDA events on the executor's kind of stream, best
+ * of several runs. With {@code allreduce}, on every rank of {@code Comm.world()} (one GPU each, under
+ * {@code mpirun} or fake ranks) with {@code -Dweft.target=gpu}: the NCCL allreduce of 64 MiB in a compiled
+ * {@code Weft.fori}, as algorithm and bus bandwidth (nccl-tests' definition: {@code 2 (n - 1) / n} times the
+ * algorithm bandwidth), printed by rank 0.
  */
 public final class GpuBenchmark {
+    private static final int ALLREDUCE_STEPS = 20;
+
     private GpuBenchmark() {
     }
 
@@ -37,8 +45,53 @@ public final class GpuBenchmark {
         return a.matmul(b);
     }
 
+    /** The allreduce timed: {@code steps} allreduces, each of the previous average. */
+    @dev.weft.Compile
+    public static dev.weft.Tensor allreduces(Comm comm, dev.weft.Tensor x, int steps) {
+        return Weft.fori(0, steps, x, (i, c) -> comm.allreduce(c, ReduceOp.SUM).mul(1.0 / comm.size()));
+    }
+
     public static void main(String[] args) {
         Weft.install();
+        if (args.length > 0 && args[0].equals("allreduce")) {
+            allreduce();
+        } else {
+            kernels();
+        }
+    }
+
+    /**
+     * Per allreduce step: the difference between a call of {@value #ALLREDUCE_STEPS} + 2 steps and one of 2 steps
+     * (best of three each), so that the copies of the argument and the result cancel out.
+     */
+    private static void allreduce() {
+        Comm comm = Comm.world();
+        dev.weft.Tensor x = dev.weft.Tensor.ones(DType.F32, 16L << 20);
+        double seconds = (bestCall(comm, x, ALLREDUCE_STEPS + 2) - bestCall(comm, x, 2)) / ALLREDUCE_STEPS;
+        if (comm.rank() == 0) {
+            double algbw = 4.0 * x.size() / seconds / 1e9, n = comm.size();
+            System.out.printf("NCCL allreduce f32 64 MiB on %d ranks: %.3f ms per step, algbw %.1f GB/s, busbw %.1f"
+                    + " GB/s (each step also runs a scaling kernel and the loop's host synchronisation)%n",
+                    comm.size(), seconds * 1e3, algbw, algbw * 2 * (n - 1) / n);
+        }
+    }
+
+    /** The best of three calls of {@link #allreduces} after a warm-up, in seconds; checks the result. */
+    private static double bestCall(Comm comm, dev.weft.Tensor x, int steps) {
+        allreduces(comm, x, steps).toFloatArray();
+        double best = Double.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            long start = System.nanoTime();
+            float[] out = allreduces(comm, x, steps).toFloatArray();
+            best = Math.min(best, (System.nanoTime() - start) / 1e9);
+            if (out[0] != 1f) {
+                throw new IllegalStateException("the allreduce average of ones is " + out[0]);
+            }
+        }
+        return best;
+    }
+
+    private static void kernels() {
         CudaDevice device = CudaDevice.open(0);
         GpuStream stream = device.newStream();
         long n = 1L << 26;
