@@ -42,13 +42,15 @@ import jcuda.driver.CUmodule;
  * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
  * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
  * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
- * waits for the stream) and each run waits for its results. Custom calls may batch their work (NCCL groups,
- * {@link GpuExtension#flush}): the executor flushes before a step that reads one of their results, before a
- * predicate is read and at the end of each run, and reuses no buffer released in between until then. Arguments are copied to the device and results back
+ * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
  * per run, on the same stream ({@link HostCopies}); buffers come from a {@link BufferPool}; constants are uploaded
  * once. Custom calls and cuBLAS matmuls come from the {@link GpuExtension}s on the class path, which get the
  * executable's {@link GpuResources}. With {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS
  * or the PTX GEMM) is printed to stderr. Runs are serialised per executable.
+ *
+ * <p>Custom calls may batch their work (NCCL groups, see {@link GpuExtension#flush}): the executor flushes before a
+ * step that reads one of their results, before a predicate is read and at the end of each run, and reuses no
+ * buffer released in between until then.
  *
  * <p>The stream, the loaded modules and every pooled device buffer are released by {@link #close}, else when the
  * executable becomes unreachable (the compile cache dropped it), else when the JVM shuts down; a run after
@@ -78,13 +80,13 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     private final BufferPool pool;
     private final Map<String, GpuCustomCallHandler> handlers = new HashMap<>();
     private final List<GpuExtension> extensions = new ArrayList<>();
-    /** Results of custom calls since the last {@link #flush}: their work may still be batched. */
-    private final Set<DeviceBuffer> batched = Collections.newSetFromMap(new IdentityHashMap<>());
-    private boolean batchOpen;
     private final Optional<GpuMatmul> matmul;
     private final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> pinned = new IdentityHashMap<>();
     private final MemorySegment predicate = NativeMemory.allocate(1);
+    /** Results of custom calls since the last {@link #flush}: their work may still be batched. */
+    private final Set<DeviceBuffer> batched = Collections.newSetFromMap(new IdentityHashMap<>());
+    private boolean batchOpen;
 
     /**
      * Opens the device (failing with "target gpu needs an NVIDIA GPU and driver: ..." without one), plans the

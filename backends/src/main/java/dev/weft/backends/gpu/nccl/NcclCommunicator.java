@@ -180,7 +180,7 @@ public final class NcclCommunicator implements AutoCloseable {
 
     /**
      * Block {@code j} of {@code in} goes to rank {@code j} and arrives as block {@code rank} of its {@code out}:
-     * one {@code ncclSend} and one {@code ncclRecv} per rank, in one group.
+     * one {@code ncclSend} and one {@code ncclRecv} per rank, in the open group, which it then ends.
      */
     public void alltoall(long in, long out, DType dtype, long countPerRank, long stream, SourceLocation where) {
         long blockBytes = countPerRank * dtype.byteSize();
