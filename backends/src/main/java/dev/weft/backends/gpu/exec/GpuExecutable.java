@@ -32,7 +32,6 @@ import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
@@ -63,8 +62,22 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     private static final Set<Owned> LIVE = ConcurrentHashMap.newKeySet();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(Owned::releaseAtShutdown),
-                "weft-gpu-release"));
+        Runtime.getRuntime().addShutdownHook(new Thread(GpuExecutable::releaseAtShutdown, "weft-gpu-release"));
+    }
+
+    /**
+     * Releases what is still live, for at most two seconds: a release waits for the device, which may never be
+     * free (a collective whose peer died), and the driver frees a process's memory when it exits anyway.
+     */
+    private static void releaseAtShutdown() {
+        Thread releases = new Thread(() -> LIVE.forEach(Owned::releaseAtShutdown), "weft-gpu-release-work");
+        releases.setDaemon(true);
+        releases.start();
+        try {
+            releases.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private final GpuPlan plan;
@@ -189,18 +202,16 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             }
         }
 
-        /** Releases unless a run holds the lock for more than a second (the process is ending anyway). */
+        /** Releases unless a run holds the lock (one in progress at exit may never end). */
         void releaseAtShutdown() {
-            try {
-                if (lock.tryLock(1, TimeUnit.SECONDS)) {
-                    try {
-                        release();
-                    } finally {
-                        lock.unlock();
-                    }
+            if (lock.tryLock()) {
+                try {
+                    release();
+                } catch (RuntimeException e) {
+                    // The driver frees a process's device memory when it exits.
+                } finally {
+                    lock.unlock();
                 }
-            } catch (InterruptedException | RuntimeException e) {
-                // The driver frees a process's device memory when it exits.
             }
         }
 
