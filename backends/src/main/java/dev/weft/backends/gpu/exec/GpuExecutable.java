@@ -494,6 +494,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             }
             bind(w.body(), carries, f);
             run(w.body(), f);
+            flush(); // an iteration is a program's end: what its calls batched must not pile up over iterations
             DeviceBuffer[] next = buffers(f, w.body().results());
             hold(f, next);
             releaseResults(w.body(), f);
