@@ -8,8 +8,8 @@
 #   2. build (mvn -q -DskipTests package);
 #   3. probe: the CUDA devices a JVM sees (dev.weft.backends.cli.GpuProbe);
 #   4. the tests tagged "gpu": GPU executor vs CPU executor, cuBLAS and the PTX GEMM vs a host product, NCCL;
-#   5. device benchmark: fused elementwise GB/s vs a device-to-device copy, the PTX GEMM vs cuBLAS;
-#   6. host synchronisations per Weft.fori step;
+#   5. device benchmark: the PTX target, fused elementwise GB/s vs a device-to-device copy, the PTX GEMM vs cuBLAS;
+#   6. host synchronisations per Weft.fori step (printed by the device benchmark; a failure unless 0);
 #   7. the Pi (allreduce) and DataParallel (matmul + allreduce) examples on the GPU target, which need NCCL: one
 #      rank per GPU (under Open MPI's mpirun when installed, else fake ranks in one JVM), one rank with MIG;
 #   8. NCCL allreduce bus bandwidth, with two GPUs or more.
@@ -183,12 +183,24 @@ else
   rm -f "$marker"
 
   section "device benchmark"
-  run_step "device benchmark" 90 "${JAVA[@]}" -cp "$BACKENDS_CP" dev.weft.backends.gpu.exec.GpuBenchmark
+  bench_out="$(mktemp)"
+  # Not piped into tee: run_step must run in this shell to record a failure.
+  run_step "device benchmark" 90 "${JAVA[@]}" -cp "$BACKENDS_CP" dev.weft.backends.gpu.exec.GpuBenchmark \
+    >"$bench_out" 2>&1
+  cat "$bench_out"
 
+  # GpuBenchmark runs a Weft.fori through GpuExecutable and prints its host synchronisations per step (0 expected).
   section "host synchronisations per fori step"
-  # >>> gpu-ptx merge point: print the device-side fori loop's count of host synchronisations per step here.
-  skip "host synchronisations per fori step: no counter in this build yet"
-  # <<< gpu-ptx merge point
+  fori_line="$(grep '^host synchronisations per fori step: ' "$bench_out")"
+  rm -f "$bench_out"
+  if [[ -z "$fori_line" ]]; then
+    skip "host synchronisations per fori step: the device benchmark did not print it"
+  else
+    echo "$fori_line"
+    if [[ "$fori_line" != "host synchronisations per fori step: 0.00 "* ]]; then
+      failed+=("host synchronisations per fori step: not 0")
+    fi
+  fi
 
   # launch NAME RANKS CLASS [ARGS...]: CLASS's main on the GPU target on RANKS ranks, one GPU each.
   launch() {

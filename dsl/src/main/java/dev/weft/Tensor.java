@@ -10,6 +10,7 @@ import dev.weft.prim.Prims;
 import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
+import dev.weft.spi.AgentInstallation;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.NativeMemory;
@@ -38,6 +39,9 @@ import java.util.stream.LongStream;
  * numbers for integer tensors. Integer {@code div} and {@code rem} truncate toward zero (C, StableHLO); integer
  * division by zero is an error. Reductions keep the dtype ({@code sum} of i32 is i32). Negative axes count from
  * the end. Concrete tensors live in off-heap memory freed by the garbage collector.
+ *
+ * <p>Invalid arguments (shapes, axes, dtypes) raise {@link WeftException}s whose message starts with the caller's
+ * {@code File.java:line} and quotes the arguments as written, eagerly and inside {@link Compile} alike.
  */
 public final class Tensor {
     static {
@@ -77,6 +81,7 @@ public final class Tensor {
     private final Traced traced;
 
     private Tensor(Aval aval, MemorySegment data, Traced traced) {
+        AgentInstallation.ensure();
         this.aval = aval;
         this.data = data;
         this.traced = traced;
@@ -142,6 +147,9 @@ public final class Tensor {
         if (dtype == DType.BOOL) {
             throw new DTypeException(SourceLocation.capture(), "arange: not defined on bool");
         }
+        if (n < 0) {
+            throw new ShapeException(SourceLocation.capture(), "arange: n = " + n + " is negative");
+        }
         return bind1(Prims.IOTA, new IotaParams(dtype, n));
     }
 
@@ -158,7 +166,7 @@ public final class Tensor {
     }
 
     private static MemorySegment allocate(Aval aval) {
-        return NativeMemory.allocate(aval.byteSize());
+        return NativeMemory.allocate(aval);
     }
 
     // ---- metadata --------------------------------------------------------------------------------------------
@@ -189,7 +197,7 @@ public final class Tensor {
     // ---- elementwise -----------------------------------------------------------------------------------------
 
     public Tensor add(Tensor o) {
-        return binary(Prims.ADD, o);
+        return binary("add", Prims.ADD, o);
     }
 
     public Tensor add(double v) {
@@ -197,7 +205,7 @@ public final class Tensor {
     }
 
     public Tensor sub(Tensor o) {
-        return binary(Prims.SUB, o);
+        return binary("sub", Prims.SUB, o);
     }
 
     public Tensor sub(double v) {
@@ -205,7 +213,7 @@ public final class Tensor {
     }
 
     public Tensor mul(Tensor o) {
-        return binary(Prims.MUL, o);
+        return binary("mul", Prims.MUL, o);
     }
 
     public Tensor mul(double v) {
@@ -213,7 +221,7 @@ public final class Tensor {
     }
 
     public Tensor div(Tensor o) {
-        return binary(Prims.DIV, o);
+        return binary("div", Prims.DIV, o);
     }
 
     public Tensor div(double v) {
@@ -221,7 +229,7 @@ public final class Tensor {
     }
 
     public Tensor pow(Tensor o) {
-        return binary(Prims.POW, o);
+        return binary("pow", Prims.POW, o);
     }
 
     public Tensor pow(double v) {
@@ -229,7 +237,7 @@ public final class Tensor {
     }
 
     public Tensor maximum(Tensor o) {
-        return binary(Prims.MAX, o);
+        return binary("maximum", Prims.MAX, o);
     }
 
     public Tensor maximum(double v) {
@@ -237,7 +245,7 @@ public final class Tensor {
     }
 
     public Tensor minimum(Tensor o) {
-        return binary(Prims.MIN, o);
+        return binary("minimum", Prims.MIN, o);
     }
 
     public Tensor minimum(double v) {
@@ -246,7 +254,7 @@ public final class Tensor {
 
     /** Remainder with the sign of the dividend (C {@code fmod}, StableHLO {@code remainder}), not NumPy's. */
     public Tensor rem(Tensor o) {
-        return binary(Prims.REM, o);
+        return binary("rem", Prims.REM, o);
     }
 
     public Tensor rem(double v) {
@@ -292,7 +300,7 @@ public final class Tensor {
     // ---- comparisons (BOOL results) --------------------------------------------------------------------------
 
     public Tensor lt(Tensor o) {
-        return binary(Prims.LT, o);
+        return binary("lt", Prims.LT, o);
     }
 
     public Tensor lt(double v) {
@@ -300,7 +308,7 @@ public final class Tensor {
     }
 
     public Tensor le(Tensor o) {
-        return binary(Prims.LE, o);
+        return binary("le", Prims.LE, o);
     }
 
     public Tensor le(double v) {
@@ -308,7 +316,7 @@ public final class Tensor {
     }
 
     public Tensor gt(Tensor o) {
-        return binary(Prims.GT, o);
+        return binary("gt", Prims.GT, o);
     }
 
     public Tensor gt(double v) {
@@ -316,7 +324,7 @@ public final class Tensor {
     }
 
     public Tensor ge(Tensor o) {
-        return binary(Prims.GE, o);
+        return binary("ge", Prims.GE, o);
     }
 
     public Tensor ge(double v) {
@@ -324,7 +332,7 @@ public final class Tensor {
     }
 
     public Tensor eq(Tensor o) {
-        return binary(Prims.EQ, o);
+        return binary("eq", Prims.EQ, o);
     }
 
     public Tensor eq(double v) {
@@ -332,7 +340,7 @@ public final class Tensor {
     }
 
     public Tensor ne(Tensor o) {
-        return binary(Prims.NE, o);
+        return binary("ne", Prims.NE, o);
     }
 
     public Tensor ne(double v) {
@@ -355,7 +363,7 @@ public final class Tensor {
 
     /** Sum over {@code axes} (all when none are given). */
     public Tensor sum(int... axes) {
-        return bind1(Prims.REDUCE_SUM, axesParams(axes), this);
+        return bind1(Prims.REDUCE_SUM, axesParams("sum", axes), this);
     }
 
     /** Arithmetic mean over {@code axes} (all when none are given); floating dtypes only. */
@@ -364,7 +372,7 @@ public final class Tensor {
             throw new DTypeException(SourceLocation.capture(),
                     "mean: needs f32 or f64, got " + dtype().specName() + " (cast first)");
         }
-        AxesParams p = axesParams(axes);
+        AxesParams p = axesParams("mean", axes);
         long count = 1;
         for (int ax : p.axes()) {
             count *= aval.shape().dim(ax);
@@ -374,24 +382,51 @@ public final class Tensor {
 
     /** Maximum over {@code axes} (all when none are given); NaN propagates. */
     public Tensor max(int... axes) {
-        return bind1(Prims.REDUCE_MAX, axesParams(axes), this);
+        return bind1(Prims.REDUCE_MAX, axesParams("max", axes), this);
     }
 
     /** Minimum over {@code axes} (all when none are given); NaN propagates. */
     public Tensor min(int... axes) {
-        return bind1(Prims.REDUCE_MIN, axesParams(axes), this);
+        return bind1(Prims.REDUCE_MIN, axesParams("min", axes), this);
     }
 
     /** Product over {@code axes} (all when none are given). */
     public Tensor prod(int... axes) {
-        return bind1(Prims.REDUCE_PROD, axesParams(axes), this);
+        return bind1(Prims.REDUCE_PROD, axesParams("prod", axes), this);
     }
 
-    private AxesParams axesParams(int[] axes) {
+    /** The distinct axes named by {@code axes} (all when empty), sorted; errors quote {@code axes} as written. */
+    private AxesParams axesParams(String op, int[] axes) {
         int r = rank();
-        int[] norm = axes.length == 0 ? IntStream.range(0, r).toArray()
-                : Arrays.stream(axes).map(a -> a < 0 ? a + r : a).sorted().toArray();
-        return new AxesParams(Arrays.stream(norm).boxed().toList());
+        if (axes.length == 0) {
+            return new AxesParams(IntStream.range(0, r).boxed().toList());
+        }
+        boolean[] named = distinctAxes(op, "axes", axes);
+        return new AxesParams(IntStream.range(0, r).filter(i -> named[i]).boxed().toList());
+    }
+
+    /** Which of this tensor's axes {@code axes} name; each may be negative (from the end) but named only once. */
+    private boolean[] distinctAxes(String op, String what, int[] axes) {
+        boolean[] named = new boolean[rank()];
+        for (int a : axes) {
+            int n = axis(op, a, this);
+            if (named[n]) {
+                throw new ShapeException(SourceLocation.capture(), op + ": " + what + " " + Arrays.toString(axes)
+                        + " name axis " + n + " twice");
+            }
+            named[n] = true;
+        }
+        return named;
+    }
+
+    /** {@code axis} of {@code t} in {@code [0, rank)}, counting a negative one from the end. */
+    private static int axis(String op, int axis, Tensor t) {
+        int r = t.rank();
+        if (axis < -r || axis >= r) {
+            throw new ShapeException(SourceLocation.capture(), op + ": axis " + axis + " is out of range for "
+                    + t.aval + " (rank " + r + ", axes " + -r + " to " + (r - 1) + ")");
+        }
+        return axis < 0 ? axis + r : axis;
     }
 
     // ---- structure -------------------------------------------------------------------------------------------
@@ -410,15 +445,17 @@ public final class Tensor {
             if (s[i] == -1 && infer < 0) {
                 infer = i;
             } else if (s[i] < 0) {
-                throw new ShapeException(SourceLocation.capture(), "reshape: bad shape " + Arrays.toString(shape));
+                throw new ShapeException(SourceLocation.capture(), "reshape: " + Arrays.toString(shape)
+                        + (s[i] == -1 ? " has more than one -1" : " has the negative dimension " + s[i])
+                        + " (one -1 may stand for the inferred dimension)");
             } else {
-                known *= s[i];
+                known = Math.multiplyHigh(known, s[i]) != 0 || known * s[i] < 0 ? 0 : known * s[i];
             }
         }
         if (infer >= 0) {
             if (known == 0 || size() % known != 0) {
                 throw new ShapeException(SourceLocation.capture(),
-                        "reshape: cannot reshape " + aval.shape() + " to " + Arrays.toString(shape));
+                        "reshape: cannot reshape " + aval + " (" + size() + " elements) to " + Arrays.toString(shape));
             }
             s[infer] = size() / known;
         }
@@ -429,6 +466,13 @@ public final class Tensor {
     /** Permutes axes: output axis {@code i} is input axis {@code perm[i]}; no argument reverses the axes. */
     public Tensor transpose(int... perm) {
         int r = rank();
+        if (perm.length != 0 && perm.length != r) {
+            throw new ShapeException(SourceLocation.capture(), "transpose: " + Arrays.toString(perm) + " names "
+                    + perm.length + " axes but " + aval + " has " + r);
+        }
+        if (perm.length != 0) {
+            distinctAxes("transpose", "permutation", perm);
+        }
         int[] p = perm.length == 0 ? IntStream.range(0, r).map(i -> r - 1 - i).toArray()
                 : Arrays.stream(perm).map(a -> a < 0 ? a + r : a).toArray();
         return bind1(Prims.TRANSPOSE, new TransposeParams(Arrays.stream(p).boxed().toList()), this);
@@ -437,9 +481,15 @@ public final class Tensor {
     /** NumPy {@code broadcast_to}. */
     public Tensor broadcastTo(long... shape) {
         Shape target = Shape.of(shape);
-        Shape joint = broadcastShape("broadcastTo", aval.shape(), target);
-        if (!joint.equals(target)) {
-            throw new ShapeException(SourceLocation.capture(), "cannot broadcast " + aval.shape() + " to " + target);
+        Shape s = aval.shape();
+        boolean fits = s.rank() <= target.rank();
+        for (int i = 0; fits && i < s.rank(); i++) {
+            long d = s.dim(i);
+            fits = d == 1 || d == target.dim(target.rank() - s.rank() + i);
+        }
+        if (!fits) {
+            throw new ShapeException(SourceLocation.capture(), "broadcastTo: cannot broadcast " + aval + " to "
+                    + Arrays.toString(shape));
         }
         return broadcastShape(target);
     }
@@ -455,7 +505,7 @@ public final class Tensor {
         if (parts.length == 0) {
             throw new ShapeException(SourceLocation.capture(), "concat: no operands");
         }
-        int ax = axis < 0 ? axis + parts[0].rank() : axis;
+        int ax = axis("concat", axis, parts[0]);
         return bind1(Prims.CONCAT, new ConcatParams(ax), parts);
     }
 
@@ -492,12 +542,20 @@ public final class Tensor {
         return out;
     }
 
-    /** The elements in row-major order, converted to int (floats truncate toward zero). */
+    /**
+     * The elements in row-major order, converted to int (floats truncate toward zero); a value beyond the int
+     * range (from i64) is a {@link DTypeException}.
+     */
     public int[] toIntArray() {
         MemorySegment d = concrete("toIntArray()");
         int[] out = new int[checkedLength()];
         for (int i = 0; i < out.length; i++) {
-            out[i] = (int) getLong(d, dtype(), i);
+            long v = getLong(d, dtype(), i);
+            if (v != (int) v) {
+                throw new DTypeException(SourceLocation.capture(), "toIntArray(): element " + i + " of " + aval
+                        + " is " + v + ", which does not fit in an int (use toLongArray())");
+            }
+            out[i] = (int) v;
         }
         return out;
     }
@@ -578,8 +636,8 @@ public final class Tensor {
 
     // ---- binding ---------------------------------------------------------------------------------------------
 
-    private Tensor binary(Primitive<Params> prim, Tensor o) {
-        Shape s = broadcastShape(prim.name(), aval.shape(), o.aval.shape());
+    private Tensor binary(String op, Primitive<Params> prim, Tensor o) {
+        Shape s = broadcastShape(op, aval.shape(), o.aval.shape());
         return bind1(prim, Params.NONE, broadcastShape(s), o.broadcastShape(s));
     }
 

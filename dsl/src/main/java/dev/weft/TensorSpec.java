@@ -2,6 +2,7 @@ package dev.weft;
 
 import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
+import dev.weft.spi.SourceLocation;
 import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -10,8 +11,13 @@ import java.util.regex.Pattern;
 public record TensorSpec(DType dtype, long[] shape) {
     private static final Pattern SPEC = Pattern.compile("(f32|f64|i32|i64|bool)\\[([0-9, ]*)]");
 
+    /** @throws WeftException naming the line for a null dtype or shape, or a negative or too large shape */
     public TensorSpec {
-        shape = Shape.of(shape).dims();
+        if (dtype == null || shape == null) {
+            throw new WeftException(SourceLocation.capture(), "TensorSpec: the " + (dtype == null ? "dtype" : "shape")
+                    + " is null");
+        }
+        shape = new Aval(dtype, Shape.of(shape)).shape().dims();
     }
 
     public static TensorSpec of(DType dtype, long... shape) {
@@ -22,7 +28,8 @@ public record TensorSpec(DType dtype, long[] shape) {
     public static TensorSpec parse(String spec) {
         Matcher m = SPEC.matcher(spec.trim());
         if (!m.matches()) {
-            throw new IllegalArgumentException("bad tensor spec '" + spec + "' (expected like f32[64,64])");
+            throw new WeftException(SourceLocation.capture(), "bad tensor spec '" + spec
+                    + "' (expected like f32[64,64])");
         }
         String dims = m.group(2).trim();
         long[] shape = dims.isEmpty() ? new long[0]

@@ -45,7 +45,11 @@ public final class Weft {
                 .cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()), where).getFirst();
     }
 
-    /** Installs the Weft agent into this JVM (for tests and IDEs; {@code bin/weft} passes it with -javaagent). */
+    /**
+     * Installs the Weft agent into this JVM now. Optional: {@code bin/weft} passes it with -javaagent, and
+     * otherwise it attaches itself when the program makes its first {@link Tensor} or {@code Comm}; calling this
+     * first thing in {@code main} also covers a {@code @Compile} method whose body would make the first tensor.
+     */
     public static void install() {
         Runtime.INSTANCE.install();
     }

@@ -10,8 +10,8 @@ import dev.weft.tracer.agent.WeftAgent;
 /** {@code Weft.install()} and {@code Weft.lower(...)}: the agent from the tracer, lowering with the standard pipeline. */
 public final class DefaultWeftRuntime implements WeftRuntime {
     @Override
-    public void install() {
-        WeftAgent.install();
+    public boolean install() {
+        return WeftAgent.install();
     }
 
     @Override

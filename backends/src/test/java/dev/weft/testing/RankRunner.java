@@ -20,7 +20,8 @@ public final class RankRunner {
     /**
      * Runs {@code body} on {@code n} fake ranks with {@code Comm.world()} bound on each rank's thread.
      *
-     * @throws AssertionError listing each failing rank with its message; its cause is the first rank's failure
+     * @throws AssertionError listing each failing rank with its message; its cause is the first rank's failure,
+     *                        and the other ranks' failures are suppressed by it, so every stack trace is shown
      */
     public static void run(int n, RankBody body) {
         try {
@@ -51,7 +52,10 @@ public final class RankRunner {
             sb.append("\n  rank ").append(f.getKey()).append(": ").append(t.getClass().getSimpleName()).append(": ")
                     .append(t.getMessage());
         }
-        return new AssertionError(sb.toString(), first);
+        AssertionError error = new AssertionError(sb.toString(), first);
+        failures.values().stream().map(RankRunner::unwrap).filter(t -> t != error.getCause())
+                .forEach(error::addSuppressed);
+        return error;
     }
 
     private static Throwable unwrap(Throwable t) {

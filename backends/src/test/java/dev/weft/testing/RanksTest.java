@@ -2,10 +2,13 @@ package dev.weft.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.comm.Comm;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
 
 class RanksTest {
@@ -27,6 +30,24 @@ class RanksTest {
                 .hasMessageContaining("rank 3: AssertionFailedError: [rank check]")
                 .hasMessageNotContaining("rank 0:")
                 .cause().isInstanceOf(AssertionError.class).hasMessageContaining("expected: -1");
+    }
+
+    private static void failOn(int rank) {
+        throw new IllegalStateException("rank " + rank + " failed on purpose");
+    }
+
+    @Test
+    void everyFailingRanksStackTraceIsPrinted() {
+        AssertionError e = catchThrowableOfType(AssertionError.class, () -> RankRunner.run(3, world -> {
+            if (world.rank() > 0) {
+                failOn(world.rank());
+            }
+        }));
+        StringWriter printed = new StringWriter();
+        e.printStackTrace(new PrintWriter(printed));
+        assertThat(printed.toString()).contains("IllegalStateException: rank 1 failed on purpose",
+                "IllegalStateException: rank 2 failed on purpose");
+        assertThat(printed.toString().split("at dev.weft.testing.RanksTest.failOn\\(", -1)).hasSize(3);
     }
 
     @Test

@@ -5,6 +5,7 @@ import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
+import dev.weft.spi.AgentInstallation;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.CommBinding;
@@ -29,6 +30,7 @@ public final class Comm {
     private final CommHandle handle;
 
     private Comm(CommHandle handle) {
+        AgentInstallation.ensure();
         this.handle = handle;
     }
 
@@ -67,7 +69,12 @@ public final class Comm {
         Bind.bind(CommPrims.BARRIER, CommParams.of(handle));
     }
 
-    /** Sends {@code x} to {@code dest}; returns once {@code x} may be reused (buffered or delivered). */
+    /**
+     * Sends {@code x} to {@code dest}. It may return only once {@code dest} has started the matching receive: MPI
+     * does not promise to buffer sends, and fake ranks never do by default, so two ranks that both send before
+     * they receive deadlock. Exchange with {@link #sendrecv}, or start {@link #isend} and {@link #irecv} and then
+     * wait for both.
+     */
     public void send(Tensor x, int dest, int tag) {
         Bind.bind(CommPrims.SEND, CommParams.p2p(handle, dest, tag, null), x);
     }
@@ -77,7 +84,10 @@ public final class Comm {
         return one(Bind.bind(CommPrims.RECV, CommParams.p2p(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
     }
 
-    /** Starts sending {@code x}; complete it with {@link #wait(Request)}, which returns {@code x}. */
+    /**
+     * Starts sending {@code x}; complete it with {@link #wait(Request)}, which returns {@code x} and may return only
+     * once the matching receive has started.
+     */
     public Request isend(Tensor x, int dest, int tag) {
         Tensor h = one(Bind.bind(CommPrims.ISEND, CommParams.p2p(handle, dest, tag, null), x));
         return Request.send(this, h, x, SourceLocation.capture());
@@ -155,10 +165,17 @@ public final class Comm {
         return sendrecv(x, dest, tag, x.dtype(), x.shape(), src, tag);
     }
 
-    /** MPI_Comm_split, run at once (also while tracing); a negative color gives {@code null}. */
+    /**
+     * MPI_Comm_split, run at once (also while tracing) by every rank of this communicator: the ranks passing one
+     * {@code color} form a new communicator, ordered by {@code key} and then by their rank here. Every rank gets
+     * a communicator: {@code color} must be {@code >= 0} (MPI_UNDEFINED is not offered, so the result is never
+     * {@code null}); a rank that wants to take no part passes a color that no other rank uses (such as
+     * {@code size() + rank()}) and is then alone in its communicator.
+     *
+     * @throws WeftException naming the line for a negative color, before communicating
+     */
     public Comm split(int color, int key) {
-        CommHandle h = handle.split(color, key, SourceLocation.capture());
-        return h == null ? null : new Comm(h);
+        return new Comm(handle.split(color, key, SourceLocation.capture()));
     }
 
     /** MPI_Comm_dup, run at once (also while tracing). */

@@ -1,7 +1,8 @@
 package dev.weft.comm;
 
 import dev.weft.Tensor;
-import java.util.Objects;
+import dev.weft.WeftException;
+import dev.weft.spi.SourceLocation;
 import java.util.function.BinaryOperator;
 
 /**
@@ -24,12 +25,22 @@ public final class ReduceOp {
         this.fn = fn;
     }
 
-    /** A user reduction {@code fn(a, b)} over tensors of the reduced dtype (applied elementwise). */
+    /**
+     * A user reduction {@code fn(a, b)} over tensors of the reduced dtype (applied elementwise): given two 1-D
+     * tensors of one dtype and length it must return one of the same dtype and length; a collective using an op
+     * that returns anything else fails with a {@link WeftException} naming the op, what it returned and the line.
+     *
+     * @throws WeftException naming the line when {@code name} is not an identifier or {@code fn} is null
+     */
     public static ReduceOp custom(String name, BinaryOperator<Tensor> fn) {
-        if (name.isEmpty() || !name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-            throw new IllegalArgumentException("custom reduce op name must be an identifier: '" + name + "'");
+        if (name == null || !name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+            throw new WeftException(SourceLocation.capture(), "ReduceOp.custom: the name "
+                    + (name == null ? "null" : "'" + name + "'") + " is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
         }
-        return new ReduceOp(name, Objects.requireNonNull(fn));
+        if (fn == null) {
+            throw new WeftException(SourceLocation.capture(), "ReduceOp.custom: the function of '" + name + "' is null");
+        }
+        return new ReduceOp(name, fn);
     }
 
     public String name() {

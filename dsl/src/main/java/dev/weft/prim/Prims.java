@@ -23,14 +23,14 @@ public final class Prims {
     private Prims() {
     }
 
-    public static final Primitive<Params> ADD = arithmetic("add");
-    public static final Primitive<Params> SUB = arithmetic("sub");
-    public static final Primitive<Params> MUL = arithmetic("mul");
-    public static final Primitive<Params> DIV = arithmetic("div");
-    public static final Primitive<Params> POW = arithmetic("pow");
-    public static final Primitive<Params> MAX = arithmetic("max");
-    public static final Primitive<Params> MIN = arithmetic("min");
-    public static final Primitive<Params> REM = arithmetic("rem");
+    public static final Primitive<Params> ADD = arithmetic("add", "add");
+    public static final Primitive<Params> SUB = arithmetic("sub", "sub");
+    public static final Primitive<Params> MUL = arithmetic("mul", "mul");
+    public static final Primitive<Params> DIV = arithmetic("div", "div");
+    public static final Primitive<Params> POW = arithmetic("pow", "pow");
+    public static final Primitive<Params> MAX = arithmetic("max", "maximum");
+    public static final Primitive<Params> MIN = arithmetic("min", "minimum");
+    public static final Primitive<Params> REM = arithmetic("rem", "rem");
 
     public static final Primitive<Params> LT = comparison("lt");
     public static final Primitive<Params> LE = comparison("le");
@@ -65,10 +65,10 @@ public final class Prims {
     public static final Primitive<ConvertParams> CONVERT = pure("convert", ConvertParams.class,
             (in, p) -> List.of(new Aval(p.to(), in.get(0).shape())));
 
-    public static final Primitive<AxesParams> REDUCE_SUM = reduction("reduce_sum");
-    public static final Primitive<AxesParams> REDUCE_PROD = reduction("reduce_prod");
-    public static final Primitive<AxesParams> REDUCE_MAX = reduction("reduce_max");
-    public static final Primitive<AxesParams> REDUCE_MIN = reduction("reduce_min");
+    public static final Primitive<AxesParams> REDUCE_SUM = reduction("reduce_sum", "sum");
+    public static final Primitive<AxesParams> REDUCE_PROD = reduction("reduce_prod", "prod");
+    public static final Primitive<AxesParams> REDUCE_MAX = reduction("reduce_max", "max");
+    public static final Primitive<AxesParams> REDUCE_MIN = reduction("reduce_min", "min");
 
     /**
      * NumPy {@code matmul} for ranks 1 and 2, and batched for equal ranks above 2 with equal batch dimensions.
@@ -193,7 +193,7 @@ public final class Prims {
         long[] out = new long[s.rank()];
         for (int i = 0; i < out.length; i++) {
             if (lo[i] < 0 || hi[i] < 0) {
-                throw shape("pad: negative padding %s / %s", p.low(), p.high());
+                throw shape("pad: low %s and high %s must not be negative", p.low(), p.high());
             }
             out[i] = s.dim(i) + lo[i] + hi[i];
         }
@@ -227,12 +227,13 @@ public final class Prims {
         return new Primitive<>(name, type, Effect.PURE, rule);
     }
 
-    private static Primitive<Params> arithmetic(String name) {
+    /** A binary arithmetic primitive; {@code op} is the {@link dev.weft.Tensor} method that errors name. */
+    private static Primitive<Params> arithmetic(String name, String op) {
         return pure(name, Params.class, (in, p) -> {
             Aval a = in.get(0), b = in.get(1);
-            sameDType(name, a, b);
-            numeric(name, a);
-            sameShape(name, a, b);
+            sameDType(op, a, b);
+            numeric(op, a);
+            sameShape(op, a, b);
             return List.of(a);
         });
     }
@@ -257,15 +258,16 @@ public final class Prims {
         });
     }
 
-    private static Primitive<AxesParams> reduction(String name) {
+    /** A reduction primitive; {@code op} is the {@link dev.weft.Tensor} method that errors name. */
+    private static Primitive<AxesParams> reduction(String name, String op) {
         return pure(name, AxesParams.class, (in, p) -> {
             Aval a = in.get(0);
-            numeric(name, a);
+            numeric(op, a);
             Shape s = a.shape();
             Set<Integer> axes = new HashSet<>();
             for (int ax : p.axes()) {
                 if (ax < 0 || ax >= s.rank() || !axes.add(ax)) {
-                    throw shape("%s: bad or repeated axis %d for %s", name, ax, s);
+                    throw shape("%s: bad or repeated axis %d for %s", op, ax, s);
                 }
             }
             long[] out = new long[s.rank() - axes.size()];

@@ -4,9 +4,13 @@ import dev.weft.WeftException;
 import java.util.ServiceLoader;
 import java.util.function.Supplier;
 
-/** Which world communicator {@code Comm.world()} returns on this thread. */
+/**
+ * Which world communicator {@code Comm.world()} returns on this thread. A thread inherits the binding of the
+ * thread that created it, so the threads a fake rank starts see that rank's world, as threads of an MPI process
+ * see the process's.
+ */
 public final class CommBinding {
-    private static final ThreadLocal<CommHandle> BOUND = new ThreadLocal<>();
+    private static final InheritableThreadLocal<CommHandle> BOUND = new InheritableThreadLocal<>();
 
     private CommBinding() {
     }
@@ -29,7 +33,7 @@ public final class CommBinding {
         return BOUND.get();
     }
 
-    /** Runs {@code body} with {@code world} as this thread's world (one fake rank). */
+    /** Runs {@code body} with {@code world} as this thread's world (one fake rank), and of threads it starts. */
     public static <T> T with(CommHandle world, Supplier<T> body) {
         CommHandle prev = BOUND.get();
         BOUND.set(world);

@@ -12,7 +12,10 @@ public interface CommHandle {
     /** Stable, human-readable name used in IR and error reports, e.g. {@code world} or {@code world.split(1)}. */
     String name();
 
-    /** MPI_Comm_split: ranks with equal {@code color} form a communicator ordered by {@code key}, then rank. */
+    /**
+     * MPI_Comm_split: ranks with equal {@code color} form a communicator ordered by {@code key}, then rank. A
+     * negative color is an error (no MPI_UNDEFINED): every rank gets a communicator.
+     */
     CommHandle split(int color, int key, SourceLocation where);
 
     /** MPI_Comm_dup: the same group with a separate message space. */

@@ -18,6 +18,12 @@ public final class Errors {
         return new DTypeException(SourceLocation.UNKNOWN, String.format(fmt, args));
     }
 
+    /** A custom reduce op {@code op} returned {@code got} (an aval, or what else) for two operands of {@code operand}. */
+    public static WeftException customReduceResult(SourceLocation where, String op, Aval operand, String got) {
+        return new WeftException(where, "custom reduce op '" + op + "' returned " + got + " for two " + operand
+                + " operands; it must return " + operand + " (same dtype and shape, computed elementwise)");
+    }
+
     /** The same kind of exception, with the same message, at {@code where}. */
     public static WeftException relocate(WeftException e, SourceLocation where) {
         String msg = e.getMessage();

@@ -8,25 +8,23 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 
 /**
  * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
  * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
- * their segment, and paced: see {@link NativeMemory}. At most {@value #POOL_MAX_MIB} MiB stay pooled; a mapping
- * freed beyond that is unmapped.
+ * their segment, and paced: see {@link NativeMemory}. A freed mapping is pooled and displaces the longest pooled
+ * ones beyond the pool's limit, or beyond two mappings of its own size if that is more; the displaced ones are
+ * unmapped, so that their memory goes back to the system. At each pacing collection that this class asks for, the
+ * limit becomes the bytes handed out since the previous one (what a loop reuses per collection), kept between
+ * {@link NativeMemory#POOL_BYTES} and the pacer's floor.
  */
 final class MappedBuffers {
-    static final long PACING_MIN = NativeMemory.PACING_MIN_MIB << 20;
-    static final long POOL_MAX_MIB = 1024;
     static final boolean AVAILABLE;
 
-    private static final long POOL_MAX = POOL_MAX_MIB << 20;
     private static final long PAGE = 2L << 20;
-    /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
-    private static final long QUIET_MILLIS = 2;
-    private static final long WAIT_MAX_NANOS = 100_000_000L;
     private static final int PROT_READ_WRITE = 0x3;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x22;
     private static final int MADV_HUGEPAGE = 14;
@@ -39,12 +37,13 @@ final class MappedBuffers {
     }
 
     private static final Object LOCK = new Object();
-    private static final Map<Long, ArrayDeque<Mapping>> FREE = new HashMap<>();
+    /** Pooled mappings, the most recently freed first. */
+    private static final ArrayDeque<Mapping> FREE = new ArrayDeque<>();
     private static long freeBytes;
-    /** Bytes of mappings handed out and not yet freed. */
-    private static long outstanding;
-    private static long liveAfterCollection;
-    private static long returns;
+    /** Bytes of mappings handed out since the last pacing collection that this class asked for. */
+    private static long handedOut;
+    /** The most bytes pooled, unless two mappings of the size just freed need more. */
+    private static long poolLimit = NativeMemory.POOL_BYTES;
 
     static {
         Linker linker = Linker.nativeLinker();
@@ -68,8 +67,13 @@ final class MappedBuffers {
     static MemorySegment allocate(long size, boolean zeroed) {
         long sizeClass = (size + PAGE - 1) & -PAGE;
         Mapping m = take(sizeClass);
-        if (m == null && overBudget(sizeClass)) {
-            collect();
+        if (m == null && MemoryPacer.overBudget(sizeClass)) {
+            synchronized (LOCK) {
+                poolLimit = Math.clamp(handedOut, NativeMemory.POOL_BYTES,
+                        Math.max(NativeMemory.POOL_BYTES, MemoryPacer.FLOOR));
+                handedOut = 0;
+            }
+            MemoryPacer.collect();
             m = take(sizeClass);
         }
         boolean reused = m != null;
@@ -77,8 +81,9 @@ final class MappedBuffers {
             m = map(sizeClass);
         }
         synchronized (LOCK) {
-            outstanding += sizeClass;
+            handedOut += sizeClass;
         }
+        MemoryPacer.allocated(sizeClass);
         Mapping owned = m;
         MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
                 ignored -> release(owned));
@@ -86,13 +91,6 @@ final class MappedBuffers {
             segment.fill((byte) 0);
         }
         return segment;
-    }
-
-    /** Bytes of mappings handed out whose segments the collector has not freed yet. */
-    static long outstandingBytes() {
-        synchronized (LOCK) {
-            return outstanding;
-        }
     }
 
     /** Bytes of mappings pooled for reuse. */
@@ -104,59 +102,33 @@ final class MappedBuffers {
 
     private static Mapping take(long sizeClass) {
         synchronized (LOCK) {
-            if (!hasFree(sizeClass)) {
-                return null;
+            for (Iterator<Mapping> it = FREE.iterator(); it.hasNext(); ) {
+                Mapping m = it.next();
+                if (m.sizeClass() == sizeClass) {
+                    it.remove();
+                    freeBytes -= sizeClass;
+                    return m;
+                }
             }
-            freeBytes -= sizeClass;
-            return FREE.get(sizeClass).pop();
+            return null;
         }
-    }
-
-    private static boolean overBudget(long sizeClass) {
-        synchronized (LOCK) {
-            return outstanding + sizeClass > Math.max(PACING_MIN, 2 * liveAfterCollection);
-        }
-    }
-
-    /**
-     * Asks for a collection and waits until the cleaners have fallen quiet, so that the buffers it freed are
-     * pooled and the live bytes measured.
-     */
-    private static void collect() {
-        System.gc();
-        long deadline = System.nanoTime() + WAIT_MAX_NANOS;
-        synchronized (LOCK) {
-            try {
-                long before;
-                do {
-                    before = returns;
-                    LOCK.wait(QUIET_MILLIS);
-                } while (returns != before && System.nanoTime() < deadline);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            liveAfterCollection = outstanding;
-        }
-    }
-
-    private static boolean hasFree(long sizeClass) {
-        ArrayDeque<Mapping> free = FREE.get(sizeClass);
-        return free != null && !free.isEmpty();
     }
 
     /** Runs on a cleaner thread once the segment of {@code m} is unreachable. */
     private static void release(Mapping m) {
+        List<Mapping> unmapped = new ArrayList<>(1);
         synchronized (LOCK) {
-            outstanding -= m.sizeClass();
-            returns++;
-            if (freeBytes + m.sizeClass() <= POOL_MAX) {
-                FREE.computeIfAbsent(m.sizeClass(), k -> new ArrayDeque<>()).push(m);
-                freeBytes += m.sizeClass();
-                LOCK.notifyAll();
-                return;
+            FREE.push(m);
+            freeBytes += m.sizeClass();
+            long limit = Math.max(poolLimit, 2 * m.sizeClass());
+            while (freeBytes > limit) {
+                Mapping oldest = FREE.removeLast();
+                freeBytes -= oldest.sizeClass();
+                unmapped.add(oldest);
             }
         }
-        unmap(m);
+        MemoryPacer.released(m.sizeClass());
+        unmapped.forEach(MappedBuffers::unmap);
     }
 
     private static Mapping map(long sizeClass) {

@@ -1,5 +1,6 @@
 package dev.weft.spi;
 
+import dev.weft.WeftException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -14,21 +15,36 @@ import java.lang.foreign.MemorySegment;
  *       {@code MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the
  *       next buffer of its size class (a multiple of 2 MiB). Where page faults are expensive (virtual machines:
  *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
- *       reuse. Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free
- *       them: once the mapped bytes outstanding exceed twice those live after the previous collection (and at
- *       least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
- *       ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners.
- *       This bounds the memory held by dropped tensors, like a heap with a pacer. The floor is high because such
- *       a collection is a full one (20–40 ms with two ranks on two cores here): at 256 MiB a loop that drops
- *       an 8 MiB result per call pays for one every 32 calls, ~1 ms per call, instead of one every 8 calls.</li>
- *   <li>Otherwise: an automatic arena.</li>
+ *       reuse. The pool holds at most what large buffers took between the last two pacing collections (below),
+ *       but at least {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV}
+ *       environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}) and at most the pacing floor, or two
+ *       buffers of the size just freed if that is more: so a loop that drops large results reuses them from one
+ *       collection to the next without page faults, and a program that recycles little keeps little. A buffer
+ *       freed beyond that limit displaces the longest pooled ones, which are unmapped, so that their memory goes
+ *       back to the system.</li>
+ *   <li>Otherwise: an automatic arena. Its memory goes back to the C library's allocator, which reuses it but
+ *       may keep it from the system.</li>
  * </ul>
+ *
+ * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them: once
+ * the bytes of buffers not carved from slabs outstanding exceed twice those live after the previous collection
+ * (and at least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
+ * ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners. This bounds
+ * the memory held by dropped tensors, like a heap with a pacer: a loop that drops buffers keeps at most about
+ * {@value #PACING_MIN_MIB} MiB of them outstanding, plus the pool. The floor is high because such a collection is
+ * a full one (20–40 ms with two ranks on two cores here): at 256 MiB a loop that drops an 8 MiB result per call
+ * pays for one every 32 calls, ~1 ms per call, instead of one every 8 calls.
  */
 public final class NativeMemory {
     static final long SMALL = 1024;
     static final long SLAB = 64 * 1024;
     static final long HUGE = 2L << 20;
     static final long PACING_MIN_MIB = 256;
+    static final String POOL_PROPERTY = "weft.memory.pool";
+    static final String POOL_ENV = "WEFT_MEMORY_POOL";
+    static final long POOL_DEFAULT_MIB = 64;
+    /** The least limit of the pool of freed large buffers (see above). */
+    static final long POOL_BYTES = Settings.wholeNumber(POOL_PROPERTY, POOL_ENV, 0, POOL_DEFAULT_MIB) << 20;
     private static final long ALIGN = 64;
 
     private static final ThreadLocal<Slab> SLABS = ThreadLocal.withInitial(Slab::new);
@@ -36,9 +52,18 @@ public final class NativeMemory {
     private NativeMemory() {
     }
 
-    /** A fresh zeroed segment of {@code bytes} bytes (at least one). */
+    /**
+     * A fresh zeroed segment of {@code bytes} bytes (at least one).
+     *
+     * @throws WeftException naming the user's line and the bytes asked for when the memory cannot be had
+     */
     public static MemorySegment allocate(long bytes) {
-        return allocate(bytes, true);
+        return allocate(bytes, true, null);
+    }
+
+    /** {@link #allocate(long)} for a tensor of {@code aval}, which a failure names too. */
+    public static MemorySegment allocate(Aval aval) {
+        return allocate(aval.byteSize(), true, aval);
     }
 
     /**
@@ -46,18 +71,31 @@ public final class NativeMemory {
      * overwrites completely before reading it, which saves zeroing a reused one.
      */
     public static MemorySegment allocateUninitialized(long bytes) {
-        return allocate(bytes, false);
+        return allocate(bytes, false, null);
     }
 
-    private static MemorySegment allocate(long bytes, boolean zeroed) {
+    private static MemorySegment allocate(long bytes, boolean zeroed, Aval aval) {
         long size = Math.max(1, bytes);
         if (size <= SMALL) {
             return SLABS.get().take(size);
         }
-        if (size >= HUGE && MappedBuffers.AVAILABLE) {
-            return MappedBuffers.allocate(size, zeroed);
+        try {
+            if (size >= HUGE && MappedBuffers.AVAILABLE) {
+                return MappedBuffers.allocate(size, zeroed);
+            }
+            if (MemoryPacer.overBudget(size)) {
+                MemoryPacer.collect();
+            }
+            Arena arena = Arena.ofAuto();
+            MemorySegment segment = arena.allocate(size, ALIGN).reinterpret(size, arena,
+                    ignored -> MemoryPacer.released(size));
+            MemoryPacer.allocated(size);
+            return segment;
+        } catch (OutOfMemoryError e) {
+            throw new WeftException(SourceLocation.capture(), String.format("out of memory: cannot allocate %s%d"
+                    + " bytes (%.1f GiB) of off-heap memory (%s); use smaller tensors or split the data over more"
+                    + " ranks", aval == null ? "" : aval + ", ", size, size / (double) (1L << 30), e.getMessage()), e);
         }
-        return Arena.ofAuto().allocate(size, ALIGN);
     }
 
     private static final class Slab {

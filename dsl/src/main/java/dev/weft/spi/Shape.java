@@ -1,25 +1,41 @@
 package dev.weft.spi;
 
+import dev.weft.ShapeException;
 import java.util.Arrays;
 
 /** An immutable tensor shape: row-major dimensions, each {@code >= 0}. Rank 0 is a scalar. */
 public final class Shape {
-    public static final Shape SCALAR = new Shape(new long[0]);
+    public static final Shape SCALAR = new Shape(new long[0], 1);
 
     private final long[] dims;
+    private final long size;
 
-    private Shape(long[] dims) {
+    private Shape(long[] dims, long size) {
         this.dims = dims;
+        this.size = size;
     }
 
-    /** A shape from dimensions; throws {@link IllegalArgumentException} for a negative one. */
+    /**
+     * A shape from dimensions.
+     *
+     * @throws ShapeException naming the caller's line for a negative dimension, or dimensions whose product
+     *                        exceeds {@link Long#MAX_VALUE} elements
+     */
     public static Shape of(long... dims) {
+        long size = 1;
         for (long d : dims) {
             if (d < 0) {
-                throw new IllegalArgumentException("negative dimension in " + Arrays.toString(dims));
+                throw new ShapeException(SourceLocation.capture(),
+                        "shape " + Arrays.toString(dims) + " has the negative dimension " + d);
             }
+            long product = size * d;
+            if (Math.multiplyHigh(size, d) != 0 || product < 0) {
+                throw new ShapeException(SourceLocation.capture(),
+                        "shape " + Arrays.toString(dims) + " has more than 2^63-1 elements");
+            }
+            size = product;
         }
-        return dims.length == 0 ? SCALAR : new Shape(dims.clone());
+        return dims.length == 0 ? SCALAR : new Shape(dims.clone(), size);
     }
 
     public int rank() {
@@ -37,11 +53,7 @@ public final class Shape {
 
     /** Number of elements (1 for a scalar). */
     public long size() {
-        long n = 1;
-        for (long d : dims) {
-            n = Math.multiplyExact(n, d);
-        }
-        return n;
+        return size;
     }
 
     /** Row-major strides in elements. */

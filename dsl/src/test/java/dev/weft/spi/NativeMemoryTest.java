@@ -65,12 +65,12 @@ class NativeMemoryTest {
     void droppedBuffersAreCollectedBeforeTheMappedBytesGrowWithoutBound() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 64L << 20;
-        long bound = MappedBuffers.outstandingBytes() + 8 * bytes;
+        long bound = MemoryPacer.outstandingBytes() + 8 * bytes;
         MemorySegment kept = null;
         for (int i = 0; i < 40; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
-            assertThat(MappedBuffers.outstandingBytes()).as("after %d buffers of 64 MiB", i + 1)
+            assertThat(MemoryPacer.outstandingBytes()).as("after %d buffers of 64 MiB", i + 1)
                     .isLessThanOrEqualTo(bound);
         }
         assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);

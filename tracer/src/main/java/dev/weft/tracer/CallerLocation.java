@@ -19,8 +19,7 @@ final class CallerLocation {
                 .skip(1)
                 .filter(f -> !isReflection(f.getClassName()))
                 .findFirst()
-                .map(f -> new SourceLocation(f.getClassName(), f.getMethodName(),
-                        f.getFileName() == null ? "<unknown>" : f.getFileName(), f.getLineNumber())))
+                .map(SourceLocation::of))
                 .orElseGet(SourceLocation::capture);
     }
 

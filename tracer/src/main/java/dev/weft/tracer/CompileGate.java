@@ -27,9 +27,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * its {@link ArgumentKind}'s key. The first call of a key traces the method, compiles the graph with the
  * {@link CompilePipeline} found by {@link ServiceLoader} for the target named by the system property
  * {@code weft.target} (default {@code cpu}) and caches the executable; every call then runs the cached
- * executable on its tensors. Calls made while this thread is tracing run the body, so nested {@code @Compile}
- * methods are inlined into the caller's graph. Thread-safe: traces are per thread; two threads missing the same
- * key may both trace, and one executable is kept.
+ * executable on its tensors. Each method has its own {@link CompileCache}, which keeps at most
+ * {@value CompileCache#DEFAULT_SIZE} executables by default (system property {@value CompileCache#SIZE_PROPERTY} or
+ * environment variable {@value CompileCache#SIZE_ENV}) and evicts the least recently used beyond that; fake ranks
+ * share it, each rank's executable of a signature being an entry of its own. Calls made while this thread is
+ * tracing run the body, so nested {@code @Compile} methods are inlined into the caller's graph. Thread-safe:
+ * traces are per thread; two threads missing the same key may both trace, and one executable is kept.
  */
 public final class CompileGate {
     /** What {@link #enter} returns for a void method whose executable ran. */
@@ -44,8 +47,6 @@ public final class CompileGate {
             return new ConcurrentHashMap<>();
         }
     };
-
-    private static final Map<CallKey, Executable> CACHE = new ConcurrentHashMap<>();
 
     private static volatile CompilePipeline pipeline;
 
@@ -69,11 +70,11 @@ public final class CompileGate {
         for (int i = 0; i < args.length; i++) {
             key[i] = classify(method, i, args[i], tensors);
         }
-        CallKey callKey = new CallKey(method, method.isStatic() ? null : receiver, CommBinding.bound(),
+        CallKey callKey = new CallKey(method.isStatic() ? null : receiver, CommBinding.bound(),
                 System.getProperty(TARGET_PROPERTY, DEFAULT_TARGET), Arrays.asList(key));
-        Executable exe = CACHE.get(callKey);
+        Executable exe = method.executables().get(callKey);
         if (exe == null) {
-            exe = compile(callKey, receiver, args);
+            exe = compile(method, callKey, receiver, args);
         }
         return method.result().rebuild(exe.run(tensors), VOID_DONE);
     }
@@ -103,7 +104,16 @@ public final class CompileGate {
         Object[] traceArgs = args.clone();
         List<Aval> avals = new ArrayList<>();
         List<Integer> slots = new ArrayList<>();
+        Class<?>[] types = method.method().getParameterTypes();
         for (int i = 0; i < args.length; i++) {
+            boolean tensorArg = args[i] instanceof TensorSpec || args[i] instanceof Tensor;
+            if (tensorArg != (types[i] == Tensor.class)) {
+                throw new WeftException(SourceLocation.capture(), "Weft.lower: argument " + i + " of " + method
+                        + " is " + (args[i] == null ? "null" : args[i] + " (" + args[i].getClass().getSimpleName()
+                        + ")") + " for a parameter of type " + types[i].getSimpleName()
+                        + "; pass TensorSpec.of(dtype, shape) for each Tensor parameter and the value itself for"
+                        + " any other");
+            }
             if (args[i] instanceof TensorSpec spec) {
                 avals.add(spec.aval());
                 slots.add(i);
@@ -141,9 +151,8 @@ public final class CompileGate {
         return kind;
     }
 
-    /** Traces and compiles the call of {@code key}, caches the executable and returns the cached one. */
-    private static Executable compile(CallKey key, Object receiver, Object[] args) {
-        InterceptedMethod method = key.method();
+    /** Traces and compiles the call of {@code method} with {@code key}; returns the executable cached for it. */
+    private static Executable compile(InterceptedMethod method, CallKey key, Object receiver, Object[] args) {
         Object[] traceArgs = args.clone();
         List<Aval> avals = new ArrayList<>();
         List<Integer> slots = new ArrayList<>();
@@ -156,9 +165,7 @@ public final class CompileGate {
             }
         }
         Graph graph = traceCall(method, receiver, traceArgs, slots, avals);
-        Executable exe = pipeline().compile(graph, key.target());
-        Executable previous = CACHE.putIfAbsent(key, exe);
-        return previous != null ? previous : exe;
+        return method.executables().add(key, pipeline().compile(graph, key.target()));
     }
 
     /** Runs {@code method} once with traced tensors of {@code avals} at argument positions {@code slots}. */
@@ -195,22 +202,21 @@ public final class CompileGate {
     }
 
     /**
-     * The compile-cache key: method, receiver (by identity; {@code null} for static methods), the world bound to
-     * this thread (fake ranks: a body that asks {@code Comm.world()} for its rank is specialised per rank), the
-     * target, argument keys.
+     * The key of a call in its method's cache: receiver (by identity; {@code null} for static methods), the world
+     * bound to this thread (fake ranks: a body that asks {@code Comm.world()} for its rank is specialised per
+     * rank), the target, argument keys.
      */
-    private record CallKey(InterceptedMethod method, Object receiver, Object world, String target,
-                           List<Object> args) {
+    private record CallKey(Object receiver, Object world, String target, List<Object> args) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof CallKey k && k.method == method && k.receiver == receiver && k.world == world
+            return o instanceof CallKey k && k.receiver == receiver && k.world == world
                     && k.target.equals(target) && k.args.equals(args);
         }
 
         @Override
         public int hashCode() {
-            return (((System.identityHashCode(method) * 31 + System.identityHashCode(receiver)) * 31
-                    + System.identityHashCode(world)) * 31 + target.hashCode()) * 31 + args.hashCode();
+            return ((System.identityHashCode(receiver) * 31 + System.identityHashCode(world)) * 31
+                    + target.hashCode()) * 31 + args.hashCode();
         }
     }
 }

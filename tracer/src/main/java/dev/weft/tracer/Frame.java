@@ -34,6 +34,11 @@ final class Frame {
         return defined.contains(v);
     }
 
+    /** Every value this region defines: its parameters, captures and node outputs. */
+    Set<Var> defined() {
+        return defined;
+    }
+
     void add(Node node) {
         nodes.add(node);
         defined.addAll(node.outputs());

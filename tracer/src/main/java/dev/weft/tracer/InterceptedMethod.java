@@ -13,11 +13,15 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 
-/** A method the gate traces: how to call it reflectively and what it returns. Compared by identity. */
+/**
+ * A method the gate traces: how to call it reflectively, what it returns, and the executables compiled for it.
+ * Compared by identity.
+ */
 final class InterceptedMethod {
     private final Method method;
     private final MethodHandle handle;
     private final ResultKind result;
+    private final CompileCache executables = new CompileCache();
 
     private InterceptedMethod(Method method, MethodHandle handle, ResultKind result) {
         this.method = method;
@@ -62,6 +66,10 @@ final class InterceptedMethod {
 
     ResultKind result() {
         return result;
+    }
+
+    CompileCache executables() {
+        return executables;
     }
 
     /** Calls the method; its exceptions propagate unchanged. */

@@ -23,9 +23,11 @@ import dev.weft.tracer.ir.Var;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -44,6 +46,8 @@ public final class TraceInterpreter implements Interpreter {
     private static final Aval INDEX = Aval.of(DType.I32);
 
     private final Deque<Frame> frames = new ArrayDeque<>();
+    /** The values of finished fori bodies and cond branches, with the line of their loop or cond. */
+    private final Map<Var, SourceLocation> finished = new HashMap<>();
     private int nextId;
 
     TraceInterpreter() {
@@ -170,6 +174,9 @@ public final class TraceInterpreter implements Interpreter {
             return results;
         } finally {
             frames.pop();
+            if (!frames.isEmpty()) {
+                frame.defined().forEach(v -> finished.put(v, loc));
+            }
         }
     }
 
@@ -192,8 +199,12 @@ public final class TraceInterpreter implements Interpreter {
         Iterator<Frame> it = frames.iterator();
         Var resolved = resolve(v, it);
         if (resolved == null) {
-            throw new TracedValueException(loc, "a traced tensor " + v.aval() + " is used outside the fori body or"
-                    + " cond branch that computed it; return it from the body or branch instead of keeping it");
+            SourceLocation made = finished.getOrDefault(v, SourceLocation.UNKNOWN);
+            throw new TracedValueException(loc.isUnknown() ? made : loc, "a traced tensor " + v.aval()
+                    + " is used outside the fori body or cond branch that computed it"
+                    + (made.isUnknown() ? "" : " (the Weft.fori or Weft.cond at " + made + ")")
+                    + (loc.isUnknown() ? ", as a result of the @Compile method" : "")
+                    + "; return it from the body or branch instead of keeping it");
         }
         return resolved;
     }

@@ -6,12 +6,14 @@ import dev.weft.spi.CommBinding;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
  * {@code bin/weft run -np N --comm fake CLASS ARGS...}: runs {@code CLASS.main(ARGS)} once per fake rank, each on
- * its own thread with {@code Comm.world()} bound to that rank. Exits 1 when any rank failed, after printing each
- * failure.
+ * its own thread with {@code Comm.world()} bound to that rank (see {@link FakeWorld} for how strict the ranks
+ * are). Exits 1 when any rank failed, after printing each failure with its stack trace; a failure caused by another
+ * rank's shows its own frames and names that rank instead of repeating its trace.
  */
 public final class FakeRanks {
     private FakeRanks() {
@@ -28,11 +30,26 @@ public final class FakeRanks {
         try {
             FakeWorld.run(n, world -> CommBinding.with(world, () -> invoke(main, rest)));
         } catch (RanksFailedException e) {
-            for (Map.Entry<Integer, Throwable> f : e.failures().entrySet()) {
-                System.err.println("rank " + f.getKey() + " failed: " + f.getValue());
-            }
+            Map<Throwable, Integer> rankOf = new IdentityHashMap<>();
+            e.failures().forEach((rank, t) -> rankOf.put(t, rank));
+            e.failures().forEach((rank, t) -> print(rank, t, rankOf));
             System.exit(1);
         }
+    }
+
+    private static void print(int rank, Throwable t, Map<Throwable, Integer> rankOf) {
+        Integer causedBy = t.getCause() == null ? null : rankOf.get(t.getCause());
+        System.err.print("rank " + rank + " failed: ");
+        if (causedBy == null) {
+            t.printStackTrace();
+            return;
+        }
+        System.err.println(t);
+        for (StackTraceElement f : t.getStackTrace()) {
+            System.err.println("\tat " + f);
+        }
+        System.err.println("\tcaused by the failure of rank " + causedBy + " (" + (causedBy < rank ? "above" : "below")
+                + ")");
     }
 
     private static Void invoke(Method main, String[] args) {

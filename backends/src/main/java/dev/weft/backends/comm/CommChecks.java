@@ -24,6 +24,15 @@ public final class CommChecks {
         }
     }
 
+    /** A color of {@code split} must not be negative (every rank gets a communicator). */
+    public static void color(Communicator comm, int color, SourceLocation where) {
+        if (color < 0) {
+            throw new CommException(where, String.format("split on '%s': color %d is negative; every rank gets a"
+                    + " communicator, so a rank that wants none passes a color no other rank uses", comm.name(),
+                    color));
+        }
+    }
+
     /** {@code buf} must hold {@code count} elements of {@code dtype}; returns their size in bytes. */
     public static long buffer(Communicator comm, String op, String role, MemorySegment buf, DType dtype, long count,
                               SourceLocation where) {

@@ -23,8 +23,9 @@ import java.util.function.BiConsumer;
  *
  * <p>Every operation takes the user's source location {@code where} (or {@link SourceLocation#UNKNOWN}); it
  * heads the message of any {@link CommException} the call raises and names the call in deadlock reports.
- * Invalid arguments (a peer outside {@code [0, size())}, a negative tag or count, a buffer too small) raise a
- * {@link CommException} before anything is communicated. A handle is used by one thread at a time.
+ * Invalid arguments (a peer outside {@code [0, size())}, a negative tag, count or split color, a buffer too small)
+ * raise a {@link CommException} before anything is communicated. Which threads may use a handle is the rule of
+ * the runtime's {@link ThreadLevel}; as in MPI, no two threads call collectives on one communicator at once.
  */
 public interface Communicator extends CommHandle {
     /** This rank's index in the communicator, in {@code [0, size())}. */
@@ -40,8 +41,9 @@ public interface Communicator extends CommHandle {
     void barrier(SourceLocation where);
 
     /**
-     * Sends {@code count} elements of {@code buf} to {@code dest}. Returns once {@code buf} may be reused; the
-     * fake buffers every message (the send completes locally), an MPI runtime may wait for the matching receive.
+     * Sends {@code count} elements of {@code buf} to {@code dest}. Returns once {@code buf} may be reused, which
+     * may be only once the destination has posted the matching receive: MPI does not promise to buffer a send.
+     * The fake always waits so, except for sends within its eager limit (see {@code FakeWorld}).
      */
     void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where);
 
@@ -124,8 +126,8 @@ public interface Communicator extends CommHandle {
 
     /**
      * Collective: partitions the ranks by {@code color}, ordering each part by {@code key} and then by rank here,
-     * and returns this rank's new communicator, or {@code null} when {@code color} is negative
-     * ({@code MPI_UNDEFINED}).
+     * and returns this rank's new communicator. A negative {@code color} is an invalid argument (there is no
+     * {@code MPI_UNDEFINED}: every rank gets a communicator).
      */
     Communicator split(int color, int key, SourceLocation where);
 

@@ -83,7 +83,7 @@ public final class CpuEagerInterpreter implements Interpreter {
 
     /** A buffer for {@code aval}, at least one byte, aligned for vector loads. */
     static MemorySegment allocate(Aval aval) {
-        return NativeMemory.allocate(aval.byteSize());
+        return NativeMemory.allocate(aval);
     }
 
     @Override
@@ -92,7 +92,7 @@ public final class CpuEagerInterpreter implements Interpreter {
         List<Tensor> carry = List.copyOf(init);
         for (int i = lo; i < hi; i++) {
             List<Tensor> next = body.apply(Tensor.scalar(DType.I32, i), carry);
-            requireSameAvals("fori body", carry, next, where);
+            requireSameAvals(carry, next, where);
             carry = List.copyOf(next);
         }
         return carry;
@@ -102,11 +102,12 @@ public final class CpuEagerInterpreter implements Interpreter {
     public List<Tensor> cond(Tensor pred, Supplier<List<Tensor>> onTrue, Supplier<List<Tensor>> onFalse,
                              SourceLocation where) {
         if (pred.dtype() != DType.BOOL) {
-            throw new DTypeException(located(where), "cond: predicate must be bool, got " + pred.dtype().specName());
+            throw new DTypeException(located(where), "cond: the predicate must be bool, got "
+                    + TensorAccess.aval(pred));
         }
         if (pred.rank() != 0) {
-            throw new ShapeException(located(where),
-                    "cond: predicate must be a scalar, got shape " + Shape.of(pred.shape()));
+            throw new ShapeException(located(where), "cond: the predicate must be a scalar, got "
+                    + TensorAccess.aval(pred) + " (reduce it, or use Tensor.where for an elementwise choice)");
         }
         return List.copyOf(pred.item() != 0 ? onTrue.get() : onFalse.get());
     }
@@ -116,21 +117,18 @@ public final class CpuEagerInterpreter implements Interpreter {
         return false;
     }
 
-    private static void requireSameAvals(String what, List<Tensor> expected, List<Tensor> actual,
-                                         SourceLocation where) {
+    /** The body's carries must keep their dtypes and shapes; the messages are the traced loop's. */
+    private static void requireSameAvals(List<Tensor> expected, List<Tensor> actual, SourceLocation where) {
         if (actual.size() != expected.size()) {
-            throw new ShapeException(located(where),
-                    what + " returned " + actual.size() + " tensors for " + expected.size() + " carries");
+            throw new ShapeException(located(where), "fori: the body returns " + actual.size()
+                    + " carries but the loop has " + expected.size());
         }
         for (int i = 0; i < expected.size(); i++) {
-            Tensor e = expected.get(i), a = actual.get(i);
-            if (e.dtype() != a.dtype()) {
-                throw new DTypeException(located(where), what + ": carry " + i + " changed dtype from "
-                        + e.dtype().specName() + " to " + a.dtype().specName());
-            }
-            if (!Shape.of(e.shape()).equals(Shape.of(a.shape()))) {
-                throw new ShapeException(located(where), what + ": carry " + i + " changed shape from "
-                        + Shape.of(e.shape()) + " to " + Shape.of(a.shape()));
+            Aval e = TensorAccess.aval(expected.get(i)), a = TensorAccess.aval(actual.get(i));
+            if (!e.equals(a)) {
+                String msg = "fori: the body returns carry " + i + " as " + a + " but the loop carries " + e;
+                throw e.dtype() != a.dtype() ? new DTypeException(located(where), msg)
+                        : new ShapeException(located(where), msg);
             }
         }
     }

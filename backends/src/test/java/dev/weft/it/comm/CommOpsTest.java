@@ -74,10 +74,21 @@ class CommOpsTest {
         return x.add(1);
     }
 
+    /** A blocking send in a ring: each rank's receive is started first, or no send could complete. */
     @Compile
-    static Tensor ringSendRecv(Comm c, Tensor x) {
+    static Tensor ringSend(Comm c, Tensor x) {
+        Request in = c.irecv(x.dtype(), x.shape(), (c.rank() + c.size() - 1) % c.size(), 3);
         c.send(x, (c.rank() + 1) % c.size(), 3);
-        return c.recv(x.dtype(), x.shape(), (c.rank() + c.size() - 1) % c.size(), 3);
+        return c.wait(in);
+    }
+
+    /** A blocking receive in a ring, the send started first. */
+    @Compile
+    static Tensor ringRecv(Comm c, Tensor x) {
+        Request out = c.isend(x, (c.rank() + 1) % c.size(), 3);
+        Tensor got = c.recv(x.dtype(), x.shape(), (c.rank() + c.size() - 1) % c.size(), 3);
+        c.wait(out);
+        return got;
     }
 
     @Compile
@@ -177,9 +188,16 @@ class CommOpsTest {
         for (DType t : NUMERIC) {
             Tensor x = input(t, c.rank(), LEN);
             Tensor fromLeft = input(t, left, LEN);
-            c.send(x, (c.rank() + 1) % c.size(), 3);
+            // a ring of blocking sends deadlocks (no send completes before its receive is posted): one side of
+            // each blocking call is started first
+            Request early = c.irecv(t, new long[] {LEN}, left, 2);
+            c.send(x, (c.rank() + 1) % c.size(), 2);
+            assertThat(c.wait(early)).isEqualTo(fromLeft);
+            Request sent = c.isend(x, (c.rank() + 1) % c.size(), 3);
             assertThat(c.recv(t, new long[] {LEN}, left, 3)).isEqualTo(fromLeft);
-            assertThat(ringSendRecv(c, x)).isEqualTo(fromLeft);
+            assertThat(c.wait(sent)).isEqualTo(x);
+            assertThat(ringSend(c, x)).isEqualTo(fromLeft);
+            assertThat(ringRecv(c, x)).isEqualTo(fromLeft);
 
             Request in = c.irecv(t, new long[] {LEN}, left, 4);
             Request out = c.isend(x, (c.rank() + 1) % c.size(), 4);

@@ -1,11 +1,13 @@
 package dev.weft.it.mpi;
 
+import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
 import dev.weft.spi.SourceLocation;
 
@@ -14,6 +16,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,7 +29,15 @@ import java.util.List;
  *       {@code Communicator}), and writes, for each, the exception's message and the line
  *       of the program frame that made the call ({@code <message>|<line>}) to {@code DIR/errors.txt}; last, a
  *       barrier from a thread other than the one that initialised MPI (at the default thread level).</li>
+ *   <li>{@code deadlock DIR}: both ranks receive first, a real deadlock, which the test interrupts.</li>
+ *   <li>{@code kill DIR}: rank 0 waits in an allreduce and rank 1 in a receive; the test kills rank 1.</li>
+ *   <li>{@code exit N}: rank 1 calls {@code System.exit(N)} while rank 0 waits in an allreduce.</li>
+ *   <li>{@code exitAll}: every rank calls {@code System.exit(0)} after its last collective, a correct end.</li>
+ *   <li>{@code trace}: tracing a {@code @Compile} method fails with a shape error on rank 1 only, while rank 0 runs
+ *       it into its allreduce.</li>
+ *   <li>{@code oom}: rank 1 runs out of memory allocating a tensor while rank 0 waits in an allreduce.</li>
  * </ul>
+ * The programs given a {@code DIR} write {@code DIR/rank<r>.pid}, this rank's process id, just before they block.
  */
 public final class FaultPrograms {
     private FaultPrograms() {
@@ -38,8 +49,51 @@ public final class FaultPrograms {
         switch (args[0]) {
             case "throw" -> throwOnRankOne(world);
             case "errors" -> errors(world, Path.of(args[1]));
+            case "deadlock" -> {
+                waiting(Path.of(args[1]), world.rank());
+                world.recv(DType.F32, new long[] {1}, 1 - world.rank(), 0);
+            }
+            case "kill" -> {
+                waiting(Path.of(args[1]), world.rank());
+                if (world.rank() == 0) {
+                    world.allreduce(Tensor.of(new double[] {1}), ReduceOp.SUM);
+                } else {
+                    world.recv(DType.F32, new long[] {1}, 0, 0);
+                }
+            }
+            case "exit" -> {
+                if (world.rank() == 1) {
+                    System.exit(Integer.parseInt(args[1]));
+                }
+                world.allreduce(Tensor.of(new double[] {1}), ReduceOp.SUM);
+            }
+            case "exitAll" -> {
+                System.out.println("sum = " + world.allreduce(Tensor.of(new double[] {1}), ReduceOp.SUM).item());
+                System.exit(0);
+            }
+            case "trace" -> sumOfRankOneTooLong(world, Tensor.of(new double[] {1, 2}));
+            case "oom" -> {
+                if (world.rank() == 1) {
+                    Tensor.zeros(DType.F64, 1L << 47); // 1 PiB, beyond the address space: mmap fails
+                }
+                world.allreduce(Tensor.of(new double[] {1}), ReduceOp.SUM);
+            }
             default -> throw new IllegalArgumentException(args[0]);
         }
+    }
+
+    /** Rank 1 adds a 3-vector to a 2-vector: a shape error while tracing, on that rank only. */
+    @Compile
+    static Tensor sumOfRankOneTooLong(Comm world, Tensor x) {
+        Tensor mine = world.rank() == 1 ? x.add(Tensor.ones(DType.F64, 3)) : x;
+        return world.allreduce(mine, ReduceOp.SUM);
+    }
+
+    /** Writes {@code dir/rank<rank>.pid} (through a rename, so that a reader never sees it half written). */
+    private static void waiting(Path dir, int rank) throws IOException {
+        String pid = Long.toString(ProcessHandle.current().pid());
+        Path tmp = Files.writeString(dir.resolve("rank" + rank + ".tmp"), pid);
+        Files.move(tmp, dir.resolve("rank" + rank + ".pid"), StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static void throwOnRankOne(Comm world) {

@@ -9,7 +9,8 @@ import dev.weft.spi.CommBinding;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,34 +19,51 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.abort;
 
 /**
- * {@link ParityPrograms} under {@code mpirun} print, rank by rank, exactly what they print on fake ranks; a few
- * lines are also checked against values derived here from the inputs.
+ * {@link ParityPrograms} under {@code mpirun}, of Open MPI and of MPICH, print, rank by rank, exactly what they
+ * print on fake ranks; a few lines are also checked against values derived here from the inputs. A flavour whose
+ * launcher is missing is skipped, unless {@value #REQUIRE_ENV}{@code =1} (set by {@code bin/weft test} where it
+ * installs both) makes that a failure.
  */
 class MpiParityTest {
+    /** Environment variable that turns a missing MPI launcher from a skip into a failure. */
+    static final String REQUIRE_ENV = "WEFT_REQUIRE_MPI";
     private static final Duration TIMEOUT = Duration.ofSeconds(90);
     /** The thread levels in the order of MPI's codes. */
     private static final List<String> LEVELS = List.of("single", "funneled", "serialized", "multiple");
 
     @BeforeAll
-    static void requireMpirun() {
-        assumeTrue(Mpirun.find().isPresent(), "mpirun is not installed");
+    static void install() {
         Weft.install();
     }
 
-    @ParameterizedTest(name = "{0} ranks")
-    @ValueSource(ints = {2, 4})
-    void mpiRanksPrintWhatFakeRanksPrint(int n, @TempDir Path dir) throws Exception {
-        Mpirun.Result mpi = Mpirun.run(n, TIMEOUT, ParityPrograms.class, dir.toString());
+    static Stream<Arguments> flavorsAndRanks() {
+        return Stream.of(Mpirun.Flavor.values()).flatMap(f -> Stream.of(2, 4).map(n -> Arguments.of(f, n)));
+    }
+
+    static Stream<Arguments> flavorsAndLevels() {
+        return Stream.of(Mpirun.Flavor.values())
+                .flatMap(f -> LEVELS.stream().skip(1).map(level -> Arguments.of(f, level)));
+    }
+
+    @ParameterizedTest(name = "{0}, {1} ranks")
+    @MethodSource("flavorsAndRanks")
+    void mpiRanksPrintWhatFakeRanksPrint(Mpirun.Flavor flavor, int n, @TempDir Path dir) throws Exception {
+        requireLauncher(flavor);
+        Mpirun.Result mpi = Mpirun.run(flavor, n, TIMEOUT, Map.of(), ParityPrograms.class, dir.toString());
         assertThat(mpi.exitCode()).as("mpirun output:%n%s", mpi.output()).isZero();
         List<List<String>> fake = fakeRun(n);
         for (int r = 0; r < n; r++) {
             List<String> lines = Files.readAllLines(dir.resolve("rank-" + r + ".txt"));
             assertThat(lines).as("rank %d", r).containsExactlyElementsOf(fake.get(r));
+            assertThat(Files.readString(dir.resolve("library-" + r + ".txt"))).as("library of rank %d", r)
+                    .contains(flavor == Mpirun.Flavor.OPEN_MPI ? "libmpi.so.40 (Open MPI" : "(MPICH");
             assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_SINGLE")
                     .isEqualTo("0");
             assertThat(lines).as("rank %d", r).contains("overlapping allreduce = [" + 10 * r + ", "
@@ -59,15 +77,17 @@ class MpiParityTest {
                     .contains("split Comm(world.split(" + r % 2 + ")#0, rank " + (n / 2 - 1 - r / 2) + " of " + n / 2
                             + ")");
         }
-        System.out.printf("mpirun -np %d: %d lines per rank, %.1f s%n", n, fake.getFirst().size(),
+        System.out.printf("%s mpirun -np %d: %d lines per rank, %.1f s%n", flavor, n, fake.getFirst().size(),
                 mpi.elapsed().toMillis() / 1e3);
     }
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"funneled", "serialized", "multiple"})
-    void everyThreadLevelRunsTheSamePrograms(String level, @TempDir Path dir) throws Exception {
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("flavorsAndLevels")
+    void everyThreadLevelRunsTheSamePrograms(Mpirun.Flavor flavor, String level, @TempDir Path dir)
+            throws Exception {
+        requireLauncher(flavor);
         int n = 2;
-        Mpirun.Result mpi = Mpirun.run(n, TIMEOUT, Map.of(MpiWorld.THREAD_LEVEL_ENV, level),
+        Mpirun.Result mpi = Mpirun.run(flavor, n, TIMEOUT, Map.of(MpiWorld.THREAD_LEVEL_ENV, level),
                 ParityPrograms.class, dir.toString());
         assertThat(mpi.exitCode()).as("mpirun output:%n%s", mpi.output()).isZero();
         List<List<String>> fake = fakeRun(n);
@@ -77,6 +97,17 @@ class MpiParityTest {
             assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_" + level)
                     .isEqualTo(Integer.toString(LEVELS.indexOf(level)));
         }
+    }
+
+    /** Skips the test when {@code flavor}'s launcher is missing, or fails it under {@value #REQUIRE_ENV}. */
+    private static void requireLauncher(Mpirun.Flavor flavor) {
+        if (flavor.launcher().isPresent()) {
+            return;
+        }
+        if ("1".equals(System.getenv(REQUIRE_ENV))) {
+            fail(flavor.missing() + ", and " + REQUIRE_ENV + "=1 requires it");
+        }
+        abort(flavor.missing());
     }
 
     /** Element {@code i} of {@code Σ_r input(r)} for the integer inputs, written like {@code bits}. */

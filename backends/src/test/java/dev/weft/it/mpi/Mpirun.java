@@ -14,14 +14,45 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Launches a main class of this test class path as an MPI job ({@code mpirun -np N java ... CLASS ARGS}) or as a
- * plain JVM, bounded by a timeout. The flags suit a container: root is allowed, ranks may outnumber cores, no
- * binding, shared-memory transport only.
+ * Launches a main class of this test class path as an MPI job ({@code mpirun -np N java ... CLASS ARGS}) under
+ * Open MPI or MPICH, or as a plain JVM, bounded by a timeout. The flags suit a container: root is allowed, ranks
+ * may outnumber cores, no binding, shared-memory transport only (MPICH's Hydra needs no flags for any of it).
  */
-final class Mpirun {
+public final class Mpirun {
+    /** An MPI implementation, found by its launcher. */
+    enum Flavor {
+        OPEN_MPI("mpirun.openmpi", "Open MPI"),
+        MPICH("mpirun.mpich", "HYDRA");
+
+        private final String debianName;
+        private final String versionMark;
+
+        Flavor(String debianName, String versionMark) {
+            this.debianName = debianName;
+            this.versionMark = versionMark;
+        }
+
+        /**
+         * The launcher: Debian's name for it ({@code mpirun.openmpi}, {@code mpirun.mpich}, which installing both
+         * keeps apart), else an {@code mpirun} on the PATH whose {@code --version} names this implementation.
+         */
+        Optional<Path> launcher() {
+            Optional<Path> named = onPath(debianName);
+            if (named.isPresent()) {
+                return named;
+            }
+            return onPath("mpirun").filter(p -> versionOf(p).contains(versionMark));
+        }
+
+        /** Why {@link #launcher} found nothing, for a skipped test. */
+        String missing() {
+            return this + ": neither " + debianName + " nor an mpirun of it is on the PATH";
+        }
+    }
+
     /** What a launch left: its exit status ({@code -1} if it was killed at the timeout), output and duration. */
-    record Result(int exitCode, String output, Duration elapsed) {
-        boolean timedOut() {
+    public record Result(int exitCode, String output, Duration elapsed) {
+        public boolean timedOut() {
             return exitCode == -1;
         }
     }
@@ -29,15 +60,33 @@ final class Mpirun {
     private Mpirun() {
     }
 
-    /** The {@code mpirun} on the PATH, if Open MPI's or MPICH's launcher is installed. */
+    /** Open MPI's launcher, if installed. */
     static Optional<Path> find() {
+        return Flavor.OPEN_MPI.launcher();
+    }
+
+    private static Optional<Path> onPath(String name) {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            Path p = Path.of(dir, "mpirun");
+            Path p = Path.of(dir, name);
             if (Files.isExecutable(p)) {
                 return Optional.of(p);
             }
         }
         return Optional.empty();
+    }
+
+    private static String versionOf(Path launcher) {
+        try {
+            Process p = new ProcessBuilder(launcher.toString(), "--version").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor();
+            return out;
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
     }
 
     /** Runs {@code mainClass} on {@code ranks} MPI ranks. */
@@ -46,20 +95,30 @@ final class Mpirun {
         return run(ranks, timeout, Map.of(), mainClass, args);
     }
 
-    /** Runs {@code mainClass} on {@code ranks} MPI ranks with {@code env} added to the environment. */
+    /** Runs {@code mainClass} on {@code ranks} Open MPI ranks with {@code env} added to the environment. */
     static Result run(int ranks, Duration timeout, Map<String, String> env, Class<?> mainClass, String... args)
             throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(find().orElseThrow().toString(), "--allow-run-as-root",
-                "--oversubscribe", "--bind-to", "none", "-np", Integer.toString(ranks)));
-        cmd.addAll(java(mainClass, args));
+        return run(Flavor.OPEN_MPI, ranks, timeout, env, mainClass, args);
+    }
+
+    /** Runs {@code mainClass} on {@code ranks} ranks of {@code flavor} with {@code env} added to the environment. */
+    static Result run(Flavor flavor, int ranks, Duration timeout, Map<String, String> env, Class<?> mainClass,
+                      String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(flavor.launcher().orElseThrow().toString()));
         Map<String, String> all = new HashMap<>(env);
-        all.put("OMPI_MCA_btl", "self,vader");
-        all.put("OMPI_MCA_rmaps_base_oversubscribe", "1");
+        if (flavor == Flavor.OPEN_MPI) {
+            cmd.addAll(List.of("--allow-run-as-root", "--oversubscribe", "--bind-to", "none"));
+            all.put("OMPI_MCA_btl", "self,vader");
+            all.put("OMPI_MCA_rmaps_base_oversubscribe", "1");
+        }
+        cmd.addAll(List.of("-np", Integer.toString(ranks)));
+        cmd.addAll(java(mainClass, args));
         return launch(cmd, timeout, all);
     }
 
     /** Runs {@code mainClass} in a plain JVM, with no MPI launcher around it. */
-    static Result plain(Duration timeout, Class<?> mainClass, String... args) throws IOException, InterruptedException {
+    public static Result plain(Duration timeout, Class<?> mainClass, String... args)
+            throws IOException, InterruptedException {
         return launch(java(mainClass, args), timeout, Map.of());
     }
 

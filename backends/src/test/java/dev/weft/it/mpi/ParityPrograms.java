@@ -8,6 +8,7 @@ import dev.weft.Weft;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.exec.ReduceOps;
 import dev.weft.backends.comm.mpi.MpiWorld;
+import dev.weft.backends.comm.mpi.MpiWorldProvider;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
@@ -31,7 +32,9 @@ import java.util.StringJoiner;
  * not depend on the order in which a library associates a reduction. The custom operators {@code first} and
  * {@code last} are associative but not commutative: they show that contributions are combined in rank order.
  *
- * <p>{@code main(DIR)}: runs on {@code Comm.world()} and writes this rank's lines to {@code DIR/rank-<r>.txt}.
+ * <p>{@code main(DIR)}: runs on {@code Comm.world()} and writes this rank's lines to {@code DIR/rank-<r>.txt};
+ * under a launcher also the thread level MPI granted to {@code thread-level-<r>.txt} and the library it loaded
+ * to {@code library-<r>.txt}.
  */
 public final class ParityPrograms {
     static final ReduceOp FIRST = ReduceOp.custom("first", (a, b) -> a.add(b.mul(0)));
@@ -48,9 +51,10 @@ public final class ParityPrograms {
         Comm world = Comm.world();
         List<String> lines = run(world);
         Files.write(Path.of(args[0], "rank-" + world.rank() + ".txt"), lines);
-        if (System.getenv("OMPI_COMM_WORLD_SIZE") != null) {
+        if (MpiWorldProvider.launchedByMpirun()) {
             Files.writeString(Path.of(args[0], "thread-level-" + world.rank() + ".txt"),
                     Integer.toString(MpiWorld.threadLevel()));
+            Files.writeString(Path.of(args[0], "library-" + world.rank() + ".txt"), MpiWorld.library());
         }
     }
 
@@ -131,10 +135,17 @@ public final class ParityPrograms {
         emit(out, "eager i1 sendrecv", c.sendrecv(b, right, left, 4));
     }
 
-    /** Rank 0 sends to the last rank; two messages per pair in flight, waited in reverse order; a barrier. */
+    /**
+     * Rank 0 sends to the last rank (which, when it is rank 0 itself, starts its receive first: a blocking send to
+     * itself could never complete); two messages per pair in flight, waited in reverse order; a barrier.
+     */
     private static void eagerPointToPoint(Comm c, Tensor x, List<String> out) {
         int last = c.size() - 1;
-        if (c.rank() == 0) {
+        if (last == 0) {
+            Request in = c.irecv(DType.F64, x.shape(), 0, 5);
+            c.send(x, 0, 5);
+            emit(out, "eager recv", c.wait(in));
+        } else if (c.rank() == 0) {
             c.send(x, last, 5);
         } else if (c.rank() == last) {
             emit(out, "eager recv", c.recv(DType.F64, x.shape(), 0, 5));
@@ -182,11 +193,9 @@ public final class ParityPrograms {
         String mlir = Weft.lower(ParityPrograms.class, "collectives", halves,
                 TensorSpec.of(DType.F64, 2L * halves.size())).toMlir();
         mlir.lines().filter(l -> l.contains("custom_call")).forEach(l -> out.add("split mlir " + l.strip()));
-        Comm notZero = world.split(r == 0 ? -1 : 1, r);
-        out.add("split without rank 0 " + notZero);
-        if (notZero != null) {
-            emit(out, "split without rank 0 allreduce last", notZero.allreduce(x, LAST));
-        }
+        Comm notZero = world.split(r == 0 ? world.size() : 1, r);
+        out.add("split with rank 0 alone " + notZero);
+        emit(out, "split with rank 0 alone allreduce last", notZero.allreduce(x, LAST));
         Comm dup = world.dup();
         out.add("dup " + dup);
         emit(out, "dup eager alltoall", dup.alltoall(x));
@@ -215,11 +224,19 @@ public final class ParityPrograms {
         return got.mul(2);
     }
 
-    /** Even ranks send to the right, then receive from the left; odd ranks the other way round. */
+    /**
+     * Even ranks send to the right, then receive from the left; odd ranks the other way round. A rank alone starts
+     * its receive from itself first: its blocking send could never complete otherwise.
+     */
     @Compile
     static Tensor shift(Comm c, Tensor x) {
         int right = (c.rank() + 1) % c.size();
         int left = (c.rank() + c.size() - 1) % c.size();
+        if (c.size() == 1) {
+            Request in = c.irecv(x.dtype(), x.shape(), 0, 8);
+            c.send(x, 0, 8);
+            return c.wait(in);
+        }
         if (c.rank() % 2 == 0) {
             c.send(x, right, 8);
             return c.recv(x.dtype(), x.shape(), left, 8);

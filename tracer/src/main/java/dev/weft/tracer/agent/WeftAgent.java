@@ -39,11 +39,15 @@ public final class WeftAgent {
     /**
      * Attaches the agent to this JVM unless it is already installed (needs {@code -XX:+EnableDynamicAgentLoading}
      * on JDK 21 and later to run without a warning).
+     *
+     * @return whether this call installed it
      */
-    public static synchronized void install() {
-        if (!installed) {
-            install(ByteBuddyAgent.install());
+    public static synchronized boolean install() {
+        if (installed) {
+            return false;
         }
+        install(ByteBuddyAgent.install());
+        return true;
     }
 
     private static synchronized void install(Instrumentation inst) {

@@ -30,7 +30,7 @@ public final class CommEagerRules implements EagerRuleProvider {
     private static CommCall call(Primitive<CommParams> prim, CommParams p, List<Aval> inAvals) {
         Aval data = CommPrims.data(prim, p, inAvals);
         return new CommCall(CommOp.of(prim.name()), (Communicator) p.comm(), p.peer(), p.tag(), p.source(), p.recvTag(),
-                p.op() == null ? null : ReduceOps.of(p.op(), ReduceOps.viaTensors(p.op().function())), p.root(),
+                p.op() == null ? null : ReduceOps.of(p.op(), ReduceOps.viaTensors(p.op())), p.root(),
                 data, prim == CommPrims.SENDRECV ? p.result() : null, SourceLocation.capture());
     }
 

@@ -5,7 +5,9 @@ import dev.weft.Tensor;
 import dev.weft.backends.comm.ReduceFunction;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.spi.Aval;
+import dev.weft.spi.Errors;
 import dev.weft.spi.Shape;
+import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.MemorySegment;
 
@@ -31,12 +33,19 @@ public final class ReduceOps {
     }
 
     /**
-     * A reduce function computing {@code fn(in, inout)} on 1-D tensors over the buffers and storing it in
-     * {@code inout} (MPI's argument order: {@code in} is the left operand).
+     * A reduce function computing the custom {@code op}'s function {@code fn(in, inout)} on 1-D tensors over the
+     * buffers and storing it in {@code inout} (MPI's argument order: {@code in} is the left operand). A result of
+     * another dtype or shape raises a {@link dev.weft.WeftException} naming the op, which the runtime reports at
+     * the collective's line.
      */
-    public static ReduceFunction viaTensors(java.util.function.BinaryOperator<Tensor> fn) {
+    public static ReduceFunction viaTensors(dev.weft.comm.ReduceOp op) {
         return (inout, in, count, dtype) -> {
-            Tensor r = fn.apply(wrap(in, count, dtype), wrap(inout, count, dtype));
+            Tensor r = op.function().apply(wrap(in, count, dtype), wrap(inout, count, dtype));
+            Aval operand = new Aval(dtype, Shape.of(count));
+            if (r == null || r.isTraced() || !TensorAccess.aval(r).equals(operand)) {
+                throw Errors.customReduceResult(SourceLocation.UNKNOWN, op.name(), operand,
+                        r == null ? "null" : r.isTraced() ? "a traced tensor" : TensorAccess.aval(r).toString());
+            }
             MemorySegment.copy(TensorAccess.data(r), 0, inout, 0, count * dtype.byteSize());
         };
     }

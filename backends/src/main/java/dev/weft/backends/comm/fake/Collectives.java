@@ -99,10 +99,7 @@ final class Collectives {
         int index = parent.nextDerivedIndex();
         Map<Integer, List<Integer>> byColor = new TreeMap<>();
         for (int r = 0; r < payloads.length; r++) {
-            int color = ((int[]) payloads[r])[0];
-            if (color >= 0) {
-                byColor.computeIfAbsent(color, c -> new ArrayList<>()).add(r);
-            }
+            byColor.computeIfAbsent(((int[]) payloads[r])[0], c -> new ArrayList<>()).add(r);
         }
         byColor.forEach((color, members) -> {
             members.sort(Comparator.<Integer>comparingInt(r -> ((int[]) payloads[r])[1]).thenComparingInt(r -> r));

@@ -11,9 +11,10 @@ import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One rank's handle on a fake communicator. Sends copy their buffer when posted (they complete locally);
- * receives and collectives block through the {@link WorldMonitor}. A rank only reads and writes its own
- * buffers, on its own thread.
+ * One rank's handle on a fake communicator. Sends copy their buffer when posted and complete when a receive
+ * matches the message ({@code MPI_Ssend}), unless the world buffers messages that small
+ * ({@link FakeSettings#eagerLimit()}); receives and collectives block through the {@link WorldMonitor}. A rank
+ * only reads and writes its own buffers, on the threads its thread level lets communicate.
  */
 final class FakeCommunicator implements Communicator {
     private final WorldMonitor monitor;
@@ -55,13 +56,12 @@ final class FakeCommunicator implements Communicator {
 
     @Override
     public void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
-        postSend("send", buf, dtype, count, dest, tag, where);
+        complete(postSend("send", buf, dtype, count, dest, tag, where), "send", where);
     }
 
     @Override
     public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
-        postSend("isend", buf, dtype, count, dest, tag, where);
-        return new FakeRequest(this, FakeRequest.Kind.SEND, buf, dtype, count, dest, tag, where);
+        return postSend("isend", buf, dtype, count, dest, tag, where);
     }
 
     @Override
@@ -102,8 +102,9 @@ final class FakeCommunicator implements Communicator {
         CommChecks.peer(this, "sendrecv", "source", src, where);
         CommChecks.tag(this, "sendrecv", recvtag, where);
         CommChecks.buffer(this, "sendrecv", "receive", recvbuf, dtype, recvcount, where);
-        postSend("sendrecv", sendbuf, dtype, count, dest, sendtag, where);
+        FakeRequest send = postSend("sendrecv", sendbuf, dtype, count, dest, sendtag, where);
         complete(postRecv("sendrecv", recvbuf, dtype, recvcount, src, recvtag, where), "sendrecv", where);
+        complete(send, "sendrecv", where);
     }
 
     @Override
@@ -183,8 +184,9 @@ final class FakeCommunicator implements Communicator {
     @Override
     public Communicator split(int color, int key, SourceLocation where) {
         live("split", where);
-        Object result = collective(CollectiveCall.of(CollectiveCall.Kind.SPLIT, where), null, new int[] {color, key});
-        return result == null ? null : handle((Membership) result);
+        CommChecks.color(this, color, where);
+        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.SPLIT, where), null,
+                new int[] {color, key}));
     }
 
     @Override
@@ -211,11 +213,13 @@ final class FakeCommunicator implements Communicator {
         return new FakeCommunicator(monitor, m.group(), m.rank(), false);
     }
 
+    /** Fails when the communicator was freed or the calling thread may not communicate for this rank now. */
     private void live(String op, SourceLocation where) {
         if (freedAt != null) {
             throw new CommException(where, String.format("%s on '%s': the communicator was freed at %s",
                     op, name(), freedAt));
         }
+        monitor.checkThread(worldRank, op, name(), where);
     }
 
     private long total(long countPerRank, SourceLocation where) {
@@ -226,13 +230,15 @@ final class FakeCommunicator implements Communicator {
         }
     }
 
-    private void postSend(String op, MemorySegment buf, DType dtype, long count, int dest, int tag,
-                          SourceLocation where) {
+    private FakeRequest postSend(String op, MemorySegment buf, DType dtype, long count, int dest, int tag,
+                                 SourceLocation where) {
         live(op, where);
         CommChecks.peer(this, op, "destination", dest, where);
         CommChecks.tag(this, op, tag, where);
         long bytes = CommChecks.buffer(this, op, "send", buf, dtype, count, where);
-        Message m = new Message(rank, tag, dtype, count, Collectives.copyOf(buf, bytes), where);
+        FakeRequest r = new FakeRequest(this, FakeRequest.Kind.SEND, buf, dtype, count, dest, tag, where,
+                monitor.settings().buffers(bytes));
+        Message m = new Message(rank, tag, dtype, count, Collectives.copyOf(buf, bytes), where, r);
         monitor.lock.lock();
         try {
             group.mailbox(dest).deliver(m);
@@ -240,6 +246,7 @@ final class FakeCommunicator implements Communicator {
         } finally {
             monitor.lock.unlock();
         }
+        return r;
     }
 
     private FakeRequest postRecv(String op, MemorySegment buf, DType dtype, long count, int src, int tag,
@@ -248,7 +255,7 @@ final class FakeCommunicator implements Communicator {
         CommChecks.peer(this, op, "source", src, where);
         CommChecks.tag(this, op, tag, where);
         CommChecks.buffer(this, op, "receive", buf, dtype, count, where);
-        FakeRequest r = new FakeRequest(this, FakeRequest.Kind.RECV, buf, dtype, count, src, tag, where);
+        FakeRequest r = new FakeRequest(this, FakeRequest.Kind.RECV, buf, dtype, count, src, tag, where, false);
         monitor.lock.lock();
         try {
             group.mailbox(rank).post(r);
@@ -258,18 +265,23 @@ final class FakeCommunicator implements Communicator {
         return r;
     }
 
-    /** Blocks until {@code r} is matched, checks that the message fits, and copies it into the receive buffer. */
+    /**
+     * Blocks until {@code r} is complete; for a receive, then checks that the message fits and copies it into the
+     * receive buffer.
+     */
     private void complete(FakeRequest r, String op, SourceLocation where) {
-        if (r.kind == FakeRequest.Kind.SEND) {
-            return;
-        }
         Message m;
         monitor.lock.lock();
         try {
-            monitor.await(worldRank, receiveWait(r, op, where));
+            if (!r.complete()) {
+                monitor.await(worldRank, waitFor(r, op, where));
+            }
             m = r.matched();
         } finally {
             monitor.lock.unlock();
+        }
+        if (r.kind == FakeRequest.Kind.SEND) {
+            return;
         }
         if (m.dtype() != r.dtype || m.count() != r.count) {
             throw new CommException(where, String.format(
@@ -281,10 +293,15 @@ final class FakeCommunicator implements Communicator {
         MemorySegment.copy(m.data(), 0, r.buf, 0, m.data().byteSize());
     }
 
-    private Wait receiveWait(FakeRequest r, String op, SourceLocation where) {
+    private Wait waitFor(FakeRequest r, String op, SourceLocation where) {
+        boolean send = r.kind == FakeRequest.Kind.SEND;
         String what = op.equals("wait") ? "wait for " + r.describe()
-                : String.format("%s(%d x %s) on '%s' from rank %d tag %d", op, r.count, r.dtype.specName(), name(),
-                        r.peer, r.tag);
+                : String.format("%s(%d x %s) on '%s' %s rank %d tag %d", op, r.count, r.dtype.specName(), name(),
+                        send ? "to" : "from", r.peer, r.tag);
+        String hint = send ? String.format("note: a blocked send waits for a matching receive: MPI does not promise "
+                + "to buffer sends, and fake ranks buffer only those of at most -Dweft.fake.eagerLimit=<bytes> (now "
+                + "%d); exchange with sendrecv, or start isend and irecv and then wait for both",
+                monitor.settings().eagerLimit()) : null;
         int[] peer = {group.worldRanks[r.peer]};
         return new Wait() {
             @Override
@@ -305,6 +322,11 @@ final class FakeCommunicator implements Communicator {
             @Override
             public SourceLocation where() {
                 return where;
+            }
+
+            @Override
+            public String hint() {
+                return hint;
             }
         };
     }

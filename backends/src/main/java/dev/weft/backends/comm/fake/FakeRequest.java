@@ -7,8 +7,9 @@ import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A fake {@code isend} (complete from the start, as sends are buffered) or {@code irecv} (complete once matched
- * with a message). Mutable state is guarded by the world's lock.
+ * A fake send (complete once a receive matched its message, or from the start when it was buffered: see
+ * {@link FakeSettings#eagerLimit()}) or receive (complete once matched with a message); blocking sends and
+ * receives use one too. Mutable state is guarded by the world's lock.
  */
 final class FakeRequest implements Request {
     enum Kind { SEND, RECV }
@@ -21,11 +22,12 @@ final class FakeRequest implements Request {
     final int peer;
     final int tag;
     final SourceLocation where;
+    private final boolean buffered;
     private Message matched;
     private SourceLocation waitedAt;
 
     FakeRequest(FakeCommunicator owner, Kind kind, MemorySegment buf, DType dtype, long count, int peer, int tag,
-                SourceLocation where) {
+                SourceLocation where, boolean buffered) {
         this.owner = owner;
         this.kind = kind;
         this.buf = buf;
@@ -34,8 +36,10 @@ final class FakeRequest implements Request {
         this.peer = peer;
         this.tag = tag;
         this.where = where;
+        this.buffered = buffered;
     }
 
+    /** Whether this receive takes {@code m}. */
     boolean matches(Message m) {
         return m.source() == peer && m.tag() == tag;
     }
@@ -49,7 +53,7 @@ final class FakeRequest implements Request {
     }
 
     boolean complete() {
-        return kind == Kind.SEND || matched != null;
+        return buffered || matched != null;
     }
 
     /** Marks the request waited at {@code at}; returns where it was waited before, or null the first time. */

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.spi.SourceLocation;
 
 import java.time.Duration;
@@ -13,13 +14,28 @@ import java.util.stream.IntStream;
 
 /**
  * Runs N ranks as threads of this JVM, each with its handle on a fresh world communicator named {@code world},
- * with MPI's matching semantics (see {@link Communicator}).
+ * with MPI's matching semantics (see {@link Communicator}), as strict as any legal MPI:
+ * <ul>
+ *   <li>A blocking send completes only once the destination has posted a matching receive, as
+ *       {@code MPI_Ssend} (MPI lets any send wait so); an {@code isend}'s request completes then too. So a
+ *       program that relies on sends being buffered deadlocks here as it may under MPI. The system property
+ *       {@code weft.fake.eagerLimit=<bytes>} (default 0) models an implementation's eager protocol: sends of at
+ *       most that many bytes complete locally, the message buffered.</li>
+ *   <li>The thread level of the environment variable {@value ThreadLevel#ENV} applies as under MPI (see
+ *       {@link ThreadLevel}); by default only the rank's own thread may communicate. Threads a rank starts run in
+ *       its thread group and see its world from {@code Comm.world()}; an exception escaping one fails the rank. A
+ *       rank ends when its own thread does, so its other threads must be done communicating by then, as a
+ *       process's must be before {@code MPI_Finalize}.</li>
+ *   <li>A call to {@code System.exit} while other ranks still run (and do not end or call it too within two
+ *       seconds) ends the JVM with status 1 after printing which ranks were running and what they were doing:
+ *       one fake rank cannot end the others' processes.</li>
+ * </ul>
  *
  * <p>Nothing hangs. When every live rank is blocked and none can proceed, every blocked rank fails with a
  * {@link DeadlockException} reporting what each rank waits for. A rank blocked on a peer that has failed or
- * finished (and so will never send, or join the collective) fails at once with an error naming that peer. A
- * watchdog fails everything with the same state report once the world has run longer than its timeout: by
- * default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
+ * finished (and so will never send, receive, or join the collective) fails at once with an error naming that
+ * peer. A watchdog fails everything with the same state report once the world has run longer than its timeout:
+ * by default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
  */
 public final class FakeWorld {
     /** The watchdog limit when {@code weft.fake.timeout} is not set. */
@@ -37,16 +53,17 @@ public final class FakeWorld {
 
     /**
      * A one-rank world for a process running neither under {@code mpirun} nor on fake ranks: every collective is
-     * local, and a receive with no matching send fails as a deadlock instead of blocking.
+     * local, and a receive (or a send beyond the eager limit) with no match fails as a deadlock instead of
+     * blocking. Any thread of the process may use it.
      */
     public static Communicator single() {
-        return new FakeCommunicator(new WorldMonitor(1, Duration.ofDays(365)), new CommGroup("world", new int[] {0}),
-                0, true);
+        WorldMonitor monitor = new WorldMonitor(1, FakeSettings.fromEnvironment().withTimeout(Duration.ofDays(365)));
+        return new FakeCommunicator(monitor, new CommGroup("world", new int[] {0}), 0, true);
     }
 
     /** Runs {@code body} on {@code n} ranks under the default watchdog; see {@link #run(int, Duration, RankBody)}. */
     public static void run(int n, RankBody body) {
-        run(n, defaultTimeout(), body);
+        run(n, FakeSettings.fromEnvironment(), body);
     }
 
     /**
@@ -56,40 +73,73 @@ public final class FakeWorld {
      *                              stop within a grace period); it names each failed rank
      */
     public static void run(int n, Duration timeout, RankBody body) {
+        run(n, FakeSettings.fromEnvironment().withTimeout(timeout), body);
+    }
+
+    /** Runs {@code body} once per rank under {@code settings}; see {@link #run(int, Duration, RankBody)}. */
+    static void run(int n, FakeSettings settings, RankBody body) {
         if (n < 1) {
             throw new IllegalArgumentException("a fake world needs at least one rank, got " + n);
         }
-        WorldMonitor monitor = new WorldMonitor(n, timeout);
+        WorldMonitor monitor = new WorldMonitor(n, settings);
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
-        Throwable[] failures = new Throwable[n];
         Thread[] threads = new Thread[n];
         for (int r = 0; r < n; r++) {
             int rank = r;
             Communicator comm = new FakeCommunicator(monitor, world, rank, true);
-            threads[r] = Thread.ofPlatform().name("weft-fake-rank-" + rank).daemon().start(() -> {
+            RankThreads group = new RankThreads(monitor, rank);
+            threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
+                monitor.started(rank);
                 try {
                     body.run(comm);
                 } catch (Throwable t) {
                     failure = t;
                 }
-                failures[rank] = failure;
                 monitor.finish(rank, failure);
             });
         }
-        joinAll(threads, timeout, monitor);
+        ExitGuard guard = ExitGuard.install(threads, monitor);
+        for (Thread t : threads) {
+            t.start();
+        }
+        try {
+            joinAll(threads, settings.timeout(), monitor);
+        } finally {
+            guard.remove();
+        }
         SortedMap<Integer, Throwable> failed = new TreeMap<>();
         for (int r = 0; r < n; r++) {
             if (threads[r].isAlive()) {
                 failed.put(r, new CommException(SourceLocation.UNKNOWN,
                         "rank " + r + " did not stop after the watchdog expired\n" + monitor.expire()));
-            } else if (failures[r] != null) {
-                failed.put(r, failures[r]);
+            } else if (monitor.failure(r) != null) {
+                failed.put(r, monitor.failure(r));
             }
         }
         if (!failed.isEmpty()) {
             Throwable first = monitor.firstFailure();
             throw new RanksFailedException(n, failed, first == null ? failed.get(failed.firstKey()) : first);
+        }
+    }
+
+    /**
+     * The threads of one rank: its own and those it starts (platform threads join their creator's group). An
+     * exception escaping one of them fails the rank, as under MPI, where Weft aborts the job on one.
+     */
+    private static final class RankThreads extends ThreadGroup {
+        private final WorldMonitor monitor;
+        private final int rank;
+
+        RankThreads(WorldMonitor monitor, int rank) {
+            super("weft-fake-rank-" + rank);
+            this.monitor = monitor;
+            this.rank = rank;
+        }
+
+        @Override
+        public void uncaughtException(Thread t, Throwable e) {
+            monitor.finish(rank, e);
         }
     }
 
@@ -120,23 +170,6 @@ public final class FakeWorld {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new WeftException(SourceLocation.UNKNOWN, "interrupted while running a fake world", e);
-        }
-    }
-
-    private static Duration defaultTimeout() {
-        String s = System.getProperty("weft.fake.timeout");
-        if (s == null) {
-            return Duration.ofSeconds(DEFAULT_TIMEOUT_SECONDS);
-        }
-        try {
-            double seconds = Double.parseDouble(s.trim());
-            if (!(seconds > 0)) {
-                throw new NumberFormatException();
-            }
-            return Duration.ofNanos((long) (seconds * 1e9));
-        } catch (NumberFormatException e) {
-            throw new WeftException(SourceLocation.UNKNOWN,
-                    "weft.fake.timeout must be a positive number of seconds, got '" + s + "'");
         }
     }
 }

@@ -18,7 +18,7 @@ final class Mailbox {
             FakeRequest r = it.next();
             if (r.matches(m)) {
                 it.remove();
-                r.match(m);
+                match(r, m);
                 return;
             }
         }
@@ -30,10 +30,16 @@ final class Mailbox {
             Message m = it.next();
             if (r.matches(m)) {
                 it.remove();
-                r.match(m);
+                match(r, m);
                 return;
             }
         }
         posted.addLast(r);
+    }
+
+    /** Completes the receive with {@code m}, and the send of {@code m} with it: the send was matched. */
+    private static void match(FakeRequest receive, Message m) {
+        receive.match(m);
+        m.send().match(m);
     }
 }

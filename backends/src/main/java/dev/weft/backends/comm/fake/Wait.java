@@ -17,4 +17,9 @@ interface Wait {
     String describe();
 
     SourceLocation where();
+
+    /** A note for the deadlock report on how programs avoid this kind of wait, or null. */
+    default String hint() {
+        return null;
+    }
 }

@@ -7,13 +7,12 @@ import dev.weft.lowering.LoweringRule;
 import dev.weft.lowering.LoweringRuleProvider;
 import dev.weft.lowering.LoweringRules;
 import dev.weft.lowering.ir.Attr;
-import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.StableHlo;
-import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
+import dev.weft.spi.Errors;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.tracer.Tracer;
@@ -116,11 +115,10 @@ public final class CommLoweringRules implements LoweringRuleProvider {
         String name = "weft_reduce_" + op.name() + "_" + flat.dtype().specName() + "_" + flat.shape().size();
         Graph g = Tracer.trace(name, List.of(flat, flat),
                 ts -> List.of(op.function().apply(ts.get(0), ts.get(1))));
-        Func f = new Lowerer(ctx.rules()).lower(g, ctx.target(), name).main();
-        if (!f.resultTypes().equals(List.of(TensorType.of(flat)))) {
-            throw new dev.weft.WeftException(ctx.location(), "custom reduce op '" + op.name() + "' must return a "
-                    + flat + " for two " + flat + " operands, got " + f.resultTypes());
+        Aval got = g.body().results().getFirst().aval();
+        if (!got.equals(flat)) {
+            throw Errors.customReduceResult(ctx.location(), op.name(), flat, got.toString());
         }
-        return ctx.addFunction(f);
+        return ctx.addFunction(new Lowerer(ctx.rules()).lower(g, ctx.target(), name).main());
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.backends.comm.mpi;
 
 import dev.weft.DType;
+import dev.weft.WeftException;
 import dev.weft.backends.comm.CommChecks;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
@@ -255,11 +256,12 @@ final class MpiCommunicator implements Communicator {
     @Override
     public Communicator split(int color, int key, SourceLocation where) {
         live("split", where);
+        CommChecks.color(this, color, where);
         String childName = name + ".split(" + color + ")#" + derived++;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cell = arena.allocate(mpi.handleBytes());
-            check(mpi.commSplit(handle, color < 0 ? MpiLibrary.UNDEFINED : color, key, cell), "split", -1, where);
-            return color < 0 ? null : new MpiCommunicator(world, mpi.readHandle(cell), childName, false);
+            check(mpi.commSplit(handle, color, key, cell), "split", -1, where);
+            return new MpiCommunicator(world, mpi.readHandle(cell), childName, false);
         }
     }
 
@@ -374,7 +376,7 @@ final class MpiCommunicator implements Communicator {
                     yield world.userOp().run(c.function(), call);
                 } catch (RuntimeException e) {
                     throw new CommException(where, String.format("%s on '%s': custom reduce op %s failed: %s",
-                            op, name, c.name(), e), e);
+                            op, name, c.name(), e instanceof WeftException ? e.getMessage() : e), e);
                 }
             }
         };

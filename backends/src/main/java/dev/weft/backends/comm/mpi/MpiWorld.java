@@ -2,6 +2,7 @@ package dev.weft.backends.comm.mpi;
 
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
@@ -11,16 +12,12 @@ import java.lang.foreign.ValueLayout;
 /**
  * This process's MPI runtime, set up on first use: loads the library ({@link MpiLibrary}), calls
  * {@code MPI_Init_thread} asking for the thread level {@code WEFT_MPI_THREAD_LEVEL} chooses (by default
- * {@code MPI_THREAD_SINGLE}: only the initialising thread communicates; see {@link MpiThreadLevel}), and wraps
- * {@code MPI_COMM_WORLD} as the communicator {@code world}. It then installs
- * <ul>
- *   <li>a shutdown hook that frees the custom reduce operator and calls {@code MPI_Finalize}, and</li>
- *   <li>a default uncaught-exception handler that prints the exception and calls
- *       {@code MPI_Abort(MPI_COMM_WORLD, 1)}, so that {@code mpirun} ends the job instead of leaving the other
- *       ranks blocked.</li>
- * </ul>
- * Both run on threads of their own: finalising happens after the program's last call, and aborting ends the job
- * whatever the other threads are doing, so neither breaks the thread level's rule in a way MPI can observe. With
+ * {@code MPI_THREAD_SINGLE}: only the initialising thread communicates; see {@link ThreadLevel}), and wraps
+ * {@code MPI_COMM_WORLD} as the communicator {@code world}. It then installs a shutdown hook and an
+ * uncaught-exception handler ({@link MpiExit}) that finalise MPI at the program's normal end and otherwise end the
+ * whole job, so that a failing rank neither crashes its JVM nor leaves the other ranks blocked. Both run on threads
+ * of their own: finalising happens after the program's last call, and aborting ends the job whatever the other
+ * threads are doing, so neither breaks the thread level's rule in a way MPI can observe. With
  * {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
  */
 public final class MpiWorld {
@@ -28,11 +25,11 @@ public final class MpiWorld {
      * Environment variable choosing the MPI thread level: {@code single} (default), {@code funneled},
      * {@code serialized} or {@code multiple}.
      */
-    public static final String THREAD_LEVEL_ENV = MpiThreadLevel.ENV;
+    public static final String THREAD_LEVEL_ENV = ThreadLevel.ENV;
     private static MpiWorld instance;
 
     final MpiLibrary mpi;
-    private final MpiThreadLevel threadLevel;
+    private final ThreadLevel threadLevel;
     /** The only thread that may communicate, or null when any may. */
     private final Thread initialThread;
     private final MpiCommunicator world;
@@ -45,16 +42,15 @@ public final class MpiWorld {
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment provided = arena.allocate(ValueLayout.JAVA_INT);
-            int rc = mpi.initThread(MpiThreadLevel.requested().code(), provided);
+            int rc = mpi.initThread(ThreadLevel.requested().code(), provided);
             if (rc != MpiLibrary.SUCCESS) {
                 throw new IllegalStateException("MPI_Init_thread failed: " + mpi.errorString(rc));
             }
-            threadLevel = MpiThreadLevel.of(provided.get(ValueLayout.JAVA_INT, 0));
+            threadLevel = ThreadLevel.of(provided.get(ValueLayout.JAVA_INT, 0));
         }
         initialThread = threadLevel.initialThreadOnly() ? Thread.currentThread() : null;
         world = new MpiCommunicator(this, mpi.commWorld, "world", true);
-        Runtime.getRuntime().addShutdownHook(new Thread(this::finish, "weft-mpi-finalize"));
-        Thread.setDefaultUncaughtExceptionHandler(this::abort);
+        MpiExit.install(this, world.rank(), world.size());
         if ("1".equals(System.getenv("WEFT_DEBUG"))) {
             System.err.printf("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size());
         }
@@ -108,7 +104,8 @@ public final class MpiWorld {
         return userOp;
     }
 
-    private synchronized void finish() {
+    /** Frees the custom reduce operator and finalises MPI, unless that was done. */
+    synchronized void finish() {
         if (mpi.finalized()) {
             return;
         }
@@ -116,15 +113,5 @@ public final class MpiWorld {
             userOp.free();
         }
         mpi.finalizeMpi();
-    }
-
-    private void abort(Thread thread, Throwable failure) {
-        System.out.flush();
-        System.err.println("weft: rank " + world.rank() + " of " + world.size() + ": uncaught exception in thread \""
-                + thread.getName() + "\", aborting the MPI job");
-        failure.printStackTrace();
-        System.err.flush();
-        mpi.abort(mpi.commWorld, 1);
-        Runtime.getRuntime().halt(1);
     }
 }

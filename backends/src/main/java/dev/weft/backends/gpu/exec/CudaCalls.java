@@ -1,6 +1,7 @@
 package dev.weft.backends.gpu.exec;
 
 import dev.weft.backends.gpu.ptx.Kernel;
+import dev.weft.backends.gpu.ptx.PtxTarget;
 import java.lang.foreign.MemorySegment;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
@@ -11,8 +12,14 @@ import jcuda.driver.CUmodule;
  * can run the executor against a recording fake. Every copy, memset and launch is queued on a stream: there is
  * no call here that copies on the legacy default stream, which the executor's non-blocking stream would not be
  * ordered with. Host memory passes as segments of at most {@link HostCopies#CHUNK} bytes.
+ *
+ * <p>This is the driver level, one below {@link PlanRunner.Device}: a {@link PlanRunner} hands plan steps to its
+ * executable, which turns them into these calls on its stream (and handles custom-call batching there).
  */
 interface CudaCalls {
+    /** What generated PTX is written for on this device ({@link PtxTarget#forDevice} on a real one). */
+    PtxTarget target();
+
     /** Makes this device's context current on the calling thread. */
     void makeCurrent();
 
@@ -22,7 +29,10 @@ interface CudaCalls {
     /** {@code cuStreamDestroy}. */
     void destroyStream(GpuStream stream);
 
-    /** {@code cuModuleLoadDataEx} of PTX text. */
+    /**
+     * {@code cuModuleLoadDataEx} of PTX text, failing with the JIT's error log when the driver rejects it
+     * ({@link PtxModules#load}).
+     */
     CUmodule loadModule(String ptx);
 
     /** {@code cuModuleGetFunction}. */

@@ -2,12 +2,14 @@ package dev.weft.backends.gpu.exec;
 
 import dev.weft.WeftException;
 import dev.weft.backends.gpu.ptx.Kernel;
+import dev.weft.backends.gpu.ptx.PtxTarget;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
@@ -18,16 +20,18 @@ import jcuda.driver.JCudaDriver;
 /**
  * The CUDA device of this rank ({@code rank % deviceCount}) through its primary context, and the driver calls
  * the executor makes on it ({@link CudaCalls}, through JCuda). Opening fails with "target gpu needs an NVIDIA GPU
- * and driver: ..." when the JCuda native library cannot load, {@code cuInit} fails, or there is no device; there
- * is never a CPU fallback.
+ * and driver: ..." when the JCuda native library cannot load, {@code cuInit} fails, there is no device, or the
+ * device or driver is too old for Weft's PTX ({@link PtxTarget#forDevice}); there is never a CPU fallback.
  */
 final class CudaDevice implements CudaCalls {
     final CUcontext context;
     final int ordinal;
+    private final PtxTarget target;
 
-    private CudaDevice(CUcontext context, int ordinal) {
+    private CudaDevice(CUcontext context, int ordinal, PtxTarget target) {
         this.context = context;
         this.ordinal = ordinal;
+        this.target = target;
     }
 
     static CudaDevice open(int rank) {
@@ -42,14 +46,33 @@ final class CudaDevice implements CudaCalls {
             int ordinal = rank % count[0];
             CUdevice device = new CUdevice();
             JCudaDriver.cuDeviceGet(device, ordinal);
+            PtxTarget target = target(device);
             CUcontext context = new CUcontext();
             JCudaDriver.cuDevicePrimaryCtxRetain(context, device);
             JCudaDriver.cuCtxSetCurrent(context);
-            return new CudaDevice(context, ordinal);
+            return new CudaDevice(context, ordinal, target);
+        } catch (IllegalArgumentException e) {
+            throw unavailable(e.getMessage());
         } catch (CudaException | LinkageError e) {
             String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
             throw unavailable(e.getClass().getSimpleName() + ": " + first);
         }
+    }
+
+    /** The PTX target of {@code device}: its compute capability, under this driver ({@link PtxTarget#forDevice}). */
+    private static PtxTarget target(CUdevice device) {
+        int[] major = new int[1], minor = new int[1], driver = new int[1];
+        JCudaDriver.cuDeviceGetAttribute(major, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                device);
+        JCudaDriver.cuDeviceGetAttribute(minor, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                device);
+        JCudaDriver.cuDriverGetVersion(driver);
+        return PtxTarget.forDevice(major[0], minor[0], driver[0]);
+    }
+
+    @Override
+    public PtxTarget target() {
+        return target;
     }
 
     private static WeftException unavailable(String reason) {
@@ -75,9 +98,7 @@ final class CudaDevice implements CudaCalls {
 
     @Override
     public CUmodule loadModule(String ptx) {
-        CUmodule module = new CUmodule();
-        JCudaDriver.cuModuleLoadDataEx(module, ptx, 0, new int[0], Pointer.to(new int[0]));
-        return module;
+        return PtxModules.load(ptx);
     }
 
     @Override

@@ -1,15 +1,16 @@
 package dev.weft.backends.gpu.exec;
 
 import dev.weft.DType;
+import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.backends.gpu.ptx.Kernel;
-import dev.weft.backends.gpu.ptx.PtxTarget;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.ir.Module;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.function.Consumer;
@@ -19,7 +20,8 @@ import jcuda.driver.CUfunction;
 import jcuda.driver.JCudaDriver;
 
 /**
- * {@code scripts/gpu-check.sh}'s device benchmark. Without arguments: a fused elementwise kernel's bandwidth
+ * {@code scripts/gpu-check.sh}'s device benchmark. Without arguments: the PTX target, the host synchronisations
+ * per step of a {@code Weft.fori} run by {@link GpuExecutable} (0 expected), a fused elementwise kernel's bandwidth
  * against {@code cuMemcpyDtoD} of the same bytes, and the fallback GEMM kernel against the loaded
  * {@link GpuMatmul} (cuBLAS) when there is one; times are from CUDA events on the executor's kind of stream, best
  * of several runs. With {@code allreduce}, on every rank of {@code Comm.world()} (one GPU each, under
@@ -35,13 +37,19 @@ public final class GpuBenchmark {
 
     /** The fused program timed: two reads, one write per element. */
     @dev.weft.Compile
-    public static dev.weft.Tensor axpby(dev.weft.Tensor x, dev.weft.Tensor y) {
+    public static Tensor axpby(Tensor x, Tensor y) {
         return x.mul(2).add(y.mul(3)).add(1);
+    }
+
+    /** The counted loop whose host synchronisations are counted. */
+    @dev.weft.Compile
+    public static Tensor relax(Tensor x, int steps) {
+        return Weft.fori(0, steps, x, (i, c) -> c.mul(0.5).add(1));
     }
 
     /** The matmul timed. */
     @dev.weft.Compile
-    public static dev.weft.Tensor matmul(dev.weft.Tensor a, dev.weft.Tensor b) {
+    public static Tensor matmul(Tensor a, Tensor b) {
         return a.matmul(b);
     }
 
@@ -71,7 +79,7 @@ public final class GpuBenchmark {
         if (comm.rank() == 0) {
             double algbw = 4.0 * x.size() / seconds / 1e9, n = comm.size();
             System.out.printf("NCCL allreduce f32 64 MiB on %d ranks: %.3f ms per step, algbw %.1f GB/s, busbw %.1f"
-                    + " GB/s (each step also runs a scaling kernel and the loop's host synchronisation)%n",
+                    + " GB/s (each step also runs a scaling kernel)%n",
                     comm.size(), seconds * 1e3, algbw, algbw * 2 * (n - 1) / n);
         }
     }
@@ -93,10 +101,12 @@ public final class GpuBenchmark {
 
     private static void kernels() {
         CudaDevice device = CudaDevice.open(0);
+        System.out.println("PTX target: " + device.target().arch() + ", ISA " + device.target().isaVersion());
+        foriSynchronisations(200);
         GpuStream stream = device.newStream();
         long n = 1L << 26;
         GpuPlan fused = GpuPlanner.plan((Module) Weft.lower("gpu", GpuBenchmark.class, "axpby",
-                TensorSpec.of(DType.F32, n), TensorSpec.of(DType.F32, n)), PtxTarget.fromSystemProperties());
+                TensorSpec.of(DType.F32, n), TensorSpec.of(DType.F32, n)), device.target());
         DeviceBuffer x = device.allocate(4 * n), y = device.allocate(4 * n), z = device.allocate(4 * n);
         DeviceBuffer two = device.allocate(4), three = device.allocate(4), one = device.allocate(4);
         HostCopies copies = new HostCopies(device, stream);
@@ -119,7 +129,7 @@ public final class GpuBenchmark {
         int dim = 4096;
         GpuPlan mm = GpuPlanner.plan((Module) Weft.lower("gpu", GpuBenchmark.class, "matmul",
                 TensorSpec.of(DType.F32, dim, dim), TensorSpec.of(DType.F32, dim, dim)),
-                PtxTarget.fromSystemProperties());
+                device.target());
         Kernel gemm = mm.kernels().getFirst();
         CUfunction gemmFn = load(device, mm, gemm);
         DeviceBuffer a = device.allocate(4L * dim * dim), b = device.allocate(4L * dim * dim),
@@ -144,6 +154,22 @@ public final class GpuBenchmark {
         }
     }
 
+    /**
+     * Runs a {@code steps}-step {@code Weft.fori} through {@link GpuExecutable} and prints the host
+     * synchronisations it made per step, besides the one wait for the run's results.
+     */
+    private static void foriSynchronisations(int steps) {
+        try (GpuExecutable exe = new GpuExecutable((Module) Weft.lower("gpu", GpuBenchmark.class, "relax",
+                TensorSpec.of(DType.F32, 1024), steps))) {
+            long before = exe.hostSynchronisations();
+            float last = exe.run(List.of(Tensor.zeros(DType.F32, 1024))).getFirst().toFloatArray()[1023];
+            long inLoop = exe.hostSynchronisations() - before - 1;
+            System.out.printf("host synchronisations per fori step: %.2f (%d in a %d-step fori; result %.4f,"
+                    + " expected 2)%n", (double) inLoop / steps, inLoop, steps, last);
+        }
+    }
+
+    /** Loads the plan's module through {@link PtxModules} (the JIT's log on failure); returns {@code k}. */
     private static CUfunction load(CudaDevice device, GpuPlan plan, Kernel k) {
         return device.function(device.loadModule(plan.ptx()), k.name());
     }

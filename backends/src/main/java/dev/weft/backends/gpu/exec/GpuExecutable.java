@@ -38,22 +38,24 @@ import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 
 /**
- * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the generated PTX is loaded once
- * as one module; every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation,
- * except that {@code while} and {@code if} read their rank-0 predicate back to the host (a one-byte copy that
- * waits for the stream) and each run waits for its results. Arguments are copied to the device and results back
- * per run, on the same stream ({@link HostCopies}); buffers come from a {@link BufferPool}; constants are uploaded
- * once. Custom calls and cuBLAS matmuls come from the {@link GpuExtension}s on the class path, which get the
- * executable's {@link GpuResources}. With {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on (cuBLAS
- * or the PTX GEMM) is printed to stderr. Runs are serialised per executable.
+ * Runs a lowered module on this rank's CUDA device ({@code rank % deviceCount}): the PTX generated for the
+ * device's target ({@link CudaCalls#target}) is loaded once as one module; a {@link PlanRunner} walks the plan and
+ * every kernel, copy, matmul and custom call is enqueued on one stream without host synchronisation, except that
+ * a data-dependent {@code while} and an {@code if} read their rank-0 predicate back to the host (a one-byte copy
+ * that waits for the stream) and each run waits for its results; a {@code Weft.fori} loop, whose trip count is
+ * known, never waits ({@link #hostSynchronisations} counts the waits). Arguments are copied to the device and
+ * results back per run, on the same stream ({@link HostCopies}); buffers come from a {@link BufferPool}; constants
+ * are uploaded once. Custom calls and cuBLAS matmuls come from the {@link GpuExtension}s on the class path, which
+ * get the executable's {@link GpuResources}. With {@code WEFT_DEBUG=1} the implementation each matmul dtype runs on
+ * (cuBLAS or the PTX GEMM) is printed to stderr. Runs are serialised per executable.
  *
  * <p>Custom calls may batch their work (NCCL groups, see {@link GpuExtension#flush}): the executor flushes before a
- * step that reads one of their results, before a predicate is read and at the end of each run, and reuses no
- * buffer released in between until then.
+ * step that reads one of their results, before a predicate is read, after each iteration of a {@code while} or
+ * {@code Weft.fori} loop and at the end of each run, and reuses no buffer released in between until then.
  *
- * <p>The stream, the loaded modules and every pooled device buffer are released by {@link #close}, else when the
- * executable becomes unreachable (the compile cache dropped it), else when the JVM shuts down; a run after
- * {@code close} fails.
+ * <p>The stream, the loaded modules and every pooled device buffer are released by {@link #close} (which the
+ * compile cache calls when it evicts the executable), else when the executable becomes unreachable, else when the
+ * JVM shuts down; a run after {@code close} fails.
  */
 public final class GpuExecutable implements Executable, AutoCloseable {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
@@ -81,7 +83,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     }
 
     private final GpuPlan plan;
-    private final PtxTarget target = PtxTarget.fromSystemProperties();
+    private final PtxTarget target;
     private final TensorType[] argumentTypes;
     private final TensorType[] resultTypes;
     private final CudaCalls cuda;
@@ -99,6 +101,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     private final MemorySegment predicate = NativeMemory.allocate(1);
     /** Results of custom calls since the last {@link #flush}: their work may still be batched. */
     private final Set<DeviceBuffer> batched = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final PlanRunner runner;
     private boolean batchOpen;
 
     /**
@@ -114,9 +117,11 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         this.argumentTypes = tensorTypes(module.main().argumentTypes());
         this.resultTypes = tensorTypes(module.main().resultTypes());
         this.cuda = cuda;
+        this.target = cuda.target();
         this.plan = GpuPlanner.plan(module, target);
         this.stream = cuda.newStream();
         this.pool = poolOn(cuda);
+        this.runner = new PlanRunner(new Queue(), pool);
         this.owned = new Owned(cuda, stream, pool);
         LIVE.add(owned);
         this.cleanable = CLEANER.register(this, owned);
@@ -238,6 +243,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
                     matmulDtypes(w.cond(), out);
                     matmulDtypes(w.body(), out);
                 }
+                case Step.Fori l -> matmulDtypes(l.body(), out);
                 case Step.If i -> {
                     matmulDtypes(i.onTrue(), out);
                     matmulDtypes(i.onFalse(), out);
@@ -273,6 +279,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
                     prepare(w.cond());
                     prepare(w.body());
                 }
+                case Step.Fori l -> prepare(l.body());
                 case Step.If i -> {
                     prepare(i.onTrue());
                     prepare(i.onFalse());
@@ -299,6 +306,21 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     /** The plan this executable runs. */
     public GpuPlan plan() {
         return plan;
+    }
+
+    /**
+     * The times this executable has waited for its stream so far (every {@code cuStreamSynchronize}, all made
+     * through {@link HostCopies#synchronize}): once when it was built (its constants uploaded), once per run for
+     * its results, plus once per {@code while} round and per {@code if} for the predicate. A {@code Weft.fori}
+     * loop adds none. The wait of {@link #close} is not counted.
+     */
+    public long hostSynchronisations() {
+        owned.lock.lock();
+        try {
+            return copies.synchronisations();
+        } finally {
+            owned.lock.unlock();
+        }
     }
 
     @Override
@@ -329,7 +351,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             f.define(main.arguments()[i], buf);
         }
         try {
-            run(main, f);
+            runner.run(main, f);
             flush();
         } catch (RuntimeException e) {
             try {
@@ -348,7 +370,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             segments.add(seg);
         }
         copies.synchronize();
-        releaseResults(main, f);
+        PlanRunner.releaseResults(main, f);
         for (int i = 0; i < resultTypes.length; i++) {
             results.add(TensorAccess.concrete(resultTypes[i].aval(), segments.get(i)));
         }
@@ -380,29 +402,6 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         return data;
     }
 
-    private void run(BlockPlan b, Frame f) {
-        for (Step s : b.steps()) {
-            switch (s) {
-                case Step.Allocate a -> f.define(a.slot(), pool.take(a.bytes()));
-                case Step.Constant c -> f.define(c.slot(), constants.get(c));
-                case Step.Alias a -> f.define(a.to(), f.slots[a.from()]);
-                case Step.Launch l -> launch(l.kernel(), buffers(f, l.params()));
-                case Step.Matmul m -> matmul(m, f);
-                case Step.CustomCall c -> customCall(c, f);
-                case Step.While w -> loop(w, f);
-                case Step.If i -> {
-                    BlockPlan branch = predicate(f.slots[i.pred()]) ? i.onTrue() : i.onFalse();
-                    run(branch, f);
-                    for (int r = 0; r < i.results().length; r++) {
-                        f.define(i.results()[r], slotOrNull(f, branch.results()[r]));
-                    }
-                    releaseResults(branch, f);
-                }
-                case Step.Release r -> f.release(r.slot());
-            }
-        }
-    }
-
     private void launch(Kernel k, DeviceBuffer[] params) {
         flushIfReads(params);
         Pointer[] ptrs = new Pointer[params.length];
@@ -412,11 +411,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         cuda.launch(functions.get(k), k, Pointer.to(ptrs), stream);
     }
 
-    private void matmul(Step.Matmul m, Frame f) {
-        if ((long) m.m() * m.n() * m.batch() == 0) {
-            return;
-        }
-        DeviceBuffer a = f.slots[m.a()], b = f.slots[m.b()], c = f.slots[m.c()];
+    private void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
         flushIfReads(new DeviceBuffer[] {a, b});
         if (matmul.isPresent() && matmul.get().supports(m.dtype())) {
             matmul.get().gemm(stream, m.dtype(), m.m(), m.n(), m.k(), a.address(), b.address(), c.address(),
@@ -426,7 +421,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         }
     }
 
-    private void customCall(Step.CustomCall c, Frame f) {
+    private DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
         DeviceBuffer[] results = new DeviceBuffer[c.results().length];
         for (int r = 0; r < results.length; r++) {
             if (c.results()[r] >= 0) {
@@ -434,7 +429,6 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             }
         }
         String name = ((Attr.Str) c.op().attr("call_target_name")).value();
-        DeviceBuffer[] operands = buffers(f, c.operands());
         flushIfReads(operands);
         batchOpen = true;
         pool.pauseReuse();
@@ -445,12 +439,12 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         } catch (RuntimeException e) {
             throw new WeftException(c.op().location(), name + " failed: " + e.getMessage(), e);
         }
-        for (int r = 0; r < results.length; r++) {
-            f.define(c.results()[r], results[r]);
-            if (results[r] != null) {
-                batched.add(results[r]);
+        for (DeviceBuffer r : results) {
+            if (r != null) {
+                batched.add(r);
             }
         }
+        return results;
     }
 
     /**
@@ -481,77 +475,50 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         }
     }
 
-    private void loop(Step.While w, Frame f) {
-        DeviceBuffer[] carries = buffers(f, w.operands());
-        hold(f, carries);
-        while (true) {
-            bind(w.cond(), carries, f);
-            run(w.cond(), f);
-            boolean again = predicate(f.slots[w.cond().results()[0]]);
-            releaseResults(w.cond(), f);
-            if (!again) {
-                break;
-            }
-            bind(w.body(), carries, f);
-            run(w.body(), f);
-            flush(); // an iteration is a program's end: what its calls batched must not pile up over iterations
-            DeviceBuffer[] next = buffers(f, w.body().results());
-            hold(f, next);
-            releaseResults(w.body(), f);
-            unhold(f, carries);
-            carries = next;
-        }
-        for (int i = 0; i < carries.length; i++) {
-            f.define(w.results()[i], carries[i]);
-        }
-        unhold(f, carries);
-    }
-
-    private static void bind(BlockPlan b, DeviceBuffer[] values, Frame f) {
-        for (int i = 0; i < values.length; i++) {
-            f.define(b.arguments()[i], values[i]);
-        }
-    }
-
-    private static void hold(Frame f, DeviceBuffer[] bs) {
-        for (DeviceBuffer b : bs) {
-            f.retain(b);
-        }
-    }
-
-    private static void unhold(Frame f, DeviceBuffer[] bs) {
-        for (DeviceBuffer b : bs) {
-            f.drop(b);
-        }
-    }
-
-    /** Drops the block's references to its results, once per distinct slot, after the caller took them over. */
-    private static void releaseResults(BlockPlan b, Frame f) {
-        Set<Integer> distinct = new LinkedHashSet<>();
-        for (int s : b.results()) {
-            distinct.add(s);
-        }
-        distinct.forEach(f::release);
-    }
-
-    /** Reads a rank-0 BOOL from the device: waits for everything enqueued before it. */
+    /**
+     * Reads a rank-0 BOOL from the device: waits for everything enqueued before it ({@link PlanRunner} has
+     * flushed what custom calls batched).
+     */
     private boolean predicate(DeviceBuffer b) {
-        flush();
         copies.download(b.address(), predicate);
         copies.synchronize();
         return predicate.get(ValueLayout.JAVA_BYTE, 0) != 0;
     }
 
-    private static DeviceBuffer slotOrNull(Frame f, int slot) {
-        return slot < 0 ? null : f.slots[slot];
-    }
-
-    private static DeviceBuffer[] buffers(Frame f, int[] slots) {
-        DeviceBuffer[] out = new DeviceBuffer[slots.length];
-        for (int i = 0; i < slots.length; i++) {
-            out[i] = slotOrNull(f, slots[i]);
+    /**
+     * The plan-level operations {@link PlanRunner} asks of this executable, each turned into {@link CudaCalls} on
+     * its stream (or handed to its matmul and custom call handlers).
+     */
+    private final class Queue implements PlanRunner.Device {
+        @Override
+        public DeviceBuffer constant(Step.Constant c) {
+            return constants.get(c);
         }
-        return out;
+
+        @Override
+        public void launch(Kernel kernel, DeviceBuffer[] params) {
+            GpuExecutable.this.launch(kernel, params);
+        }
+
+        @Override
+        public void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
+            GpuExecutable.this.matmul(m, a, b, c);
+        }
+
+        @Override
+        public DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
+            return GpuExecutable.this.customCall(c, operands);
+        }
+
+        @Override
+        public void flush() {
+            GpuExecutable.this.flush();
+        }
+
+        @Override
+        public boolean predicate(DeviceBuffer b) {
+            return GpuExecutable.this.predicate(b);
+        }
     }
 
     /** The executable's stream, pool and kernel loading, as lent to its extensions. */

@@ -22,6 +22,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -29,10 +30,12 @@ import java.util.function.Consumer;
  * Turns {@code @main} of a lowered module into a {@link GpuPlan}: a slot per tensor value, the kernels of every op
  * (generated once, here), and the release of each value after its last use. Needs no GPU. Ops it cannot run on the
  * GPU (a reduction with a body other than one add/multiply/maximum/minimum, a non-canonical {@code dot_general},
- * negative padding) are reported as {@link WeftException}s at the op's source line.
+ * negative padding) are reported as {@link WeftException}s at the op's source line. A {@code while} with a trip
+ * count known here ({@link CountedLoop}) becomes a {@link Step.Fori}, whose condition is never run.
  */
 public final class GpuPlanner {
     private final Map<Value, Integer> slots = new IdentityHashMap<>();
+    private final Map<Value, Op> definers = new IdentityHashMap<>();
     private final List<Kernel> kernels = new ArrayList<>();
     private int nextSlot;
 
@@ -72,6 +75,9 @@ public final class GpuPlanner {
     private BlockPlan block(Block b) {
         int[] args = b.arguments().stream().mapToInt(this::define).toArray();
         List<Op> ops = b.ops().subList(0, b.ops().size() - 1);
+        for (Op op : ops) {
+            op.results().forEach(v -> definers.put(v, op));
+        }
         Map<Value, Integer> lastUse = new IdentityHashMap<>();
         for (int k = 0; k < ops.size(); k++) {
             int at = k;
@@ -193,6 +199,13 @@ public final class GpuPlanner {
             }
             case StableHlo.WHILE -> {
                 int[] in = slots(op.operands());
+                OptionalLong trips = CountedLoop.trips(op, definers);
+                if (trips.isPresent()) {
+                    BlockPlan body = block(op.regions().get(1));
+                    steps.add(new Step.Fori(in, body, trips.getAsLong(),
+                            op.results().stream().mapToInt(this::define).toArray()));
+                    return;
+                }
                 BlockPlan cond = block(op.regions().get(0)), body = block(op.regions().get(1));
                 steps.add(new Step.While(in, cond, body, op.results().stream().mapToInt(this::define).toArray()));
             }
@@ -276,12 +289,23 @@ public final class GpuPlanner {
         String combiner = combiner(op.regions().getFirst());
         TensorType in = op.operand(0).tensorType();
         int[] axes = Arrays.stream(longs(op, "dimensions")).mapToInt(Math::toIntExact).toArray();
-        Kernel k = add(ReduceKernels.reduce(kernelName(op), combiner, in.dtype(), in.shape().dims(), axes));
+        ReduceKernels.Reduction r = ReduceKernels.reduce(kernelName(op), combiner, in.dtype(), in.shape().dims(),
+                axes);
+        r.passes().forEach(this::add);
         int src = slot(op.operand(0)), init = slot(op.operand(1));
         int out = allocate(op.result(), steps);
-        if (op.result().tensorType().shape().size() > 0) {
-            steps.add(new Step.Launch(k, new int[] {src, init, out}));
+        if (op.result().tensorType().shape().size() == 0) {
+            return;
         }
+        if (r.passes().size() == 1) {
+            steps.add(new Step.Launch(r.passes().getFirst(), new int[] {src, init, out}));
+            return;
+        }
+        int partials = nextSlot++;
+        steps.add(new Step.Allocate(partials, r.partials() * in.dtype().byteSize()));
+        steps.add(new Step.Launch(r.passes().get(0), new int[] {src, partials}));
+        steps.add(new Step.Launch(r.passes().get(1), new int[] {partials, init, out}));
+        steps.add(new Step.Release(partials));
     }
 
     /** The op of a reduction body that combines its two arguments once and returns the result. */

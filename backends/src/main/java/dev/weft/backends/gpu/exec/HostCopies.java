@@ -29,6 +29,7 @@ final class HostCopies {
     private final GpuStream stream;
     private final long chunk;
     private final List<MemorySegment> inFlight = new ArrayList<>();
+    private long synchronisations;
 
     HostCopies(CudaCalls cuda, GpuStream stream) {
         this(cuda, stream, CHUNK);
@@ -78,6 +79,12 @@ final class HostCopies {
     /** Waits for everything queued on the stream: downloads may be read and uploaded memory reused after this. */
     void synchronize() {
         cuda.synchronize(stream);
+        synchronisations++;
         inFlight.clear();
+    }
+
+    /** The {@link #synchronize} calls so far: the host's waits for the stream. */
+    long synchronisations() {
+        return synchronisations;
     }
 }

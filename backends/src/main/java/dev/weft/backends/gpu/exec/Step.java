@@ -49,6 +49,13 @@ public sealed interface Step {
     record While(int[] operands, BlockPlan cond, BlockPlan body, int[] results) implements Step {
     }
 
+    /**
+     * A {@code stablehlo.while} that runs exactly {@code trips} times whatever the data ({@code Weft.fori}, see
+     * {@link CountedLoop}): like {@link While} but without its condition, so nothing is read back to the host.
+     */
+    record Fori(int[] operands, BlockPlan body, long trips, int[] results) implements Step {
+    }
+
     /** {@code stablehlo.if}: reads {@code pred} back to the host and runs one branch, whose results fill {@code results}. */
     record If(int pred, BlockPlan onTrue, BlockPlan onFalse, int[] results) implements Step {
     }

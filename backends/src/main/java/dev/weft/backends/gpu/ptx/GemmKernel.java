@@ -5,13 +5,31 @@ import dev.weft.DType;
 /**
  * The fallback matmul when no cuBLAS is loaded: {@code C[b] = A[b]·B[b]} for row-major {@code A: m×k},
  * {@code B: k×n}, {@code C: m×n}, {@code batch} matrices each, with {@value #TILE}×{@value #TILE} tiles of A and B
- * staged in shared memory; block (x, y) computes one tile of C, grid z is the batch. Parameters: (A, B, C).
- * Floating products accumulate with FMA, so results may differ from the CPU's in the last bits.
+ * staged in shared memory. The output tiles of all batches are numbered {@code (b·tileRows + tileRow)·tileCols +
+ * tileCol}; a one-dimensional grid of {@link #launch} blocks walks them with a block stride, so no grid extent
+ * limits the matrix or batch size, and batch offsets are 64-bit. Parameters: (A, B, C). Floating products
+ * accumulate with FMA, so results may differ from the CPU's in the last bits.
  */
 public final class GemmKernel {
     public static final int TILE = 16;
+    /** Most blocks in a grid's x extent (CUDA's limit on {@code gridDim.x}). */
+    public static final long MAX_GRID_X = Integer.MAX_VALUE;
 
     private GemmKernel() {
+    }
+
+    /** The number of output tiles over all batches. */
+    public static long tiles(int m, int n, int batch) {
+        return Math.multiplyExact(Math.multiplyExact((long) ceil(m), ceil(n)), (long) batch);
+    }
+
+    /** One {@value #TILE}×{@value #TILE} block per output tile, at most {@link #MAX_GRID_X} blocks. */
+    public static Launch launch(int m, int n, int batch) {
+        return new Launch((int) Math.max(1, Math.min(MAX_GRID_X, tiles(m, n, batch))), 1, 1, TILE, TILE);
+    }
+
+    private static int ceil(int extent) {
+        return (extent + TILE - 1) / TILE;
     }
 
     public static Kernel generate(String name, DType t, int m, int n, int k, int batch) {
@@ -23,21 +41,26 @@ public final class GemmKernel {
         PtxWriter w = new PtxWriter();
         w.shared("tileA", (long) TILE * TILE * es).shared("tileB", (long) TILE * TILE * es);
         String a = w.param(0), b = w.param(1), c = w.param(2);
-        String tx = w.reg(Reg.S32), ty = w.reg(Reg.S32), bx = w.reg(Reg.S32), by = w.reg(Reg.S32),
-                bz = w.reg(Reg.S32);
-        w.ins("mov.u32 " + tx + ", %tid.x").ins("mov.u32 " + ty + ", %tid.y").ins("mov.u32 " + bx + ", %ctaid.x")
-                .ins("mov.u32 " + by + ", %ctaid.y").ins("mov.u32 " + bz + ", %ctaid.z");
+        String tx = w.reg(Reg.S32), ty = w.reg(Reg.S32), block = w.reg(Reg.S32), blocks = w.reg(Reg.S32);
+        w.ins("mov.u32 " + tx + ", %tid.x").ins("mov.u32 " + ty + ", %tid.y").ins("mov.u32 " + block + ", %ctaid.x")
+                .ins("mov.u32 " + blocks + ", %nctaid.x");
+        String tile = w.reg(Reg.S64), stride = w.reg(Reg.S64);
+        w.ins("cvt.u64.u32 " + tile + ", " + block).ins("cvt.u64.u32 " + stride + ", " + blocks);
+        String[] tiles = Indexing.open(w, tile, tiles(m, n, batch));
+        String tileCol = w.reg(Reg.S64), rest = w.reg(Reg.S64), tileRow = w.reg(Reg.S64), bz = w.reg(Reg.S64);
+        w.ins("rem.u64 " + tileCol + ", " + tile + ", " + ceil(n));
+        w.ins("div.u64 " + rest + ", " + tile + ", " + ceil(n));
+        w.ins("rem.u64 " + tileRow + ", " + rest + ", " + ceil(m));
+        w.ins("div.u64 " + bz + ", " + rest + ", " + ceil(m));
         String row = w.reg(Reg.S32), col = w.reg(Reg.S32);
-        w.ins("mad.lo.s32 " + row + ", " + by + ", " + TILE + ", " + ty);
-        w.ins("mad.lo.s32 " + col + ", " + bx + ", " + TILE + ", " + tx);
+        w.ins("cvt.u32.u64 " + row + ", " + tileRow).ins("mad.lo.s32 " + row + ", " + row + ", " + TILE + ", " + ty);
+        w.ins("cvt.u32.u64 " + col + ", " + tileCol).ins("mad.lo.s32 " + col + ", " + col + ", " + TILE + ", " + tx);
         String[] base = new String[3];
         long[] matrixElements = {(long) m * k, (long) k * n, (long) m * n};
         String[] ptr = {a, b, c};
         for (int i = 0; i < 3; i++) {
-            String offset = w.reg(Reg.S64);
-            w.ins("mul.wide.u32 " + offset + ", " + bz + ", " + matrixElements[i] * es);
             base[i] = w.reg(Reg.S64);
-            w.ins("add.s64 " + base[i] + ", " + ptr[i] + ", " + offset);
+            w.ins("mad.lo.u64 " + base[i] + ", " + bz + ", " + matrixElements[i] * es + ", " + ptr[i]);
         }
         String sa = w.reg(Reg.S32), sb = w.reg(Reg.S32), mySlot = w.reg(Reg.S32);
         w.ins("mov.u32 " + sa + ", tileA").ins("mov.u32 " + sb + ", tileB");
@@ -75,8 +98,8 @@ public final class GemmKernel {
         w.ins("cvt.s64.s32 " + colWide + ", " + col).ins("add.s64 " + index + ", " + index + ", " + colWide);
         w.store(t, w.address(base[2], index, es), acc);
         w.at(skip);
-        Launch launch = new Launch((n + TILE - 1) / TILE, (m + TILE - 1) / TILE, batch, TILE, TILE);
-        return new Kernel(name, w.entry(name, 3), 3, launch);
+        Indexing.close(w, tile, stride, tiles);
+        return new Kernel(name, w.entry(name, 3), 3, launch(m, n, batch));
     }
 
     /**

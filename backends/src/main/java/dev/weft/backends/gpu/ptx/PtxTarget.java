@@ -1,15 +1,96 @@
 package dev.weft.backends.gpu.ptx;
 
 /**
- * The PTX ISA version and GPU architecture a module is written for. The default is ISA 8.0 for {@code sm_90};
- * the system property {@code weft.gpu.arch} (like {@code sm_80}) picks another architecture. Nothing generated
- * needs more than {@code sm_80} ({@code max.NaN}).
+ * The PTX ISA version and GPU architecture a module is written for. On a device, {@link #forDevice} targets the
+ * device's own architecture ({@code sm_XY} from its compute capability) with the oldest ISA version that
+ * architecture accepts, which every driver able to run the device can load. Nothing generated needs more than
+ * {@code sm_70}-level instructions; devices below compute capability {@value #MIN_MAJOR}.0 are refused.
  */
 public record PtxTarget(String isaVersion, String arch) {
-    public static final PtxTarget DEFAULT = new PtxTarget("8.0", "sm_90");
+    /** The oldest compute capability (major) accepted. */
+    public static final int MIN_MAJOR = 7;
+    /** The target when there is no device to ask (printing a module): Ampere, loadable on any later GPU. */
+    public static final PtxTarget DEFAULT = new PtxTarget("7.0", "sm_80");
 
+    /**
+     * The first driver version ({@code cuDriverGetVersion}: 1000·major + 10·minor) that loads each PTX ISA version
+     * (10·major + minor), newest first, from the PTX ISA release history.
+     */
+    private static final int[][] DRIVER_ISA = {
+        {13010, 91}, {13000, 90}, {12090, 88}, {12080, 87}, {12070, 86}, {12050, 85}, {12040, 84}, {12030, 83},
+        {12020, 82}, {12010, 81}, {12000, 80}, {11080, 78}, {11070, 77}, {11060, 76}, {11050, 75}, {11040, 74},
+        {11030, 73}, {11020, 72}, {11010, 71}, {11000, 70}, {10020, 65}, {10010, 64}, {10000, 63}, {9020, 62},
+        {9010, 61}, {9000, 60},
+    };
+
+    /** The oldest PTX ISA version (10·major + minor) that accepts each {@code sm_XY} (10·X + Y). */
+    private static final int[][] ARCH_ISA = {
+        {70, 60}, {72, 61}, {75, 63}, {80, 70}, {86, 71}, {87, 74}, {89, 78}, {90, 78}, {100, 86}, {101, 86},
+        {103, 88}, {110, 90}, {120, 87}, {121, 88},
+    };
+
+    /**
+     * The target for {@code weft.gpu.arch} (like {@code sm_90}, with the oldest ISA version it accepts), else
+     * {@link #DEFAULT}; for printing modules without a device.
+     */
     public static PtxTarget fromSystemProperties() {
-        return new PtxTarget(DEFAULT.isaVersion, System.getProperty("weft.gpu.arch", DEFAULT.arch));
+        String arch = System.getProperty("weft.gpu.arch");
+        if (arch == null) {
+            return DEFAULT;
+        }
+        int sm = Integer.parseInt(arch.replaceFirst("^sm_", ""));
+        int isa = archIsa(sm);
+        if (isa < 0) {
+            throw new IllegalArgumentException("unknown architecture " + arch + " in weft.gpu.arch");
+        }
+        return new PtxTarget(isaString(isa), arch);
+    }
+
+    /**
+     * The target for a device of compute capability {@code major.minor} under a driver of version
+     * {@code driverVersion} ({@code cuDriverGetVersion}): {@code sm_<major><minor>} with the oldest ISA version
+     * that architecture accepts, or, for an architecture newer than this table, the newest the driver loads.
+     *
+     * @throws IllegalArgumentException if the device is older than compute capability {@value #MIN_MAJOR}.0, or
+     *                                  the driver cannot load any ISA version the architecture accepts
+     */
+    public static PtxTarget forDevice(int major, int minor, int driverVersion) {
+        if (major < MIN_MAJOR) {
+            throw new IllegalArgumentException("the device has compute capability " + major + "." + minor
+                    + "; Weft's kernels need " + MIN_MAJOR + ".0 or newer");
+        }
+        int sm = 10 * major + minor;
+        int driverIsa = driverIsa(driverVersion);
+        int isa = archIsa(sm) < 0 ? driverIsa : archIsa(sm);
+        if (driverIsa < 0 || driverIsa < isa) {
+            throw new IllegalArgumentException("the CUDA driver (version " + driverVersion / 1000 + "."
+                    + driverVersion % 1000 / 10 + ") loads PTX up to ISA " + isaString(driverIsa) + ", but sm_" + sm
+                    + " needs ISA " + isaString(isa) + ": update the NVIDIA driver");
+        }
+        return new PtxTarget(isaString(isa), "sm_" + sm);
+    }
+
+    /** The newest PTX ISA version a driver of {@code driverVersion} loads (10·major + minor), or -1 if none. */
+    static int driverIsa(int driverVersion) {
+        for (int[] row : DRIVER_ISA) {
+            if (driverVersion >= row[0]) {
+                return row[1];
+            }
+        }
+        return -1;
+    }
+
+    private static int archIsa(int sm) {
+        for (int[] row : ARCH_ISA) {
+            if (row[0] == sm) {
+                return row[1];
+            }
+        }
+        return -1;
+    }
+
+    private static String isaString(int isa) {
+        return isa / 10 + "." + isa % 10;
     }
 
     /** A complete PTX module holding {@code entries}. */

@@ -70,17 +70,17 @@ final class ScalarOps {
         };
     }
 
-    /** Floating max/min propagating NaN: {@code max.NaN} for F32; F64 has no such form, so NaN is selected. */
+    /**
+     * Floating max/min propagating NaN: when either operand is NaN, {@code a + b} (a NaN) is selected. Not
+     * {@code max.NaN}, which needs {@code sm_80}.
+     */
     private static String maxMin(PtxWriter w, DType t, String which, String a, String b) {
         if (!t.isFloating()) {
             return PtxMath.op(w, t, which, a, b);
         }
-        if (t == DType.F32) {
-            return PtxMath.op(w, t, which + ".NaN", a, b);
-        }
         String r = PtxMath.op(w, t, which, a, b);
         String unordered = w.reg(Reg.PRED);
-        w.ins("setp.nan.f64 " + unordered + ", " + a + ", " + b);
+        w.ins("setp.nan." + Reg.arith(t) + " " + unordered + ", " + a + ", " + b);
         return PtxMath.op(w, t, "selp", PtxMath.op(w, t, "add.rn", a, b), r, unordered);
     }
 

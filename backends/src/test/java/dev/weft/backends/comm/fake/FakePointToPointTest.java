@@ -38,8 +38,9 @@ class FakePointToPointTest {
     void recvMatchesByTagOutOfOrder() {
         FakeWorld.run(2, world -> {
             if (world.rank() == 0) {
-                world.send(of(DType.I32, 1), DType.I32, 1, 1, 1, at(20));
-                world.send(of(DType.I32, 2), DType.I32, 1, 1, 2, at(21));
+                Request one = world.isend(of(DType.I32, 1), DType.I32, 1, 1, 1, at(20));
+                Request two = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 2, at(21));
+                world.waitAll(List.of(one, two), at(24));
             } else {
                 MemorySegment two = filler(DType.I32, 1);
                 MemorySegment one = filler(DType.I32, 1);
@@ -123,7 +124,7 @@ class FakePointToPointTest {
 
     @Test
     void sendThenRecvAgainstRecvThenSendCompletes() {
-        // the mpi4jax ordering case: blocking sends are buffered, so this pairing cannot deadlock
+        // the mpi4jax ordering case: rank 1's receive is posted before its send, so rank 0's send completes
         FakeWorld.run(2, world -> {
             MemorySegment got = filler(DType.F32, 3);
             if (world.rank() == 0) {
@@ -154,9 +155,10 @@ class FakePointToPointTest {
     @Test
     void aRankCanSendToItself() {
         FakeWorld.run(1, world -> {
-            world.send(of(DType.I64, 42), DType.I64, 1, 0, 0, at(90));
+            Request sent = world.isend(of(DType.I64, 42), DType.I64, 1, 0, 0, at(90));
             MemorySegment got = filler(DType.I64, 1);
             world.recv(got, DType.I64, 1, 0, 0, at(91));
+            world.wait(sent, at(92));
             assertThat(read(got, DType.I64, 1)).containsExactly(42);
         });
     }

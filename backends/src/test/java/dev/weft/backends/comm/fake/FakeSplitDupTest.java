@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.Request;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -37,12 +38,14 @@ class FakeSplitDupTest {
     }
 
     @Test
-    void splitWithEqualKeysKeepsRankOrderAndNegativeColorGivesNull() {
+    void splitWithEqualKeysKeepsRankOrderAndANegativeColorIsAnError() {
         FakeWorld.run(3, world -> {
             int me = world.rank();
-            Communicator sub = world.split(me == 1 ? -1 : 0, 0, at(20));
+            assertThatThrownBy(() -> world.split(-1, 0, at(19))).isInstanceOf(CommException.class)
+                    .hasMessageStartingWith("User.java:19: split on 'world': color -1 is negative");
+            Communicator sub = world.split(me == 1 ? world.size() : 0, 0, at(20));
             if (me == 1) {
-                assertThat(sub).isNull();
+                assertThat(sub.size()).isEqualTo(1);
             } else {
                 assertThat(sub.size()).isEqualTo(2);
                 assertThat(sub.rank()).isEqualTo(me / 2);
@@ -75,8 +78,10 @@ class FakeSplitDupTest {
             assertThat(copy.name()).isEqualTo("world.dup#0");
             assertThat(world.dup(at(41)).name()).isEqualTo("world.dup#1");
             if (world.rank() == 0) {
-                copy.send(of(DType.I32, 1), DType.I32, 1, 1, 0, at(42));
-                world.send(of(DType.I32, 2), DType.I32, 1, 1, 0, at(43));
+                Request first = copy.isend(of(DType.I32, 1), DType.I32, 1, 1, 0, at(42));
+                Request second = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 0, at(43));
+                world.wait(second, at(46));
+                copy.wait(first, at(47));
             } else {
                 MemorySegment got = filler(DType.I32, 1);
                 world.recv(got, DType.I32, 1, 0, 0, at(44));

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.weft.DType;
 import dev.weft.backends.gpu.ptx.GemmKernel;
 import dev.weft.backends.gpu.ptx.Kernel;
-import dev.weft.backends.gpu.ptx.PtxTarget;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -52,8 +51,7 @@ class GemmImplementationsTest {
                 long cBytes = (long) batch * m * n * t.byteSize();
                 DeviceBuffer viaPtx = device.allocate(cBytes), viaCublas = device.allocate(cBytes);
                 Kernel gemm = GemmKernel.generate("gemm", t, m, n, k, batch);
-                CUmodule module = new CUmodule();
-                JCudaDriver.cuModuleLoadData(module, PtxTarget.DEFAULT.module(List.of(gemm)));
+                CUmodule module = PtxModules.load(device.target().module(List.of(gemm)));
                 CUfunction fn = new CUfunction();
                 JCudaDriver.cuModuleGetFunction(fn, module, gemm.name());
                 var l = gemm.launch();

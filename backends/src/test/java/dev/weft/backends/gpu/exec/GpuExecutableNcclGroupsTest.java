@@ -48,10 +48,27 @@ class GpuExecutableNcclGroupsTest {
         return comm.recv(DType.F32, x.shape(), (r + n - 1) % n, 0).add(1);
     }
 
+    /**
+     * {@code steps} rounds of sending {@code x} to the next rank and receiving from the previous one, in a counted
+     * loop; nothing reads what was received in the loop, so only the end of an iteration can end its group.
+     */
+    @Compile
+    static Tensor rotate(Comm comm, Tensor x, int steps) {
+        int n = comm.size(), r = comm.rank();
+        return Weft.fori(0, steps, x, (i, c) -> {
+            comm.send(x, (r + 1) % n, 0);
+            return comm.recv(DType.F32, x.shape(), (r + n - 1) % n, 0);
+        });
+    }
+
     /** The executable of {@link #shift} on this thread's rank, with the NCCL extension; flushes noted in the record. */
     private static GpuExecutable shiftOn(RecordingCuda cuda) {
-        Module m = (Module) Weft.lower("gpu", GpuExecutableNcclGroupsTest.class, "shift", Comm.world(),
-                TensorSpec.of(DType.F32, 4));
+        return on(cuda, (Module) Weft.lower("gpu", GpuExecutableNcclGroupsTest.class, "shift", Comm.world(),
+                TensorSpec.of(DType.F32, 4)));
+    }
+
+    /** The executable of {@code m} with the NCCL extension; flushes noted in the record. */
+    private static GpuExecutable on(RecordingCuda cuda, Module m) {
         NcclGpuExtension ext = new NcclGpuExtension();
         GpuExtension noted = new GpuExtension() {
             @Override
@@ -101,6 +118,29 @@ class GpuExecutableNcclGroupsTest {
             }
             return null;
         }));
+        assertThat(nccl.lines("stub_stuck_ops")).isEmpty();
+    }
+
+    /** Each iteration of a counted loop ends its group, as the loop reads no predicate that would. */
+    @Test
+    void everyIterationOfAForiEndsItsGroup() {
+        int steps = 4;
+        RecordingCuda cuda = new RecordingCuda();
+        FakeWorld.run(1, world -> CommBinding.with(world, () -> {
+            try (GpuExecutable exe = on(cuda, (Module) Weft.lower("gpu", GpuExecutableNcclGroupsTest.class,
+                    "rotate", Comm.world(), TensorSpec.of(DType.F32, 4), steps))) {
+                nccl.reset();
+                exe.run(List.of(Tensor.zeros(DType.F32, 4)));
+                List<String> calls = nccl.calls().stream().filter(l -> !l.startsWith("ncclCommGetAsync")).toList();
+                assertThat(calls).hasSize(4 * steps);
+                for (int i = 0; i < steps; i++) {
+                    assertThat(calls.get(4 * i)).isEqualTo("ncclGroupStart");
+                    assertThat(calls.get(4 * i + 3)).isEqualTo("ncclGroupEnd");
+                }
+            }
+            return null;
+        }));
+        assertThat(cuda.lines()).filteredOn("flush"::equals).hasSize(steps);
         assertThat(nccl.lines("stub_stuck_ops")).isEmpty();
     }
 

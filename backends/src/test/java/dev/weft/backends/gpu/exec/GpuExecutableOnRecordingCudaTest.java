@@ -49,6 +49,31 @@ class GpuExecutableOnRecordingCudaTest {
                 "current", "sync 7001", "free " + a, "module unload", "stream destroy 7001");
     }
 
+    /**
+     * Every wait for the stream is counted: one when built (constants), one per run for its results, one per
+     * predicate read; a {@code Weft.fori} adds none, a conditional inside it one per step.
+     */
+    @Test
+    void hostSynchronisationsCountEveryStreamSyncAndNoneForAForiLoop() {
+        RecordingCuda cuda = new RecordingCuda();
+        try (GpuExecutable exe = executable(cuda, "iterate", TensorSpec.of(DType.F32, 5), 50)) {
+            long built = exe.hostSynchronisations();
+            assertThat(built).isEqualTo(syncs(cuda));
+            exe.run(List.of(Tensor.zeros(DType.F32, 5)));
+            assertThat(exe.hostSynchronisations()).isEqualTo(built + 1).isEqualTo(syncs(cuda));
+        }
+        RecordingCuda withCond = new RecordingCuda();
+        try (GpuExecutable exe = executable(withCond, "loop", TensorSpec.of(DType.F32, 5), 7)) {
+            long built = exe.hostSynchronisations();
+            exe.run(List.of(Tensor.zeros(DType.F32, 5)));
+            assertThat(exe.hostSynchronisations()).isEqualTo(built + 1 + 7).isEqualTo(syncs(withCond));
+        }
+    }
+
+    private static long syncs(RecordingCuda cuda) {
+        return cuda.lines().stream().filter(l -> l.startsWith("sync ")).count();
+    }
+
     @Test
     void constantsAreUploadedOnTheStreamBeforeTheFirstRun() {
         RecordingCuda cuda = new RecordingCuda();

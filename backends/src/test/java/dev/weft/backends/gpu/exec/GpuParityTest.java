@@ -94,8 +94,19 @@ class GpuParityTest {
     }
 
     @Test
+    void fullSumOverManyBlocks() {
+        check(1e-9, "total", Tensor.zeros(DType.F64, 1 << 20));
+        check(1e-4, "total", Tensor.zeros(DType.F32, 3_000_001));
+    }
+
+    @Test
     void dataMovement() {
         check(0, "shuffle", Tensor.zeros(DType.F32, 4, 4));
+    }
+
+    @Test
+    void countedLoopUsingItsIndex() {
+        check(1e-6, "iterate", Tensor.zeros(DType.F32, 5), 20);
     }
 
     @Test

@@ -32,8 +32,10 @@ class GpuPlannerTest {
                 plan("reductions", TensorSpec.of(DType.F64, 6, 5)),
                 plan("shuffle", TensorSpec.of(DType.I64, 4, 4)),
                 plan("loop", TensorSpec.of(DType.F32, 5), 10),
+                plan("iterate", TensorSpec.of(DType.F64, 3), 4),
                 plan("integers", TensorSpec.of(DType.I32, 8), TensorSpec.of(DType.I32, 8)),
-                plan("casts", TensorSpec.of(DType.F32, 7)));
+                plan("casts", TensorSpec.of(DType.F32, 7)),
+                plan("total", TensorSpec.of(DType.F32, 1 << 20)));
     }
 
     @Test
@@ -64,12 +66,30 @@ class GpuPlannerTest {
     }
 
     @Test
-    void loopsAndConditionalsRunOnTheHostWithTheirBodiesPlanned() {
+    void aForiBecomesACountedLoopWithoutItsConditionAndConditionalsRunOnTheHost() {
         GpuPlan p = plan("loop", TensorSpec.of(DType.F32, 5), 10);
-        Step.While w = p.main().steps().stream().filter(Step.While.class::isInstance).map(Step.While.class::cast)
+        Step.Fori l = p.main().steps().stream().filter(Step.Fori.class::isInstance).map(Step.Fori.class::cast)
                 .findFirst().orElseThrow();
-        assertThat(w.body().steps()).anyMatch(Step.If.class::isInstance);
-        assertThat(w.cond().results()).hasSize(1);
+        assertThat(l.trips()).isEqualTo(10);
+        assertThat(l.operands()).hasSize(2);
+        assertThat(l.body().steps()).anyMatch(Step.If.class::isInstance);
+        assertThat(p.main().steps()).noneMatch(Step.While.class::isInstance);
+    }
+
+    @Test
+    void aReductionOfFewOutputsRunsInTwoPassesThroughAPartialsBuffer() {
+        GpuPlan p = plan("total", TensorSpec.of(DType.F32, 1 << 20));
+        List<Step> steps = p.main().steps();
+        Step.Allocate partials = steps.stream().filter(Step.Allocate.class::isInstance).map(Step.Allocate.class::cast)
+                .filter(a -> a.bytes() == 512 * 4).findFirst().orElseThrow();
+        List<Step.Launch> launches = steps.stream().filter(Step.Launch.class::isInstance)
+                .map(Step.Launch.class::cast).toList();
+        assertThat(launches).hasSize(2);
+        assertThat(launches.get(0).params()).containsExactly(p.main().arguments()[0], partials.slot());
+        assertThat(launches.get(1).params()[0]).isEqualTo(partials.slot());
+        assertThat(launches.get(1).params()[2]).isEqualTo(p.main().results()[0]);
+        assertThat(steps.indexOf(new Step.Release(partials.slot()))).isGreaterThan(steps.indexOf(launches.get(1)));
+        assertThat(launches.get(0).kernel().launch().gridX()).isEqualTo(512);
     }
 
     @Test
@@ -105,6 +125,10 @@ class GpuPlannerTest {
                     java.util.Arrays.stream(w.results()).forEach(defined::add);
                     checkReleases(w.cond());
                     checkReleases(w.body());
+                }
+                case Step.Fori l -> {
+                    java.util.Arrays.stream(l.results()).forEach(defined::add);
+                    checkReleases(l.body());
                 }
                 case Step.If i -> {
                     java.util.Arrays.stream(i.results()).forEach(defined::add);

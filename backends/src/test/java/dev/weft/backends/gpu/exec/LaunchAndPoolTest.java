@@ -2,8 +2,6 @@ package dev.weft.backends.gpu.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.weft.DType;
-import dev.weft.backends.gpu.ptx.GemmKernel;
 import dev.weft.backends.gpu.ptx.Launch;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,12 +16,6 @@ class LaunchAndPoolTest {
         assertThat(Launch.gridStride(1024)).isEqualTo(new Launch(4, 1, 1, 256, 1));
         assertThat(Launch.gridStride(1L << 40)).isEqualTo(new Launch(4096, 1, 1, 256, 1));
         assertThat(Launch.blockPerOutput(12)).isEqualTo(new Launch(12, 1, 1, 256, 1));
-    }
-
-    @Test
-    void gemmTilesCoverTheOutputWithOneGridLayerPerBatch() {
-        assertThat(GemmKernel.generate("g", DType.F32, 33, 17, 40, 3).launch())
-                .isEqualTo(new Launch(2, 3, 3, 16, 16));
     }
 
     @Test

@@ -38,8 +38,19 @@ public final class Programs {
     }
 
     @Compile
+    public static Tensor total(Tensor x) {
+        return x.sum();
+    }
+
+    @Compile
     public static Tensor loop(Tensor x, int steps) {
         return Weft.fori(0, steps, x, (i, c) -> Weft.cond(c.sum().gt(0), () -> c.mul(0.5), () -> c.sub(1)));
+    }
+
+    /** A counted loop whose body uses its index: {@code c ← c/2 + i}. */
+    @Compile
+    public static Tensor iterate(Tensor x, int steps) {
+        return Weft.fori(0, steps, x, (i, c) -> c.mul(0.5).add(i.cast(x.dtype())));
     }
 
     @Compile

@@ -1,6 +1,7 @@
 package dev.weft.backends.gpu.exec;
 
 import dev.weft.backends.gpu.ptx.Kernel;
+import dev.weft.backends.gpu.ptx.PtxTarget;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -30,6 +31,12 @@ final class RecordingCuda implements CudaCalls {
     private final Set<CUmodule> modules = Collections.newSetFromMap(new IdentityHashMap<>());
     private long nextBuffer;
     private long nextStream = 7000;
+
+    /** {@link PtxTarget#DEFAULT}: modules are recorded, not compiled. */
+    @Override
+    public PtxTarget target() {
+        return PtxTarget.DEFAULT;
+    }
 
     @Override
     public synchronized void makeCurrent() {

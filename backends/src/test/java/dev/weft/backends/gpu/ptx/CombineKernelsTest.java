@@ -55,7 +55,7 @@ class CombineKernelsTest {
             }
         }
         assertThat(ks).hasSize(4 * 4 * 3);
-        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+        Ptxas.assembleForEachTarget(ks);
     }
 
     /**

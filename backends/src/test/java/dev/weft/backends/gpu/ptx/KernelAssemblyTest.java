@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Every kernel kind × dtype the generator makes assembles with {@code ptxas --gpu-name sm_90}. */
+/** Every kernel kind × dtype the generator makes assembles with {@code ptxas} for each of {@link Ptxas#TARGETS}. */
 class KernelAssemblyTest {
     private static final List<DType> NUMERIC = List.of(DType.F32, DType.F64, DType.I32, DType.I64);
     private static final List<DType> ALL = List.of(DType.F32, DType.F64, DType.I32, DType.I64, DType.BOOL);
@@ -52,21 +52,27 @@ class KernelAssemblyTest {
             }
         }
         assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
-        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+        Ptxas.assembleForEachTarget(ks);
     }
 
     @Test
     void reductionsOverAnyAxes() throws Exception {
         List<Kernel> ks = new ArrayList<>();
-        long[] dims = {3, 4, 5};
+        long[] small = {3, 4, 5}, large = {3, 70000, 5};
         for (String op : List.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM, StableHlo.MINIMUM)) {
             for (DType t : NUMERIC) {
-                ks.add(ReduceKernels.reduce(name(op, t, "all"), op, t, dims, new int[] {0, 1, 2}));
-                ks.add(ReduceKernels.reduce(name(op, t, "mid"), op, t, dims, new int[] {1}));
-                ks.add(ReduceKernels.reduce(name(op, t, "outer"), op, t, dims, new int[] {0, 2}));
+                for (long[] dims : List.of(small, large)) {
+                    String size = dims == small ? "small" : "large";
+                    ks.addAll(ReduceKernels.reduce(name(op, t, "all", size), op, t, dims, new int[] {0, 1, 2})
+                            .passes());
+                    ks.addAll(ReduceKernels.reduce(name(op, t, "mid", size), op, t, dims, new int[] {1}).passes());
+                    ks.addAll(ReduceKernels.reduce(name(op, t, "outer", size), op, t, dims, new int[] {0, 2})
+                            .passes());
+                }
             }
         }
-        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+        assertThat(ks).hasSize(4 * 4 * (3 + 5));
+        Ptxas.assembleForEachTarget(ks);
     }
 
     @Test
@@ -84,11 +90,11 @@ class KernelAssemblyTest {
         for (DType t : NUMERIC) {
             ks.add(GemmKernel.generate(name("gemm", t), t, 33, 17, 40, 3));
         }
-        Ptxas.assemble(PtxTarget.DEFAULT.module(ks));
+        Ptxas.assembleForEachTarget(ks);
     }
 
     @Test
     void fusionWithScalarArgumentAndSplatConstant() throws Exception {
-        Ptxas.assemble(PtxTarget.DEFAULT.module(List.of(ElementwiseKernels.fusion(Ops.scaleAndShift(), "fused"))));
+        Ptxas.assembleForEachTarget(List.of(ElementwiseKernels.fusion(Ops.scaleAndShift(), "fused")));
     }
 }

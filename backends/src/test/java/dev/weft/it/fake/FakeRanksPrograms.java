@@ -1,0 +1,56 @@
+package dev.weft.it.fake;
+
+import dev.weft.DType;
+import dev.weft.comm.Comm;
+
+/**
+ * Programs that {@link FakeRanksTest} runs on fake ranks through {@link dev.weft.backends.cli.FakeRanks}, one JVM
+ * each.
+ */
+public final class FakeRanksPrograms {
+    private FakeRanksPrograms() {
+    }
+
+    /** Rank 1 calls {@code System.exit(0)} while rank 0 waits for a message from it. */
+    public static final class ExitWhileAnotherRankRuns {
+        public static void main(String[] args) {
+            Comm world = Comm.world();
+            if (world.rank() == 0) {
+                world.recv(DType.I32, new long[] {1}, 1, 0);
+            } else {
+                System.exit(0);
+            }
+        }
+    }
+
+    /** Every rank calls {@code System.exit(0)} after a barrier, as MPI programs may end. */
+    public static final class EveryRankExits {
+        public static void main(String[] args) {
+            Comm.world().barrier();
+            System.exit(0);
+        }
+    }
+
+    /** The last rank running calls {@code System.exit(3)}. */
+    public static final class ExitAlone {
+        public static void main(String[] args) {
+            System.exit(3);
+        }
+    }
+
+    /** Rank 1 throws from a method of its own while rank 0 waits for a message from it. */
+    public static final class RankThrows {
+        public static void main(String[] args) {
+            Comm world = Comm.world();
+            if (world.rank() == 0) {
+                world.recv(DType.I32, new long[] {1}, 1, 0);
+            } else {
+                computeSomething();
+            }
+        }
+
+        private static void computeSomething() {
+            throw new IllegalStateException("rank 1 gave up");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package dev.weft.it.fake;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.backends.cli.FakeRanks;
+import dev.weft.it.mpi.Mpirun;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** {@code bin/weft run --comm fake}: how a run on fake ranks ends, in a JVM of its own. */
+class FakeRanksTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private static Mpirun.Result run(int ranks, Class<?> program) throws Exception {
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, FakeRanks.class, Integer.toString(ranks), program.getName());
+        assertThat(r.timedOut()).as(r.output()).isFalse();
+        return r;
+    }
+
+    @Test
+    void systemExitZeroOnOneRankWhileAnotherRunsFailsAndNamesIt() throws Exception {
+        Mpirun.Result r = run(2, FakeRanksPrograms.ExitWhileAnotherRankRuns.class);
+        assertThat(r.exitCode()).as(r.output()).isEqualTo(1);
+        assertThat(r.output()).contains("weft: System.exit was called on rank 1 while rank 0 was still running, so "
+                        + "the job fails with status 1")
+                .containsPattern("\n  rank 0: (running|blocked in recv\\(1 x i32\\) on 'world' from rank 1 tag 0 at "
+                        + "FakeRanksPrograms.java:\\d+)\n")
+                .contains("at dev.weft.it.fake.FakeRanksPrograms$ExitWhileAnotherRankRuns.main("
+                        + "FakeRanksPrograms.java:");
+    }
+
+    @Test
+    void systemExitZeroOnEveryRankExitsZero() throws Exception {
+        Mpirun.Result r = run(3, FakeRanksPrograms.EveryRankExits.class);
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).doesNotContain("still running");
+    }
+
+    @Test
+    void systemExitOnTheOnlyRankStillRunningKeepsItsStatus() throws Exception {
+        Mpirun.Result r = run(1, FakeRanksPrograms.ExitAlone.class);
+        assertThat(r.exitCode()).as(r.output()).isEqualTo(3);
+        assertThat(r.output()).doesNotContain("still running");
+    }
+
+    @Test
+    void aFailedRankPrintsItsStackTrace() throws Exception {
+        Mpirun.Result r = run(2, FakeRanksPrograms.RankThrows.class);
+        assertThat(r.exitCode()).as(r.output()).isEqualTo(1);
+        assertThat(r.output()).contains("rank 1 failed: java.lang.IllegalStateException: rank 1 gave up\n",
+                        "\tat dev.weft.it.fake.FakeRanksPrograms$RankThrows.computeSomething("
+                                + "FakeRanksPrograms.java:",
+                        "\tat dev.weft.it.fake.FakeRanksPrograms$RankThrows.main(FakeRanksPrograms.java:")
+                .containsPattern("rank 0 failed: dev.weft.backends.comm.CommException: FakeRanksPrograms.java:\\d+: "
+                        + "recv\\(1 x i32\\) on 'world' from rank 1 tag 0 cannot complete: world rank 1 failed: "
+                        + "IllegalStateException: rank 1 gave up\n")
+                .contains("\tcaused by the failure of rank 1 (below)");
+    }
+}

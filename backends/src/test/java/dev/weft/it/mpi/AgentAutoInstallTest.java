@@ -1,0 +1,31 @@
+package dev.weft.it.mpi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code @Compile} methods compile in a plain JVM that neither passes {@code -javaagent} nor calls
+ * {@code Weft.install()} (launched with {@link Mpirun#plain}, as a user would run a program).
+ */
+class AgentAutoInstallTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    @Test
+    void aCompileMethodIsTracedWithoutInstallingTheAgent() throws Exception {
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, AutoInstallProgram.class, "compiled");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        assertThat(r.output()).contains("traced=true result=[2. 4.]");
+    }
+
+    @Test
+    void aCompileBodyThatMakesTheFirstTensorFailsAtItsLineThenCompiles() throws Exception {
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, AutoInstallProgram.class, "inside");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        String expect = r.output().lines().filter(l -> l.startsWith("expect ")).findFirst().orElseThrow()
+                .substring("expect ".length());
+        assertThat(r.output()).contains("error " + expect + ": @Compile method AutoInstallProgram.ones started"
+                + " before Weft's agent was installed", "Weft.install()", "traced=true");
+    }
+}

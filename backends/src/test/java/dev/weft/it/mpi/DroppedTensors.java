@@ -1,0 +1,43 @@
+package dev.weft.it.mpi;
+
+import dev.weft.Tensor;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Makes HELD tensors of ELEMENTS f32 values and keeps them all, drops them, then makes and drops COUNT more one at a
+ * time (each copied from one array), and prints {@code rss <MiB>}: its resident memory, JVM included
+ * ({@code VmRSS} of {@code /proc/self/status}). Usage: {@code HELD COUNT ELEMENTS}.
+ */
+public final class DroppedTensors {
+    private DroppedTensors() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        int held = Integer.parseInt(args[0]);
+        int count = Integer.parseInt(args[1]);
+        float[] data = new float[Integer.parseInt(args[2])];
+        List<Tensor> kept = new ArrayList<>();
+        for (int i = 0; i < held; i++) {
+            kept.add(Tensor.of(data, data.length));
+        }
+        kept.clear();
+        for (int i = 0; i < count; i++) {
+            data[0] = i;
+            Tensor.of(data, data.length);
+        }
+        System.out.println("rss " + residentMiB());
+    }
+
+    private static long residentMiB() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("\\D", "")) >> 10;
+            }
+        }
+        throw new IllegalStateException("no VmRSS in /proc/self/status");
+    }
+}

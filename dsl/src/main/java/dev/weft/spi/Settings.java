@@ -1,0 +1,37 @@
+package dev.weft.spi;
+
+import dev.weft.WeftException;
+
+/** Tuning settings a user gives as a system property or, failing that, as an environment variable. */
+public final class Settings {
+    private Settings() {
+    }
+
+    /**
+     * The whole number set by system property {@code property}, else by environment variable {@code env}, else
+     * {@code defaultValue}.
+     *
+     * @throws WeftException if the value set is not a whole number of at least {@code min}
+     */
+    public static long wholeNumber(String property, String env, long min, long defaultValue) {
+        String name = property;
+        String value = System.getProperty(property);
+        if (value == null) {
+            name = env;
+            value = System.getenv(env);
+        }
+        if (value == null) {
+            return defaultValue;
+        }
+        try {
+            long n = Long.parseLong(value.trim());
+            if (n >= min) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with what was expected
+        }
+        throw new WeftException(SourceLocation.UNKNOWN, name + " must be a whole number of at least " + min
+                + ", got '" + value + "'");
+    }
+}
