@@ -1,7 +1,7 @@
 /*
- * A stand-in for libcublas.so.12 with the signatures of cuBLAS's cublas_api.h (the _v2 entry points): records
- * each call (see stub_log.h) and succeeds unless a failure was injected. Pointers print as unsigned decimals,
- * scalars as their values (cuBLAS's default host pointer mode).
+ * A stand-in for libcublas.so.12 (or .13) with the signatures of cuBLAS's cublas_api.h (the _v2 entry points):
+ * records each call (see stub_log.h) and succeeds unless a failure was injected. Pointers print as unsigned
+ * decimals, scalars as their values (cuBLAS's default host pointer mode).
  */
 #include "stub_log.h"
 #include <stdint.h>

@@ -77,14 +77,34 @@ public final class NativeStub {
 
     /** The calls this thread made since its last {@link #reset}, one line each. */
     public List<String> calls() {
+        return lines(calls);
+    }
+
+    /** The lines written by the stub's {@code size_t name(char *buf, size_t cap)} report function. */
+    public List<String> lines(String name) {
+        return lines(Linker.nativeLinker().downcallHandle(symbols.findOrThrow(name),
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_LONG)));
+    }
+
+    private static List<String> lines(MethodHandle report) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(1 << 16);
-            long n = (long) calls.invokeExact(buf, buf.byteSize());
+            long n = (long) report.invokeExact(buf, buf.byteSize());
             String text = buf.getString(0);
             if (n != text.length()) {
-                throw new IllegalStateException("stub log truncated");
+                throw new IllegalStateException("stub report truncated");
             }
             return text.isEmpty() ? List.of() : Arrays.asList(text.split("\n"));
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Calls the stub's {@code void name(void)} control function. */
+    public void control(String name) {
+        MethodHandle h = Linker.nativeLinker().downcallHandle(symbols.findOrThrow(name), FunctionDescriptor.ofVoid());
+        try {
+            h.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

@@ -9,6 +9,7 @@ import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -26,7 +27,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *
  * <p>Which library: the file named by the system property {@value #LIBRARY_PROPERTY}, else by the environment
  * variable {@value #LIBRARY_ENV}, else the first of {@code libcublas.so.13}, {@code .12}, {@code .11} that the
- * dynamic linker finds.
+ * dynamic linker finds ({@link #candidates}). A library that loads may still be unusable (cuBLAS 13 on a CUDA 12
+ * driver cannot create a handle): {@link CublasMatmul#open} goes on to the next candidate then.
  */
 public final class CublasLibrary {
     /** System property naming the cuBLAS library (a file name or path); wins over {@link #LIBRARY_ENV}. */
@@ -54,7 +56,11 @@ public final class CublasLibrary {
     private final MethodHandle sgemmStridedBatched;
     private final MethodHandle dgemmStridedBatched;
 
-    private CublasLibrary(String file) {
+    /**
+     * Binds {@code file}: {@link IllegalArgumentException} when it cannot be opened, {@link NoSuchElementException}
+     * when a function is missing.
+     */
+    CublasLibrary(String file) {
         this.file = file;
         this.symbols = SymbolLookup.libraryLookup(file, Arena.global());
         create = fn("cublasCreate_v2", ADDRESS);
@@ -74,8 +80,13 @@ public final class CublasLibrary {
 
     /** Opens cuBLAS by the class comment's rules; fails naming every library tried. */
     public static CublasLibrary load() {
+        return load(candidates());
+    }
+
+    /** The libraries to try, in order: the override if one is set, else {@link #DEFAULT_NAMES}. */
+    public static List<String> candidates() {
         String override = Downcalls.override(LIBRARY_PROPERTY, LIBRARY_ENV);
-        return load(override == null ? DEFAULT_NAMES : List.of(override));
+        return override == null ? DEFAULT_NAMES : List.of(override);
     }
 
     /** The first of {@code names} that loads with every function bound here. */
@@ -84,11 +95,16 @@ public final class CublasLibrary {
         for (String name : names) {
             try {
                 return new CublasLibrary(name);
-            } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
+            } catch (IllegalArgumentException | NoSuchElementException e) {
                 errors.add(name + ": " + e.getMessage());
             }
         }
-        throw new IllegalStateException("no cuBLAS library could be loaded: " + String.join("; ", errors)
+        throw unusable("loaded", errors);
+    }
+
+    /** The error when none of the libraries tried is usable: {@code errors} has one entry per library. */
+    static IllegalStateException unusable(String what, List<String> errors) {
+        return new IllegalStateException("no cuBLAS library could be " + what + ": " + String.join("; ", errors)
                 + " (install the CUDA toolkit's cuBLAS, or set -D" + LIBRARY_PROPERTY + " or " + LIBRARY_ENV + ")");
     }
 

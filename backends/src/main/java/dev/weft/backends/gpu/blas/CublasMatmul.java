@@ -4,6 +4,9 @@ import dev.weft.DType;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.NoSuchElementException;
 
 import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
 import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
@@ -29,6 +32,30 @@ public final class CublasMatmul implements DeviceGemm, AutoCloseable {
     private long handle;
     private long stream;
 
+    /**
+     * A handle from the first of {@code names} that loads and creates one in the current CUDA context: a
+     * library whose {@code cublasCreate_v2} fails (cuBLAS newer than the driver) is skipped, not final. Fails
+     * naming every library tried and why.
+     */
+    public static CublasMatmul open(List<String> names) {
+        List<String> errors = new ArrayList<>();
+        for (String name : names) {
+            CublasLibrary library;
+            try {
+                library = new CublasLibrary(name);
+            } catch (IllegalArgumentException | NoSuchElementException e) {
+                errors.add(name + ": " + e.getMessage());
+                continue;
+            }
+            try {
+                return new CublasMatmul(library);
+            } catch (CublasLibrary.CublasException e) {
+                errors.add(name + ": " + e.getMessage());
+            }
+        }
+        throw CublasLibrary.unusable("used", errors);
+    }
+
     /** Creates a cuBLAS handle ({@code cublasCreate_v2}) in the current CUDA context. */
     public CublasMatmul(CublasLibrary cublas) {
         this.cublas = cublas;
@@ -37,6 +64,11 @@ public final class CublasMatmul implements DeviceGemm, AutoCloseable {
             CublasLibrary.check(cublas.create(h), "cublasCreate_v2");
             this.handle = h.get(JAVA_LONG, 0);
         }
+    }
+
+    /** The library this handle belongs to. */
+    public CublasLibrary library() {
+        return cublas;
     }
 
     @Override

@@ -1,7 +1,9 @@
 package dev.weft.backends.gpu.exec;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -23,7 +25,9 @@ public final class BufferPool {
 
     private final Allocator allocator;
     private final Map<Long, ArrayDeque<DeviceBuffer>> free = new HashMap<>();
-    private long allocations;
+    private final List<DeviceBuffer> allocated = new ArrayList<>();
+    private final List<DeviceBuffer> held = new ArrayList<>();
+    private boolean holding;
 
     public BufferPool(Allocator allocator) {
         this.allocator = allocator;
@@ -47,23 +51,48 @@ public final class BufferPool {
         if (q != null && !q.isEmpty()) {
             return q.pop();
         }
-        allocations++;
-        return allocator.allocate(size);
+        DeviceBuffer b = allocator.allocate(size);
+        allocated.add(b);
+        return b;
     }
 
-    /** Returns a buffer from {@link #take} for reuse. */
+    /** Returns a buffer from {@link #take} for reuse (after {@link #resumeReuse} if reuse is paused). */
     public void give(DeviceBuffer b) {
-        free.computeIfAbsent(b.bytes(), k -> new ArrayDeque<>()).push(b);
+        if (holding) {
+            held.add(b);
+        } else {
+            free.computeIfAbsent(b.bytes(), k -> new ArrayDeque<>()).push(b);
+        }
+    }
+
+    /**
+     * Until {@link #resumeReuse}, keeps the buffers given back aside: for work queued later that will run after
+     * work queued now (a batched NCCL group), which must not find its buffers reused.
+     */
+    public void pauseReuse() {
+        holding = true;
+    }
+
+    /** Makes the buffers given back since {@link #pauseReuse} available again. */
+    public void resumeReuse() {
+        holding = false;
+        held.forEach(this::give);
+        held.clear();
     }
 
     /** Fresh allocations made so far. */
     public long allocations() {
-        return allocations;
+        return allocated.size();
     }
 
-    /** Frees every pooled buffer. */
+    /**
+     * Frees every buffer this pool allocated, handed out or not: for when nothing uses them any more and no work
+     * queued on the device still does.
+     */
     public void close() {
-        free.values().forEach(q -> q.forEach(allocator::free));
+        allocated.forEach(allocator::free);
+        allocated.clear();
         free.clear();
+        held.clear();
     }
 }

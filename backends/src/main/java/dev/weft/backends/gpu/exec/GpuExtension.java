@@ -22,4 +22,14 @@ public interface GpuExtension {
     default Optional<GpuMatmul> matmul(GpuStream stream) {
         return Optional.empty();
     }
+
+    /**
+     * Queues whatever this extension's custom calls left batched (an open NCCL group). A handler may batch: its
+     * work is then queued only at the next flush, and until then the executor neither reuses a buffer those calls
+     * touched nor queues work that reads one of their results. The executor flushes before such work, before
+     * reading from the device, after each iteration of a {@code while} or {@code Weft.fori} loop and at the end of
+     * each run, on the thread that made the calls.
+     */
+    default void flush() {
+    }
 }

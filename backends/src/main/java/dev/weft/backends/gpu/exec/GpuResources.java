@@ -21,7 +21,8 @@ public interface GpuResources {
 
     /**
      * Returns a buffer from {@link #take} to the pool. Work queued before this call may still use it: the pool
-     * hands it out again only to work queued after, on the same stream.
+     * hands it out again only to work queued after, on the same stream, and not while work that custom calls
+     * batched is still to be queued ({@link GpuExtension#flush}).
      */
     void give(DeviceBuffer buffer);
 

@@ -8,10 +8,16 @@ import java.util.Set;
  * Walks a {@link BlockPlan} on a {@link Device}: defines and releases the frame's buffers, queues every kernel,
  * matmul and custom call, and runs loops and branches on the host. Only {@link Step.While} and {@link Step.If}
  * read a predicate back from the device (a host synchronisation each, counted by {@link #predicateReads});
- * a {@link Step.Fori} runs its body its known number of times and reads nothing.
+ * a {@link Step.Fori} runs its body its known number of times and reads nothing. What custom calls batched is
+ * flushed ({@link Device#flush}) before every predicate read and after every iteration of a {@code while} or
+ * {@code fori} body, so that it neither holds up a read nor piles up over iterations.
  */
 final class PlanRunner {
-    /** The device operations a plan needs; everything but {@link #predicate} only queues work. */
+    /**
+     * The plan-level operations a plan needs, in terms of plan steps and device buffers; {@link GpuExecutable}
+     * implements them with the driver calls of {@link CudaCalls} on its stream, tests with a recording fake.
+     * Everything but {@link #predicate} only queues work.
+     */
     interface Device {
         /** The buffer holding a constant, uploaded when the executable was built. */
         DeviceBuffer constant(Step.Constant c);
@@ -22,6 +28,9 @@ final class PlanRunner {
 
         /** Queues a custom call on {@code operands}; returns its results ({@code null} for tokens). */
         DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands);
+
+        /** Queues what custom calls have batched so far (NCCL groups, {@link GpuExtension#flush}). */
+        void flush();
 
         /** Reads a rank-0 BOOL back to the host: waits for everything queued before it. */
         boolean predicate(DeviceBuffer b);
@@ -76,6 +85,7 @@ final class PlanRunner {
     }
 
     private boolean predicate(DeviceBuffer b) {
+        device.flush();
         predicateReads++;
         return device.predicate(b);
     }
@@ -105,10 +115,14 @@ final class PlanRunner {
         finish(l.results(), carries, f);
     }
 
-    /** Runs a loop body on {@code carries} (held by the loop); returns the next carries, held in their place. */
+    /**
+     * Runs a loop body on {@code carries} (held by the loop) and flushes, as at a program's end; returns the next
+     * carries, held in their place.
+     */
     private DeviceBuffer[] step(BlockPlan body, DeviceBuffer[] carries, Frame f) {
         bind(body, carries, f);
         run(body, f);
+        device.flush();
         DeviceBuffer[] next = buffers(f, body.results());
         hold(f, next);
         releaseResults(body, f);

@@ -24,14 +24,21 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * with two differences: NCCL has no tags, so point-to-point messages between two ranks match in posting order,
  * and a "completed" operation is one whose work is queued ahead of whatever is queued next on its stream.
  *
- * <p>Point-to-point calls are batched in NCCL groups, which NCCL needs to make concurrent sends and receives
- * progress together: {@link #isend}/{@link #irecv} open a group (NCCL's group state is per thread, and so is
- * this one) and leave it open; a blocking {@link #send}/{@link #recv}/{@link #sendrecv}/{@link #alltoall} joins
- * the open group and closes it; a {@link #wait} on a request of the open group closes it; a collective closes it
- * before starting. A ring of {@code isend(next); irecv(prev); wait; wait} thus becomes one group on every rank
- * and cannot deadlock, while an ungrouped send before a receive would on every rank at once. When a group
- * closes, each of its requests records a CUDA event on its stream; {@code wait} makes the waiting stream wait on
- * that event.
+ * <p>Point-to-point calls are fused in NCCL groups. NCCL needs this whenever sends and receives must progress
+ * together: a send blocks the GPU until the peer's matching receive runs, so two ranks that each send to the
+ * other in a group of its own before receiving hang, and a send to self without its receive in the same group
+ * is {@code ncclInvalidUsage}. The rule: every point-to-point call ({@link #send}, {@link #recv},
+ * {@link #sendrecv}, {@link #isend}, {@link #irecv}) joins this thread's open group, opening one (NCCL's group
+ * state is per thread, and so is this one), and leaves it open. The group ends at the next collective (before
+ * it starts), {@link #wait}, {@link #alltoall} (which ends its own group, since a local kernel may read its
+ * blocks next) or {@link #flush}. So consecutive point-to-point calls form one group: a blocking send followed
+ * by a receive, a ring of {@code send(next); recv(prev)} or {@code isend; irecv; wait; wait}.
+ *
+ * <p>NCCL queues a group's transfers on the stream only when the group ends, so work queued while it is open
+ * runs before them. Whoever queues other work must therefore {@link #flush} before work that reads a buffer
+ * received in the group, before reading results on the host, and must not reuse a buffer the group sends from
+ * or receives into until then; the GPU executor does all three. When a group ends, each of its requests records
+ * a CUDA event on its stream; {@code wait} makes the waiting stream wait on that event.
  *
  * <p>After each enqueue, {@code ncclCommGetAsyncError} is checked; an asynchronous error aborts the communicator
  * and raises a {@link CommException} naming the op and the user's line, as does any error NCCL returns.
@@ -115,8 +122,12 @@ public final class NcclCommunicator implements AutoCloseable {
         final List<String> ops = new ArrayList<>();
         final List<Request> requests = new ArrayList<>();
         final List<NcclCommunicator> comms = new ArrayList<>();
+        SourceLocation first;
 
         void add(NcclCommunicator c, String op, SourceLocation where) {
+            if (first == null) {
+                first = where;
+            }
             ops.add(op + " at " + where);
             if (!comms.contains(c)) {
                 comms.add(c);
@@ -169,7 +180,7 @@ public final class NcclCommunicator implements AutoCloseable {
 
     /**
      * Block {@code j} of {@code in} goes to rank {@code j} and arrives as block {@code rank} of its {@code out}:
-     * one {@code ncclSend} and one {@code ncclRecv} per rank, in one group.
+     * one {@code ncclSend} and one {@code ncclRecv} per rank, in the open group, which it then ends.
      */
     public void alltoall(long in, long out, DType dtype, long countPerRank, long stream, SourceLocation where) {
         long blockBytes = countPerRank * dtype.byteSize();
@@ -182,26 +193,26 @@ public final class NcclCommunicator implements AutoCloseable {
         closeGroup("alltoall", where);
     }
 
-    /** {@code ncclSend} of {@code count} elements to {@code dest}, in the open group, which it then closes. */
+    /**
+     * {@code ncclSend} of {@code count} elements to {@code dest}, joining the open group; {@code buf} must stay
+     * unchanged until the group ends.
+     */
     public void send(long buf, DType dtype, long count, int dest, long stream, SourceLocation where) {
         inGroup("send", where, () -> enqueueSend(buf, dtype, count, dest, stream, "send", where));
-        closeGroup("send", where);
     }
 
-    /** {@code ncclRecv} of {@code count} elements from {@code src}, in the open group, which it then closes. */
+    /** {@code ncclRecv} of {@code count} elements from {@code src}, joining the open group: complete once it ends. */
     public void recv(long buf, DType dtype, long count, int src, long stream, SourceLocation where) {
         inGroup("recv", where, () -> enqueueRecv(buf, dtype, count, src, stream, "recv", where));
-        closeGroup("recv", where);
     }
 
-    /** A send to {@code dest} and a receive from {@code src}, in the open group, which it then closes. */
+    /** A send to {@code dest} and a receive from {@code src} in the open group, as {@link #send}, {@link #recv}. */
     public void sendrecv(long sendBuf, long sendCount, int dest, long recvBuf, long recvCount, int src, DType dtype,
                          long stream, SourceLocation where) {
         inGroup("sendrecv", where, () -> {
             enqueueSend(sendBuf, dtype, sendCount, dest, stream, "sendrecv", where);
             enqueueRecv(recvBuf, dtype, recvCount, src, stream, "sendrecv", where);
         });
-        closeGroup("sendrecv", where);
     }
 
     /** Joins a send to the open group (opening one if needed); {@code buf} must stay unchanged until {@link #wait}. */
@@ -240,13 +251,13 @@ public final class NcclCommunicator implements AutoCloseable {
     }
 
     /**
-     * Ends this thread's open NCCL group, if any, recording the events of its requests: for an executor that must
-     * hand the stream on with nothing pending (a well-formed program waits every request, which closes it anyway).
+     * Ends this thread's open NCCL group, if any, queueing its transfers and recording the events of its requests.
+     * A failure names the line of the group's first operation.
      */
-    public static void flush(SourceLocation where) {
+    public static void flush() {
         Group g = OPEN_GROUP.get();
         if (g != null) {
-            g.comms.getFirst().closeGroup("flush", where);
+            g.comms.getFirst().closeGroup("flush", g.first);
         }
     }
 

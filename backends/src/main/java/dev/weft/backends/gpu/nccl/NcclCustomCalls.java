@@ -31,7 +31,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>An {@code isend}'s buffer must stay unchanged until its {@code wait}, which takes it as an operand for that
  * reason; an {@code irecv}'s received tensor is a buffer from {@link DeviceMemory#allocate} that its {@code wait}
- * returns. NCCL has no tags: messages between two ranks match in posting order.
+ * returns. NCCL has no tags: messages between two ranks match in posting order. Point-to-point calls leave
+ * their NCCL group open ({@link NcclCommunicator}'s grouping rule): the caller ends it with
+ * {@link NcclCommunicator#flush} before it queues work that reads what they received, and at the end.
  */
 public final class NcclCustomCalls {
     public static final String PREFIX = "weft.nccl.";

@@ -128,6 +128,28 @@ class CublasMatmulTest {
                 .containsExactly("libcublas.so.13", "libcublas.so.12", "libcublas.so.11");
     }
 
+    /**
+     * cuBLAS 13 beside 12 on a CUDA 12 driver: .13 loads but cannot create a handle. The next library is tried
+     * instead of giving up on cuBLAS.
+     */
+    @Test
+    void aLibraryThatCannotCreateAHandleFallsBackToTheNext() {
+        NativeStub newer = NativeStub.build("cublas_stub.c", "libcublas.so.13");
+        newer.reset();
+        newer.fail("cublasCreate_v2", 3);
+        try (CublasMatmul mm = CublasMatmul.open(List.of(newer.file.toString(), stub.file.toString()))) {
+            assertThat(mm.library()).hasToString(stub.file.toString());
+        }
+        assertThat(newer.calls()).containsExactly("cublasCreate_v2");
+        assertThat(stub.calls()).containsExactly("cublasCreate_v2", "cublasDestroy_v2 ok=1");
+
+        newer.fail("cublasCreate_v2", 3);
+        assertThatThrownBy(() -> CublasMatmul.open(List.of("libcublas.so.98", newer.file.toString())))
+                .hasMessageStartingWith("no cuBLAS library could be used: libcublas.so.98: ")
+                .hasMessageContaining("; " + newer.file + ": cublasCreate_v2 failed: CUBLAS_STATUS_ALLOC_FAILED (3)")
+                .hasMessageContaining("weft.cublas.lib");
+    }
+
     private static Map<String, Long> fields(String line) {
         Map<String, Long> f = new HashMap<>();
         for (String kv : line.split(" ")) {

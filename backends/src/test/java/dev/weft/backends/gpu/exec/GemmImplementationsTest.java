@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.weft.DType;
 import dev.weft.backends.gpu.ptx.GemmKernel;
 import dev.weft.backends.gpu.ptx.Kernel;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
@@ -31,6 +34,7 @@ class GemmImplementationsTest {
     void cublasAndThePtxKernelMatchAHostProduct() {
         CudaDevice device = CudaDevice.open(0);
         GpuStream stream = device.newStream();
+        HostCopies copies = new HostCopies(device, stream);
         Optional<GpuMatmul> found = Optional.empty();
         for (GpuExtension e : ServiceLoader.load(GpuExtension.class)) {
             found = found.or(() -> e.matmul(stream));
@@ -43,9 +47,9 @@ class GemmImplementationsTest {
                 int m = s[0], n = s[1], k = s[2], batch = s[3];
                 double[] a = values(t, random, batch * m * k), b = values(t, random, batch * k * n);
                 double[] expected = product(a, b, m, n, k, batch);
-                DeviceBuffer da = upload(t, a), db = upload(t, b);
+                DeviceBuffer da = upload(device, copies, t, a), db = upload(device, copies, t, b);
                 long cBytes = (long) batch * m * n * t.byteSize();
-                DeviceBuffer viaPtx = CudaDevice.allocate(cBytes), viaCublas = CudaDevice.allocate(cBytes);
+                DeviceBuffer viaPtx = device.allocate(cBytes), viaCublas = device.allocate(cBytes);
                 Kernel gemm = GemmKernel.generate("gemm", t, m, n, k, batch);
                 CUmodule module = PtxModules.load(device.target().module(List.of(gemm)));
                 CUfunction fn = new CUfunction();
@@ -55,13 +59,13 @@ class GemmImplementationsTest {
                         stream.stream(), Pointer.to(Pointer.to(da.pointer()), Pointer.to(db.pointer()),
                                 Pointer.to(viaPtx.pointer())), null);
                 cublas.gemm(stream, t, m, n, k, da.address(), db.address(), viaCublas.address(), batch);
-                JCudaDriver.cuStreamSynchronize(stream.stream());
                 double tolerance = t == DType.F32 ? 1e-5 * k : 1e-13 * k;
                 String what = t.specName() + " " + m + "x" + n + "x" + k + " batch " + batch;
-                assertClose(download(t, viaPtx, expected.length), expected, tolerance, "PTX GEMM " + what);
-                assertClose(download(t, viaCublas, expected.length), expected, tolerance, cublas + " " + what);
+                assertClose(download(copies, t, viaPtx, expected.length), expected, tolerance, "PTX GEMM " + what);
+                assertClose(download(copies, t, viaCublas, expected.length), expected, tolerance,
+                        cublas + " " + what);
                 for (DeviceBuffer d : List.of(da, db, viaPtx, viaCublas)) {
-                    CudaDevice.free(d);
+                    device.free(d);
                 }
                 JCudaDriver.cuModuleUnload(module);
             }
@@ -95,30 +99,30 @@ class GemmImplementationsTest {
         return c;
     }
 
-    private static DeviceBuffer upload(DType t, double[] values) {
-        DeviceBuffer d = CudaDevice.allocate((long) values.length * t.byteSize());
-        if (t == DType.F32) {
-            float[] f = new float[values.length];
-            for (int i = 0; i < f.length; i++) {
-                f[i] = (float) values[i];
+    /** Uploads {@code values} as {@code t} on the stream of {@code copies}; they arrive before later work on it. */
+    private static DeviceBuffer upload(CudaDevice device, HostCopies copies, DType t, double[] values) {
+        DeviceBuffer d = device.allocate((long) values.length * t.byteSize());
+        MemorySegment host = Arena.ofAuto().allocate(d.bytes());
+        for (int i = 0; i < values.length; i++) {
+            if (t == DType.F32) {
+                host.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) values[i]);
+            } else {
+                host.setAtIndex(ValueLayout.JAVA_DOUBLE, i, values[i]);
             }
-            JCudaDriver.cuMemcpyHtoD(d.pointer(), Pointer.to(f), d.bytes());
-        } else {
-            JCudaDriver.cuMemcpyHtoD(d.pointer(), Pointer.to(values), d.bytes());
         }
+        copies.upload(host, d.address());
         return d;
     }
 
-    private static double[] download(DType t, DeviceBuffer d, int n) {
+    /** The first {@code n} elements of {@code d}, after everything queued before on the stream of {@code copies}. */
+    private static double[] download(HostCopies copies, DType t, DeviceBuffer d, int n) {
+        MemorySegment host = Arena.ofAuto().allocate((long) n * t.byteSize());
+        copies.download(d.address(), host);
+        copies.synchronize();
         double[] out = new double[n];
-        if (t == DType.F32) {
-            float[] f = new float[n];
-            JCudaDriver.cuMemcpyDtoH(Pointer.to(f), d.pointer(), 4L * n);
-            for (int i = 0; i < n; i++) {
-                out[i] = f[i];
-            }
-        } else {
-            JCudaDriver.cuMemcpyDtoH(Pointer.to(out), d.pointer(), 8L * n);
+        for (int i = 0; i < n; i++) {
+            out[i] = t == DType.F32 ? host.getAtIndex(ValueLayout.JAVA_FLOAT, i)
+                    : host.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
         }
         return out;
     }

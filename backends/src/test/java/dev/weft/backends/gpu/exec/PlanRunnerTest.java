@@ -26,9 +26,13 @@ class PlanRunnerTest {
         Weft.install();
     }
 
-    /** Queues nothing; records launches and answers predicates from a script. */
+    /**
+     * Queues nothing; records launches and answers predicates from a script. {@link #log} has launches, flushes
+     * and predicate reads in order.
+     */
     private static final class RecordingDevice implements PlanRunner.Device {
         final List<String> launched = new ArrayList<>();
+        final List<String> log = new ArrayList<>();
         final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
         final List<Boolean> answers = new ArrayList<>();
         int predicates;
@@ -41,6 +45,7 @@ class PlanRunnerTest {
         @Override
         public void launch(Kernel kernel, DeviceBuffer[] params) {
             launched.add(kernel.name());
+            log.add(kernel.name());
         }
 
         @Override
@@ -54,7 +59,13 @@ class PlanRunnerTest {
         }
 
         @Override
+        public void flush() {
+            log.add("flush");
+        }
+
+        @Override
         public boolean predicate(DeviceBuffer b) {
+            log.add("predicate");
             return answers.get(predicates++);
         }
     }
@@ -147,5 +158,26 @@ class PlanRunnerTest {
         PlanRunner runner = run(new GpuPlan(main, 6, List.of(test, work), ""), device);
         assertThat(runner.predicateReads()).isEqualTo(4);
         assertThat(device.launched).containsExactly("test", "work", "test", "work", "test", "work", "test");
+        assertThat(device.log).containsExactly("test", "flush", "predicate", "work", "flush",
+                "test", "flush", "predicate", "work", "flush", "test", "flush", "predicate", "work", "flush",
+                "test", "flush", "predicate");
+    }
+
+    /**
+     * What custom calls batched (NCCL groups) is flushed after every iteration of a counted loop too, which reads
+     * no predicate that could do it: held buffers must not pile up over the iterations.
+     */
+    @Test
+    void aForiFlushesAfterEveryIteration() {
+        int steps = 6;
+        RecordingDevice device = new RecordingDevice();
+        run(plan("iterate", TensorSpec.of(DType.F32, 5), steps), device);
+        assertThat(device.log).filteredOn("flush"::equals).hasSize(steps);
+        assertThat(device.log.getLast()).isEqualTo("flush");
+        for (int i = 1; i < device.log.size(); i++) {
+            if (device.log.get(i).equals("flush")) {
+                assertThat(device.log.get(i - 1)).as("before flush %d", i).isNotEqualTo("flush");
+            }
+        }
     }
 }

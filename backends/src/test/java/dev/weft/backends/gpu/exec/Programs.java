@@ -11,6 +11,11 @@ public final class Programs {
     }
 
     @Compile
+    public static Tensor flatten(Tensor x) {
+        return x.reshape(-1);
+    }
+
+    @Compile
     public static Tensor smooth(Tensor x) {
         return x.mul(2).add(1).exp().sub(x.tanh()).maximum(x.sin().mul(x.cos()));
     }

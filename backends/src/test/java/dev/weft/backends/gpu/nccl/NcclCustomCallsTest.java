@@ -103,10 +103,10 @@ class NcclCustomCallsTest {
     }
 
     @Test
-    void blockingSendAndRecvAreEachAGroupAndSkipTokens() {
+    void consecutiveBlockingSendsAndReceivesAreOneGroupThatAFlushEndsAndSkipTokens() {
         Op send = op("send", 20, config("peer", 1, "tag", 5, "dtype", "f32", "count", 4),
                 List.of(t(DType.F32, 4), TOKEN), List.of(TOKEN));
-        Op recv = op("recv", 21, config("peer", 0, "tag", 5, "dtype", "f32", "count", 4),
+        Op recv = op("recv", 21, config("peer", 1, "tag", 5, "dtype", "f32", "count", 4),
                 List.of(TOKEN), List.of(t(DType.F32, 4), TOKEN));
         Op sendrecv = op("sendrecv", 22, config("peer", 1, "tag", 1, "source", 1, "recv_tag", 2, "dtype", "i32",
                 "count", 3), List.of(t(DType.I32, 3)), List.of(t(DType.I32, 2)));
@@ -123,17 +123,15 @@ class NcclCustomCallsTest {
             assertThat(f.nccl()).containsExactly(
                     "ncclGroupStart",
                     "ncclSend buf=111 count=4 datatype=7 peer=1 comm=0 stream=4242",
-                    "ncclGroupEnd",
-                    "ncclCommGetAsyncError comm=0",
-                    "ncclGroupStart",
-                    "ncclRecv buf=222 count=4 datatype=7 peer=0 comm=0 stream=4242",
-                    "ncclGroupEnd",
-                    "ncclCommGetAsyncError comm=0",
-                    "ncclGroupStart",
+                    "ncclRecv buf=222 count=4 datatype=7 peer=1 comm=0 stream=4242",
                     "ncclSend buf=333 count=3 datatype=2 peer=1 comm=0 stream=4242",
-                    "ncclRecv buf=444 count=2 datatype=2 peer=1 comm=0 stream=4242",
-                    "ncclGroupEnd",
-                    "ncclCommGetAsyncError comm=0");
+                    "ncclRecv buf=444 count=2 datatype=2 peer=1 comm=0 stream=4242");
+            f.clear();
+            NcclCommunicator.flush();
+            assertThat(f.nccl()).containsExactly("ncclGroupEnd", "ncclCommGetAsyncError comm=0");
+            f.clear();
+            NcclCommunicator.flush();
+            assertThat(f.nccl()).isEmpty();
         });
     }
 
@@ -181,21 +179,22 @@ class NcclCustomCallsTest {
 
     @Test
     void aCollectiveClosesTheOpenGroupFirst() {
-        Op isend = op("isend", 30, config("peer", 0, "tag", 0, "dtype", "f32", "count", 2),
-                List.of(t(DType.F32, 2)), List.of(t(DType.I64)));
         Op allreduce = op("allreduce", 31, config("reduce_op", "sum", "dtype", "f32", "count", 2),
                 List.of(t(DType.F32, 2)), List.of(t(DType.F32, 2)));
-        FakeWorld.run(1, world -> {
+        FakeWorld.run(2, world -> {
+            int r = world.rank();
+            Op isend = op("isend", 30, config("peer", 1 - r, "tag", 0, "dtype", "f32", "count", 2),
+                    List.of(t(DType.F32, 2)), List.of(t(DType.I64)));
             NcclFixture f = new NcclFixture(world, List.of(isend, allreduce));
             f.call(isend, new long[] {10}, new long[] {20}, STREAM);
             f.call(allreduce, new long[] {30}, new long[] {40}, STREAM);
             assertThat(f.nccl()).containsExactly(
                     "ncclGroupStart",
-                    "ncclSend buf=10 count=2 datatype=7 peer=0 comm=0 stream=4242",
+                    "ncclSend buf=10 count=2 datatype=7 peer=" + (1 - r) + " comm=" + r + " stream=4242",
                     "ncclGroupEnd",
-                    "ncclCommGetAsyncError comm=0",
-                    "ncclAllReduce send=30 recv=40 count=2 datatype=7 op=0 comm=0 stream=4242",
-                    "ncclCommGetAsyncError comm=0");
+                    "ncclCommGetAsyncError comm=" + r,
+                    "ncclAllReduce send=30 recv=40 count=2 datatype=7 op=0 comm=" + r + " stream=4242",
+                    "ncclCommGetAsyncError comm=" + r);
             assertThat(f.device.lines).containsExactly("record stream=4242 -> event 1");
         });
     }

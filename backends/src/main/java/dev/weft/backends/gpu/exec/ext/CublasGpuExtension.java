@@ -14,41 +14,43 @@ import jcuda.driver.JCudaDriver;
 
 /**
  * Matmuls through cuBLAS ({@link CublasMatmul}) for f32 and f64, with one cuBLAS handle per CUDA context shared by
- * every executable in it. The library is found once per process by {@link CublasLibrary#load}'s rules. When it
- * cannot be loaded, or a handle cannot be created, this offers no matmul and the executor runs its PTX GEMM
- * kernel; {@code WEFT_DEBUG=1} prints why to stderr.
+ * every executable in it. The handle comes from the first of {@link CublasLibrary#candidates} that loads and
+ * creates one ({@link CublasMatmul#open}): cuBLAS 13 installed beside 12 on a CUDA 12 driver falls back to 12.
+ * When none does, this offers no matmul and the executor runs its PTX GEMM kernel; {@code WEFT_DEBUG=1} prints
+ * why to stderr.
  */
 public final class CublasGpuExtension implements GpuExtension {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
     private static final Map<Long, Optional<GpuMatmul>> BY_CONTEXT = new ConcurrentHashMap<>();
 
-    /** The library, loaded on first use; null when it cannot be loaded. */
-    private static final class Library {
-        static final CublasLibrary LOADED = load();
+    /** Whether any cuBLAS library loads, found once per process. */
+    private static final class Installed {
+        static final boolean ANY = check();
 
-        private static CublasLibrary load() {
+        private static boolean check() {
             try {
-                return CublasLibrary.load();
+                CublasLibrary.load();
+                return true;
             } catch (IllegalStateException e) {
                 debug(e.getMessage());
-                return null;
+                return false;
             }
         }
     }
 
     @Override
     public Optional<GpuMatmul> matmul(GpuStream stream) {
-        CublasLibrary cublas = Library.LOADED;
-        if (cublas == null) {
+        if (!Installed.ANY) {
             return Optional.empty();
         }
         CUcontext context = new CUcontext();
         JCudaDriver.cuCtxGetCurrent(context);
         return BY_CONTEXT.computeIfAbsent(CudaHandles.raw(context), c -> {
             try {
-                return Optional.of(new CublasGpuMatmul(new CublasMatmul(cublas), cublas));
-            } catch (CublasLibrary.CublasException e) {
-                debug(cublas + ": " + e.getMessage());
+                CublasMatmul cublas = CublasMatmul.open(CublasLibrary.candidates());
+                return Optional.of(new CublasGpuMatmul(cublas, cublas.library()));
+            } catch (IllegalStateException e) {
+                debug(e.getMessage());
                 return Optional.empty();
             }
         });

@@ -6,6 +6,7 @@ import dev.weft.backends.gpu.exec.GpuCustomCallHandler;
 import dev.weft.backends.gpu.exec.GpuExtension;
 import dev.weft.backends.gpu.exec.GpuResources;
 import dev.weft.backends.gpu.nccl.NcclCallHandler;
+import dev.weft.backends.gpu.nccl.NcclCommunicator;
 import dev.weft.backends.gpu.nccl.NcclCommunicators;
 import dev.weft.backends.gpu.nccl.NcclContext;
 import dev.weft.backends.gpu.nccl.NcclCustomCalls;
@@ -62,6 +63,12 @@ public final class NcclGpuExtension implements GpuExtension {
         Map<String, GpuCustomCallHandler> handlers = new LinkedHashMap<>();
         NcclCustomCalls.handlers(module, ctx).forEach((name, h) -> handlers.put(name, adapt(h, memory, resources)));
         return handlers;
+    }
+
+    /** Ends this thread's open NCCL group ({@link NcclCommunicator#flush}). */
+    @Override
+    public void flush() {
+        NcclCommunicator.flush();
     }
 
     /** The {@code weft.nccl.*} calls of {@code block}, nested ones included, in program order. */

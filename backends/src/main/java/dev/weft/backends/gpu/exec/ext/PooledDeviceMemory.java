@@ -9,8 +9,9 @@ import java.util.Map;
 
 /**
  * {@link DeviceMemory} from one executable's buffer pool. All work is ordered on the executable's stream, so a
- * buffer freed here is reused only by work queued after everything that used it: no host wait and no
- * stream-ordered allocator needed. Only the executable's stream is accepted.
+ * buffer freed here is reused only by work queued after everything that used it (the pool holds it back while an
+ * NCCL group is open): no host wait and no stream-ordered allocator needed. Only the executable's stream is
+ * accepted.
  */
 final class PooledDeviceMemory implements DeviceMemory {
     private final GpuResources resources;
