@@ -151,8 +151,8 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             Set<DType> dtypes = new LinkedHashSet<>();
             matmulDtypes(plan.main(), dtypes);
             for (DType t : dtypes) {
-                System.err.printf("r%d | gpu matmul %s: %s%n", Comm.world().rank(), t.specName(),
-                        matmul.isPresent() && matmul.get().supports(t) ? matmul.get() : "PTX GEMM kernel");
+                System.err.print(String.format("r%d | gpu matmul %s: %s%n", Comm.world().rank(), t.specName(),
+                        matmul.isPresent() && matmul.get().supports(t) ? matmul.get() : "PTX GEMM kernel"));
             }
         }
     }
