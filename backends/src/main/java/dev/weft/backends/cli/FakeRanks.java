@@ -3,8 +3,6 @@ package dev.weft.backends.cli;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.backends.comm.fake.RanksFailedException;
 import dev.weft.spi.CommBinding;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -19,16 +17,23 @@ public final class FakeRanks {
     private FakeRanks() {
     }
 
-    public static void main(String[] args) throws ReflectiveOperationException {
-        if (args.length < 2) {
-            System.err.println("usage: FakeRanks N CLASS [ARGS...]");
+    public static void main(String[] args) {
+        if (args.length < 2 || !args[0].matches("[1-9][0-9]{0,5}")) {
+            System.err.println("usage: FakeRanks N CLASS [ARGS...]  (N a positive integer)");
             System.exit(2);
         }
         int n = Integer.parseInt(args[0]);
-        Method main = Class.forName(args[1]).getMethod("main", String[].class);
+        UserClass.Entry entry;
+        try {
+            entry = UserClass.entry(args[1]);
+        } catch (IllegalArgumentException e) {
+            System.err.println("weft: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
         String[] rest = Arrays.copyOfRange(args, 2, args.length);
         try {
-            FakeWorld.run(n, world -> CommBinding.with(world, () -> invoke(main, rest)));
+            FakeWorld.run(n, world -> CommBinding.with(world, () -> invoke(entry, rest)));
         } catch (RanksFailedException e) {
             Map<Throwable, Integer> rankOf = new IdentityHashMap<>();
             e.failures().forEach((rank, t) -> rankOf.put(t, rank));
@@ -52,18 +57,14 @@ public final class FakeRanks {
                 + ")");
     }
 
-    private static Void invoke(Method main, String[] args) {
+    private static Void invoke(UserClass.Entry entry, String[] args) {
         try {
-            main.invoke(null, (Object) args.clone());
+            entry.run(args);
             return null;
-        } catch (InvocationTargetException e) {
-            switch (e.getCause()) {
-                case RuntimeException r -> throw r;
-                case Error err -> throw err;
-                default -> throw new IllegalStateException(e.getCause());
-            }
-        } catch (IllegalAccessException e) {
-            throw new IllegalStateException(e);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
         }
     }
 }

@@ -11,7 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code bin/weft ir [--target cpu|gpu] CLASS#METHOD SPEC...}: prints the lowered module of a method. Each SPEC
+ * {@code bin/weft ir [--target cpu|gpu] [-cp PATH] CLASS#METHOD SPEC...}: prints the lowered module of a method
+ * of CLASS (an example's bare name, or the user's class on the class path, see {@link UserClass}). Each SPEC
  * is a tensor ({@code f32[64,64]}), an integer, a decimal number, {@code true}/{@code false}, or {@code world}
  * for {@code Comm.world()}. For {@code --target gpu} the PTX of every kernel follows the module (generating it needs
  * no GPU).
@@ -20,29 +21,32 @@ public final class PrintIr {
     private PrintIr() {
     }
 
-    public static void main(String[] args) throws ClassNotFoundException {
+    public static void main(String[] args) {
         String target = "cpu";
         int i = 0;
         if (args.length > 1 && args[0].equals("--target")) {
             target = args[1];
             i = 2;
         }
-        if (args.length <= i || !args[i].contains("#")) {
-            System.err.println("usage: weft ir [--target cpu|gpu] CLASS#METHOD SPEC...");
+        if (args.length <= i || !args[i].contains("#") || !target.equals("cpu") && !target.equals("gpu")) {
+            System.err.println("usage: weft ir [--target cpu|gpu] [-cp PATH] CLASS#METHOD SPEC...");
             System.exit(2);
         }
         String[] ref = args[i].split("#", 2);
-        String cls = ref[0].contains(".") ? ref[0] : "dev.weft.examples." + ref[0];
-        List<Object> specs = new ArrayList<>();
-        for (int k = i + 1; k < args.length; k++) {
-            specs.add(parse(args[k]));
-        }
         try {
-            LoweredModule lowered = Weft.lower(target, Class.forName(cls), ref[1], specs.toArray());
+            Class<?> cls = UserClass.load(ref[0]);
+            List<Object> specs = new ArrayList<>();
+            for (int k = i + 1; k < args.length; k++) {
+                specs.add(parse(args[k]));
+            }
+            LoweredModule lowered = Weft.lower(target, cls, ref[1], specs.toArray());
             System.out.print(lowered.toMlir());
             if (target.equals("gpu")) {
                 System.out.print("\n" + GpuPlanner.plan((Module) lowered, PtxTarget.fromSystemProperties()).ptx());
             }
+        } catch (IllegalArgumentException e) {
+            System.err.println("weft ir: " + e.getMessage());
+            System.exit(2);
         } catch (WeftException e) {
             System.err.println("weft ir: " + e.getMessage());
             System.exit(1);
@@ -52,6 +56,10 @@ public final class PrintIr {
     private static Object parse(String spec) {
         if (spec.contains("[")) {
             return TensorSpec.parse(spec);
+        }
+        if (!spec.matches("true|false|world|-?\\d+|-?\\d*\\.?\\d+([eE][-+]?\\d+)?")) {
+            throw new IllegalArgumentException("cannot read the argument '" + spec + "': give a tensor like f32[64,64],"
+                    + " an integer, a number, true, false or world");
         }
         if (spec.equals("true") || spec.equals("false")) {
             return Boolean.parseBoolean(spec);

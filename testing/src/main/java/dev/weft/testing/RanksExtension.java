@@ -16,10 +16,12 @@ import org.junit.jupiter.api.extension.TestTemplateInvocationContext;
 import org.junit.jupiter.api.extension.TestTemplateInvocationContextProvider;
 
 /**
- * The machinery behind {@link Ranks}: one template invocation per rank count, whose method call is replaced by
- * running the method on that many fake ranks through {@link RankRunner}.
+ * The JUnit 5 extension behind {@link Ranks} (which registers it): one test template invocation per rank count,
+ * whose method call is replaced by running the method on that many fake ranks through {@link RankRunner}. A
+ * parameter of type {@code Comm} receives each rank's world. {@code @BeforeEach}/{@code @AfterEach} methods run
+ * once per invocation on the test thread, not on the ranks.
  */
-final class RanksExtension implements TestTemplateInvocationContextProvider {
+public final class RanksExtension implements TestTemplateInvocationContextProvider {
     @Override
     public boolean supportsTestTemplate(ExtensionContext context) {
         return context.getTestMethod().map(m -> m.isAnnotationPresent(Ranks.class)).orElse(false);

@@ -1,4 +1,4 @@
-package dev.weft.testing;
+package dev.weft.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,10 +7,14 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.comm.Comm;
+import dev.weft.testing.RankRunner;
+import dev.weft.testing.Ranks;
+import dev.weft.testing.TensorAssert;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import org.junit.jupiter.api.Test;
 
+/** The user-facing test support of {@code dev.weft:weft-testing}, run on the fake runtime. */
 class RanksTest {
     @Ranks({1, 3})
     void runsOnEveryRankWithItsOwnWorld(Comm world) {
@@ -47,7 +51,7 @@ class RanksTest {
         e.printStackTrace(new PrintWriter(printed));
         assertThat(printed.toString()).contains("IllegalStateException: rank 1 failed on purpose",
                 "IllegalStateException: rank 2 failed on purpose");
-        assertThat(printed.toString().split("at dev.weft.testing.RanksTest.failOn\\(", -1)).hasSize(3);
+        assertThat(printed.toString().split("at dev.weft.it.RanksTest.failOn\\(", -1)).hasSize(3);
     }
 
     @Test

@@ -5,16 +5,21 @@ import dev.weft.Tensor;
 import java.util.Arrays;
 import org.assertj.core.api.AbstractAssert;
 
-/** AssertJ assertions on concrete tensors; failure messages print the actual and the expected tensor. */
+/**
+ * AssertJ assertions on concrete (eager or returned) tensors; failure messages print the actual and the expected
+ * tensor. {@code TensorAssert.assertThat(t).hasShape(2, 3).isCloseTo(expected, 1e-6)}.
+ */
 public final class TensorAssert extends AbstractAssert<TensorAssert, Tensor> {
     private TensorAssert(Tensor actual) {
         super(actual, TensorAssert.class);
     }
 
+    /** Starts assertions on {@code actual}. */
     public static TensorAssert assertThat(Tensor actual) {
         return new TensorAssert(actual);
     }
 
+    /** The tensor's shape is {@code shape} (empty for a scalar). */
     public TensorAssert hasShape(long... shape) {
         isNotNull();
         if (!Arrays.equals(actual.shape(), shape)) {
@@ -24,6 +29,7 @@ public final class TensorAssert extends AbstractAssert<TensorAssert, Tensor> {
         return this;
     }
 
+    /** The tensor's element type is {@code dtype}. */
     public TensorAssert hasDType(DType dtype) {
         isNotNull();
         if (actual.dtype() != dtype) {
