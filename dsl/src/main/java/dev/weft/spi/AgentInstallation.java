@@ -14,21 +14,29 @@ import java.util.ServiceLoader;
  * <p>A {@code @Compile} method that was already running when the agent came (its own body made Weft's first
  * tensor) cannot be compiled any more: that is a {@link WeftException} at its line saying to install the agent
  * first; its later calls compile. If the agent cannot be attached (a JVM without {@code jdk.attach}, or with
- * {@code -XX:-EnableDynamicAgentLoading}), standard error says so once and {@code @Compile} methods run eagerly.
+ * {@code -XX:-EnableDynamicAgentLoading}), standard error says so once and {@code @Compile} methods run eagerly;
+ * each such method is named once, on standard error, when it first runs.
  */
 public final class AgentInstallation {
     /** Set once the installation has been tried; until then every thread goes through {@link #install}. */
     private static volatile boolean done;
     /** Set when a thread starts installing (guarded by the class lock; that thread may make tensors meanwhile). */
     private static boolean started;
+    /** Why the agent is missing, when installing it failed (written before {@link #done}); else {@code null}. */
+    private static String missing;
 
     private AgentInstallation() {
     }
 
-    /** Installs the agent unless that was tried already; other threads wait until it is in place. */
+    /**
+     * Installs the agent unless that was tried already; other threads wait until it is in place. Without an agent,
+     * names each {@code @Compile} method found running eagerly, once.
+     */
     public static void ensure() {
         if (!done) {
             install();
+        } else if (missing != null) {
+            UncompiledCalls.check(missing);
         }
     }
 
@@ -53,8 +61,10 @@ public final class AgentInstallation {
         try {
             installedNow = runtime.get().install();
         } catch (RuntimeException | LinkageError e) {
-            System.err.println("weft: could not install the @Compile agent (" + e + "); @Compile methods will run"
-                    + " eagerly. Start the JVM with -javaagent:weft-tracer.jar (bin/weft does) to compile them.");
+            missing = String.valueOf(e.getMessage() != null ? e.getMessage() : e);
+            System.err.println("weft: could not install the @Compile agent (" + missing + "); @Compile methods will"
+                    + " run eagerly. Start the JVM with -javaagent:<the dev.weft:weft jar> (bin/weft does) to compile"
+                    + " them.");
             return;
         }
         if (installedNow && !Interpreters.isTracing()) {
@@ -65,7 +75,8 @@ public final class AgentInstallation {
                                 + f.getDeclaringClass().getSimpleName() + "." + f.getMethodName() + " started before"
                                 + " Weft's agent was installed (its body made the program's first tensor), so this"
                                 + " call cannot be compiled; call Weft.install() at the start of main, or start the"
-                                + " JVM with -javaagent:weft-tracer.jar (bin/weft does). Later calls are compiled.");
+                                + " JVM with -javaagent:<the dev.weft:weft jar> (bin/weft does). Later calls are"
+                                + " compiled.");
                     });
         }
     }

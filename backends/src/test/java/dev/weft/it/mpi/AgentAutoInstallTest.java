@@ -3,6 +3,8 @@ package dev.weft.it.mpi;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,5 +29,27 @@ class AgentAutoInstallTest {
                 .substring("expect ".length());
         assertThat(r.output()).contains("error " + expect + ": @Compile method AutoInstallProgram.ones started"
                 + " before Weft's agent was installed", "Weft.install()", "traced=true");
+    }
+
+    @Test
+    void withoutAnAgentEachCompileMethodIsNamedOnceAndRunsEagerly() throws Exception {
+        List<String> flags = new ArrayList<>(Mpirun.JVM_FLAGS);
+        flags.add("-XX:-EnableDynamicAgentLoading");
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, flags, AutoInstallProgram.class, "twice-thrice");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        assertThat(r.output()).contains("weft: could not install the @Compile agent", "traced=false result=[2. 4.]");
+        assertThat(r.output().split("@Compile method dev.weft.it.mpi.AutoInstallProgram.twice \\(AutoInstallProgram"
+                + "\\.java:\\d+\\) runs eagerly on every call", -1)).as("output:%n%s", r.output()).hasSize(2);
+    }
+
+    @Test
+    void aJvmWithoutTheVectorModuleSaysOnceThatLoopsAreScalar() throws Exception {
+        List<String> flags = new ArrayList<>(Mpirun.JVM_FLAGS);
+        int at = flags.indexOf("--add-modules");
+        flags.subList(at, at + 2).clear();
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, flags, AutoInstallProgram.class, "compiled");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        assertThat(r.output()).contains("traced=true result=[2. 4.]");
+        assertThat(r.output().split("without jdk.incubator.vector, so fused loops are scalar", -1)).hasSize(2);
     }
 }

@@ -13,6 +13,7 @@ import dev.weft.WeftException;
  *   <li>{@code inside}: calls a {@code @Compile} method whose body makes the program's first tensor; prints the
  *       line of that statement ({@code expect <file>:<line>}), the error of that call, then whether the next call
  *       ran traced.</li>
+ *   <li>{@code twice-thrice}: calls a {@code @Compile} method twice, then prints as {@code compiled}.</li>
  * </ul>
  */
 public final class AutoInstallProgram {
@@ -39,6 +40,11 @@ public final class AutoInstallProgram {
         switch (args[0]) {
             case "compiled" -> {
                 Tensor y = twice(Tensor.of(new float[] {1, 2}));
+                System.out.println("traced=" + traced + " result=" + y);
+            }
+            case "twice-thrice" -> {
+                Tensor y = twice(Tensor.of(new float[] {1, 2}));
+                twice(y);
                 System.out.println("traced=" + traced + " result=" + y);
             }
             case "inside" -> {

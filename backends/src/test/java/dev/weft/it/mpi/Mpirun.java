@@ -116,18 +116,32 @@ public final class Mpirun {
         return launch(cmd, timeout, all);
     }
 
+    /** The JVM flags of every rank, as bin/weft passes them (less the agent, which Weft attaches itself). */
+    static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules",
+            "jdk.incubator.vector", "-XX:+EnableDynamicAgentLoading", "-Dnet.bytebuddy.safe=true", "-Xss8m",
+            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
+
     /** Runs {@code mainClass} in a plain JVM, with no MPI launcher around it. */
     public static Result plain(Duration timeout, Class<?> mainClass, String... args)
             throws IOException, InterruptedException {
-        return launch(java(mainClass, args), timeout, Map.of());
+        return plain(timeout, JVM_FLAGS, mainClass, args);
+    }
+
+    /** Runs {@code mainClass} in a plain JVM started with {@code jvmFlags} instead of {@link #JVM_FLAGS}. */
+    public static Result plain(Duration timeout, List<String> jvmFlags, Class<?> mainClass, String... args)
+            throws IOException, InterruptedException {
+        return launch(java(jvmFlags, mainClass, args), timeout, Map.of());
     }
 
     private static List<String> java(Class<?> mainClass, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector",
-                "-XX:+EnableDynamicAgentLoading", "-Dnet.bytebuddy.safe=true",
-                "-Xss8m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), mainClass.getName()));
+        return java(JVM_FLAGS, mainClass, args);
+    }
+
+    private static List<String> java(List<String> jvmFlags, Class<?> mainClass, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmFlags);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
         cmd.addAll(List.of(args));
         return cmd;
     }

@@ -36,7 +36,8 @@ import java.util.Map;
  * operations (a species it cannot see as a constant makes every op allocate). The Vector API is an incubator
  * module: vector loops are emitted only when {@code jdk.incubator.vector} is in the boot layer
  * ({@code --add-modules jdk.incubator.vector}) and the preferred species has at least 256 bits; otherwise, or with
- * {@code -Dweft.vector=false}, every loop is scalar ({@code WEFT_DEBUG=1} says why on stderr). This class refers to
+ * {@code -Dweft.vector=false}, every loop is scalar (a missing module is said once on stderr, other reasons with
+ * {@code WEFT_DEBUG=1}). This class refers to
  * the vector classes only by name, so it loads without the module.
  */
 final class VectorLoopEmitter {
@@ -166,7 +167,10 @@ final class VectorLoopEmitter {
         if ("false".equals(System.getProperty("weft.vector"))) {
             why = "-Dweft.vector=false";
         } else if (ModuleLayer.boot().findModule(MODULE).isEmpty()) {
-            why = MODULE + " is not in the boot layer (run java with --add-modules " + MODULE + ")";
+            // Not a choice the user made, and it costs 2-3x on fused elementwise chains: say so without WEFT_DEBUG.
+            System.err.println("weft: the JVM runs without " + MODULE + ", so fused loops are scalar (2-3x slower on"
+                    + " elementwise chains); run java with --add-modules " + MODULE);
+            return false;
         } else {
             try {
                 Object species = Class.forName(MODULE + ".DoubleVector").getField("SPECIES_PREFERRED").get(null);
