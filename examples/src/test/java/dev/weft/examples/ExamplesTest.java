@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.within;
 import dev.weft.DType;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
-import dev.weft.backends.comm.fake.FakeWorld;
-import dev.weft.comm.Comm;
-import dev.weft.spi.CommBinding;
+import dev.weft.testing.RankRunner;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -33,10 +31,7 @@ class ExamplesTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            FakeWorld.run(n, world -> CommBinding.with(world, () -> {
-                main.accept(new String[0]);
-                return null;
-            }));
+            RankRunner.run(n, world -> main.accept(new String[0]));
         } finally {
             System.setOut(saved);
         }
@@ -69,11 +64,8 @@ class ExamplesTest {
     @Test
     void heatStepReadsItsNeighboursAsPiecesOfTheGridAndItsHalos() {
         AtomicReference<String> mlir = new AtomicReference<>();
-        FakeWorld.run(1, world -> CommBinding.with(world, () -> {
-            mlir.set(Weft.lower(Heat.class, "simulate", Comm.world(), TensorSpec.of(DType.F64, 8, 6), 3, 0.1)
-                    .toMlir());
-            return null;
-        }));
+        RankRunner.run(1, world -> mlir.set(Weft.lower(Heat.class, "simulate", world, TensorSpec.of(DType.F64, 8, 6),
+                3, 0.1).toMlir()));
         // operands: the zero halo row, the grid (three times), 4.0, the grid, 0.1, then the pad value 0.0
         assertThat(mlir.get()).doesNotContain("stablehlo.slice").doesNotContain("stablehlo.concatenate")
                 .doesNotContain("stablehlo.pad").doesNotContain("weft.slice_starts")

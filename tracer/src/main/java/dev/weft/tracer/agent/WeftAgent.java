@@ -18,7 +18,7 @@ import net.bytebuddy.matcher.ElementMatcher;
 
 /**
  * The Java agent that routes calls of {@code @Compile} methods through {@link dev.weft.tracer.CompileGate}.
- * Loaded with {@code -javaagent:weft-tracer.jar} (Byte Buddy on the class path), or attached to the running JVM
+ * Loaded with {@code -javaagent:} the {@code dev.weft:weft} (or {@code weft-tracer}) jar, Byte Buddy on the class path,, or attached to the running JVM
  * by {@link #install()}. Classes loaded before installation are retransformed; the advice is inlined and
  * changes no class shape.
  */
@@ -29,10 +29,12 @@ public final class WeftAgent {
     }
 
     public static void premain(String args, Instrumentation inst) {
+        avoidUnsafe();
         install(inst);
     }
 
     public static void agentmain(String args, Instrumentation inst) {
+        avoidUnsafe();
         install(inst);
     }
 
@@ -46,8 +48,19 @@ public final class WeftAgent {
         if (installed) {
             return false;
         }
+        avoidUnsafe();
         install(ByteBuddyAgent.install());
         return true;
+    }
+
+    /**
+     * Byte Buddy's safe mode, unless the user chose: without it Byte Buddy calls {@code sun.misc.Unsafe}, which
+     * JDK 25 warns about on stderr. Read when Byte Buddy's class injector initialises, so set before any use.
+     */
+    private static void avoidUnsafe() {
+        if (System.getProperty("net.bytebuddy.safe") == null) {
+            System.setProperty("net.bytebuddy.safe", "true");
+        }
     }
 
     private static synchronized void install(Instrumentation inst) {
