@@ -133,7 +133,7 @@ final class JvpInterpreter implements Interpreter {
                 (i, carries) -> {
                     List<Tensor> duals = duals(carries, carried);
                     List<Tensor> next = Interpreters.with(this, () -> body.apply(i, duals));
-                    return Interpreters.under(this, () -> flatten(next, carried));
+                    return flatten(next, carried);
                 }, where));
         return duals(out, carried);
     }
@@ -158,7 +158,7 @@ final class JvpInterpreter implements Interpreter {
                 carried[k] = res.get(k).dtype().isFloating();
             }
             floating[0] = carried;
-            return Interpreters.under(this, () -> flatten(res, carried));
+            return flatten(res, carried);
         };
     }
 
