@@ -88,7 +88,7 @@ public final class AdPrograms {
      * Data-parallel least squares, one gradient step: the gradient of this rank's share of the mean squared
      * error, summed over the ranks.
      */
-    static Tensor dataParallelStepEager(Comm comm, Tensor x, Tensor y, Tensor w, double total) {
+    public static Tensor dataParallelStepEager(Comm comm, Tensor x, Tensor y, Tensor w, double total) {
         Tensor g = comm.allreduce(Weft.grad(v -> {
             Tensor r = x.matmul(v).sub(y);
             return r.mul(r).sum().div(total);
@@ -97,7 +97,7 @@ public final class AdPrograms {
     }
 
     @Compile
-    static Tensor dataParallelStepCompiled(Comm comm, Tensor x, Tensor y, Tensor w, double total) {
+    public static Tensor dataParallelStepCompiled(Comm comm, Tensor x, Tensor y, Tensor w, double total) {
         return dataParallelStepEager(comm, x, y, w, total);
     }
 

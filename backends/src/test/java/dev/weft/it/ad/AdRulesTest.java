@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code <ct, J t> = <J^T ct, t>}. The table has a case for every primitive with a JVP rule (checked), and every
  * primitive has a rule or a reason why it has none.
  */
-class AdRulesTest {
+public class AdRulesTest {
     /** Inputs drawn from {@code [lo, hi]} with a random sign when {@code signed}. */
     record Input(long[] shape, double lo, double hi, boolean signed) {
         static Input of(double lo, double hi, long... shape) {
@@ -185,7 +185,7 @@ class AdRulesTest {
         return x.stream().map(v -> random(v.shape(), -1, 1, false, rnd)).toList();
     }
 
-    static Tensor random(long[] shape, double lo, double hi, boolean signed, Random rnd) {
+    public static Tensor random(long[] shape, double lo, double hi, boolean signed, Random rnd) {
         long n = 1;
         for (long d : shape) {
             n *= d;
@@ -215,7 +215,7 @@ class AdRulesTest {
         return d;
     }
 
-    static void assertClose(double[] actual, double[] expected, double tolerance) {
+    public static void assertClose(double[] actual, double[] expected, double tolerance) {
         assertThat(actual).hasSameSizeAs(expected);
         for (int i = 0; i < actual.length; i++) {
             assertThat(actual[i]).as("element %d of %s vs %s", i, java.util.Arrays.toString(actual),

@@ -25,12 +25,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * (every rank's input to every rank's output): each rank's JVP tangent against the change of its output when
  * every rank moves its input, and reverse mode by the dot-product test summed over the ranks.
  */
-class CommGradTest {
+public class CommGradTest {
     private static final double EPS = 1e-6;
     private static final double TOLERANCE = 1e-6;
 
     /** A function of this rank's input on {@code comm}, and the input's shape given the number of ranks. */
-    record Case(String name, Primitive<?> prim, BiFunction<Comm, Tensor, Tensor> f, int perRank, boolean positive,
+    public record Case(String name, Primitive<?> prim, BiFunction<Comm, Tensor, Tensor> f, int perRank, boolean positive,
                 int minRanks) {
         @Override
         public String toString() {
@@ -38,7 +38,7 @@ class CommGradTest {
         }
     }
 
-    static List<Case> cases() {
+    public static List<Case> cases() {
         return List.of(
                 new Case("allreduce sum", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.sin(), ReduceOp.SUM).mul(x), 3,
                         false, 1),
@@ -88,31 +88,37 @@ class CommGradTest {
     @ParameterizedTest(name = "{0} on {1} ranks")
     @MethodSource("runs")
     void forwardModeMatchesCentralDifferencesOfTheGlobalFunction(Case c, int n) {
-        RankRunner.run(n, comm -> {
-            Random rnd = new Random(31L * comm.rank() + c.name().hashCode());
-            Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
-            Jvp jvp = Weft.jvp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x), List.of(t));
-            double[] fd = difference(c, comm, x, t);
-            AdRulesTest.assertClose(jvp.tangents().getFirst().toDoubleArray(), fd, TOLERANCE);
-        });
+        RankRunner.run(n, comm -> checkForward(c, comm));
+    }
+
+    /** This rank's JVP tangent against the central difference of the global function. */
+    public static void checkForward(Case c, Comm comm) {
+        Random rnd = new Random(31L * comm.rank() + c.name().hashCode());
+        Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
+        Jvp jvp = Weft.jvp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x), List.of(t));
+        double[] fd = difference(c, comm, x, t);
+        AdRulesTest.assertClose(jvp.tangents().getFirst().toDoubleArray(), fd, TOLERANCE);
     }
 
     @ParameterizedTest(name = "{0} on {1} ranks")
     @MethodSource("runs")
     void reverseModeIsTheTransposeSummedOverTheRanks(Case c, int n) {
-        RankRunner.run(n, comm -> {
-            Random rnd = new Random(17L * comm.rank() + c.name().hashCode());
-            Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
-            Vjp vjp = Weft.vjp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x));
-            Tensor y = vjp.outputs().getFirst();
-            Tensor ct = AdRulesTest.random(y.shape(), -1, 1, false, rnd);
-            Tensor back = vjp.pullback(List.of(ct)).getFirst();
-            double[] fd = difference(c, comm, x, t);
-            double lhs = comm.allreduce(Tensor.of(new double[] {dot(ct.toDoubleArray(), fd)}), ReduceOp.SUM).item();
-            double rhs = comm.allreduce(Tensor.of(new double[] {dot(back.toDoubleArray(), t.toDoubleArray())}),
-                    ReduceOp.SUM).item();
-            assertThat(rhs).isCloseTo(lhs, within(TOLERANCE * (1 + Math.abs(lhs))));
-        });
+        RankRunner.run(n, comm -> checkReverse(c, comm));
+    }
+
+    /** The dot-product test of this rank's pullback, summed over the ranks, against central differences. */
+    public static void checkReverse(Case c, Comm comm) {
+        Random rnd = new Random(17L * comm.rank() + c.name().hashCode());
+        Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
+        Vjp vjp = Weft.vjp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x));
+        Tensor y = vjp.outputs().getFirst();
+        Tensor ct = AdRulesTest.random(y.shape(), -1, 1, false, rnd);
+        Tensor back = vjp.pullback(List.of(ct)).getFirst();
+        double[] fd = difference(c, comm, x, t);
+        double lhs = comm.allreduce(Tensor.of(new double[] {dot(ct.toDoubleArray(), fd)}), ReduceOp.SUM).item();
+        double rhs = comm.allreduce(Tensor.of(new double[] {dot(back.toDoubleArray(), t.toDoubleArray())}),
+                ReduceOp.SUM).item();
+        assertThat(rhs).isCloseTo(lhs, within(TOLERANCE * (1 + Math.abs(lhs))));
     }
 
     private static Tensor input(Case c, Comm comm, Random rnd) {
