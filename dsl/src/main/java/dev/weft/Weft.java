@@ -1,14 +1,16 @@
 package dev.weft;
 
+import dev.weft.ad.Autodiff;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.WeftRuntime;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
-/** Entry points: traced control flow, agent installation and lowering. */
+/** Entry points: traced control flow, automatic differentiation, agent installation and lowering. */
 public final class Weft {
     private Weft() {
     }
@@ -43,6 +45,32 @@ public final class Weft {
         SourceLocation where = Interpreters.current().isTracing() ? SourceLocation.capture() : null;
         return Interpreters.current()
                 .cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()), where).getFirst();
+    }
+
+    /**
+     * The gradient of {@code f}, a function of one tensor returning one f32 or f64 element: {@code grad(f)(x)} has
+     * {@code x}'s dtype and shape. Works eagerly and inside {@code @Compile}, and nests ({@code grad(grad(f))}).
+     * Reverse mode: the primal computation runs once and keeps the values the derivative needs; a
+     * {@link #fori} inside {@code f} is unrolled for it. Integer and boolean operations pass no derivative.
+     */
+    public static Function<Tensor, Tensor> grad(Function<Tensor, Tensor> f) {
+        return Autodiff.grad(f);
+    }
+
+    /**
+     * Forward mode: {@code f}'s outputs at {@code primals} and their directional derivatives along
+     * {@code tangents} (one per primal, same dtype and shape; integer inputs' tangents are ignored).
+     */
+    public static Jvp jvp(Function<List<Tensor>, List<Tensor>> f, List<Tensor> primals, List<Tensor> tangents) {
+        return Autodiff.jvp(f, List.copyOf(primals), List.copyOf(tangents));
+    }
+
+    /**
+     * Reverse mode: {@code f}'s outputs at {@code primals} and its pullback ({@link Vjp#pullback}), which maps
+     * cotangents of the outputs to cotangents of the inputs.
+     */
+    public static Vjp vjp(Function<List<Tensor>, List<Tensor>> f, List<Tensor> primals) {
+        return Autodiff.vjp(f, List.copyOf(primals));
     }
 
     /**

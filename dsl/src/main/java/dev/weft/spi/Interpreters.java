@@ -42,6 +42,24 @@ public final class Interpreters {
         return !STACK.get().isEmpty();
     }
 
+    /**
+     * Runs {@code body} one level down: with {@code top}, which must be this thread's innermost interpreter, off
+     * the stack, so that what {@code body} binds goes to the interpreter below it. A transform's interpreter
+     * computes its primal values so, and its rules, whose operations the levels below may transform in turn.
+     */
+    public static <T> T under(Interpreter top, Supplier<T> body) {
+        Deque<Interpreter> stack = STACK.get();
+        if (stack.peek() != top) {
+            throw new IllegalStateException(top + " is not the innermost interpreter");
+        }
+        stack.pop();
+        try {
+            return body.get();
+        } finally {
+            stack.push(top);
+        }
+    }
+
     /** Runs {@code body} with {@code interp} innermost. */
     public static <T> T with(Interpreter interp, Supplier<T> body) {
         Deque<Interpreter> stack = STACK.get();

@@ -9,15 +9,16 @@ import dev.weft.comm.ReduceOp;
 import java.util.List;
 
 /**
- * Least-squares regression trained by full-batch gradient descent: samples are split over ranks, each rank
- * computes the gradient of its shard and {@code allreduce} averages them, so every rank keeps the same weights.
+ * Least-squares regression trained by full-batch gradient descent: samples are split over ranks, each rank takes
+ * the gradient of its share of the loss with {@code Weft.grad} and {@code allreduce} sums them, so every rank keeps
+ * the same weights.
  * The final loss must equal that of the exact least-squares fit, computed in plain Java.
  */
 public final class DataParallel {
-    private static final int SAMPLES = 240;
-    private static final int FEATURES = 4;
-    private static final int EPOCHS = 200;
-    private static final double LEARNING_RATE = 0.5;
+    static final int SAMPLES = 240;
+    static final int FEATURES = 4;
+    static final int EPOCHS = 200;
+    static final double LEARNING_RATE = 0.5;
     private static final double[] TRUE_WEIGHTS = {1.5, -2.0, 0.5, 3.0};
     private static final double NOISE = 0.05;
     private static final double TOLERANCE = 1e-9;
@@ -30,8 +31,8 @@ public final class DataParallel {
     static List<Tensor> train(Comm comm, Tensor x, Tensor y, Tensor w, int epochs, double lr) {
         double n = SAMPLES;
         Tensor trained = Weft.fori(0, epochs, w, (i, wi) -> {
-            Tensor residual = x.matmul(wi).sub(y);
-            Tensor grad = comm.allreduce(x.transpose().matmul(residual), ReduceOp.SUM).mul(2 / n);
+            // The weights are the same on every rank: their gradient is the sum of the ranks' gradients.
+            Tensor grad = comm.allreduce(Weft.grad(v -> shareOfLoss(x, y, v, n)).apply(wi), ReduceOp.SUM);
             return wi.sub(grad.mul(lr));
         });
         Tensor residual = x.matmul(trained).sub(y);
@@ -39,10 +40,14 @@ public final class DataParallel {
         return List.of(trained, loss);
     }
 
-    public static void main(String[] args) {
-        Weft.install();
-        Comm world = Comm.world();
-        int r = world.rank(), size = world.size();
+    /** This rank's share of the mean squared error over all {@code n} samples. */
+    static Tensor shareOfLoss(Tensor x, Tensor y, Tensor w, double n) {
+        Tensor residual = x.matmul(w).sub(y);
+        return residual.mul(residual).sum().div(n);
+    }
+
+    /** Rank {@code r}'s samples of {@code size}: features {@code [SAMPLES / size, FEATURES]} and targets. */
+    static List<Tensor> shard(int r, int size) {
         if (SAMPLES % size != 0) {
             throw new IllegalArgumentException(SAMPLES + " samples do not split over " + size + " ranks");
         }
@@ -53,8 +58,16 @@ public final class DataParallel {
             sample(r * mine + i, xs, i * FEATURES);
             ys[i] = target(r * mine + i, xs, i * FEATURES);
         }
-        List<Tensor> out = train(world, Tensor.of(xs, mine, FEATURES), Tensor.of(ys, mine),
-                Tensor.zeros(DType.F64, FEATURES), EPOCHS, LEARNING_RATE);
+        return List.of(Tensor.of(xs, mine, FEATURES), Tensor.of(ys, mine));
+    }
+
+    public static void main(String[] args) {
+        Weft.install();
+        Comm world = Comm.world();
+        int r = world.rank();
+        List<Tensor> data = shard(r, world.size());
+        List<Tensor> out = train(world, data.get(0), data.get(1), Tensor.zeros(DType.F64, FEATURES), EPOCHS,
+                LEARNING_RATE);
         double loss = out.get(1).item();
         double optimum = leastSquaresLoss();
         if (r == 0) {
@@ -67,14 +80,14 @@ public final class DataParallel {
     }
 
     /** Features of sample {@code s}, written at {@code x[at..at+FEATURES)}. */
-    private static void sample(int s, double[] x, int at) {
+    static void sample(int s, double[] x, int at) {
         for (int f = 0; f < FEATURES; f++) {
             x[at + f] = Math.sin(s * (0.37 + 0.61 * f) + f);
         }
     }
 
     /** The noisy target of sample {@code s} with features at {@code x[at..]}. */
-    private static double target(int s, double[] x, int at) {
+    static double target(int s, double[] x, int at) {
         double y = NOISE * Math.sin(5.1 * s + 0.3);
         for (int f = 0; f < FEATURES; f++) {
             y += x[at + f] * TRUE_WEIGHTS[f];

@@ -6,10 +6,14 @@ import static org.assertj.core.api.Assertions.within;
 import dev.weft.DType;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
+import dev.weft.Tensor;
+import dev.weft.comm.ReduceOp;
 import dev.weft.testing.RankRunner;
+import dev.weft.testing.TensorAssert;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -92,5 +96,31 @@ class ExamplesTest {
 
     private static double loss(String line) {
         return Double.parseDouble(line.trim().split(" = ")[1]);
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4})
+    void dataParallelWeightsFromGradEqualThoseOfTheHandWrittenGradient(int n) {
+        RankRunner.run(n, world -> {
+            List<Tensor> data = DataParallel.shard(world.rank(), world.size());
+            Tensor x = data.get(0), y = data.get(1);
+            Tensor w = Tensor.zeros(DType.F64, DataParallel.FEATURES);
+            Tensor fromGrad = DataParallel.train(world, x, y, w, DataParallel.EPOCHS, DataParallel.LEARNING_RATE)
+                    .getFirst();
+            for (int epoch = 0; epoch < DataParallel.EPOCHS; epoch++) {
+                Tensor residual = x.matmul(w).sub(y);
+                Tensor grad = world.allreduce(x.transpose().matmul(residual), ReduceOp.SUM)
+                        .mul(2.0 / DataParallel.SAMPLES);
+                w = w.sub(grad.mul(DataParallel.LEARNING_RATE));
+            }
+            TensorAssert.assertThat(fromGrad).isCloseTo(w, 1e-12);
+        });
+    }
+
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 4})
+    void mlpClassifiesTheSetAndMatchesTheOneRankWeights(int n) {
+        String out = run(n, Mlp::main);
+        assertThat(out).matches("mlp accuracy = (0\\.9[7-9]\\d*|1\\.0+) loss = " + NUMBER + "\\R");
     }
 }

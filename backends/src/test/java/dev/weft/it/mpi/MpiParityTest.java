@@ -100,7 +100,7 @@ class MpiParityTest {
     }
 
     /** Skips the test when {@code flavor}'s launcher is missing, or fails it under {@value #REQUIRE_ENV}. */
-    private static void requireLauncher(Mpirun.Flavor flavor) {
+    static void requireLauncher(Mpirun.Flavor flavor) {
         if (flavor.launcher().isPresent()) {
             return;
         }

@@ -1,0 +1,147 @@
+package dev.weft.it.ad;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.weft.Jvp;
+import dev.weft.Tensor;
+import dev.weft.Vjp;
+import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
+import dev.weft.prim.CommPrims;
+import dev.weft.spi.Primitive;
+import dev.weft.testing.RankRunner;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.BiFunction;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Differentiation through communication on 1 to 4 fake ranks, against central differences of the global function
+ * (every rank's input to every rank's output): each rank's JVP tangent against the change of its output when
+ * every rank moves its input, and reverse mode by the dot-product test summed over the ranks.
+ */
+public class CommGradTest {
+    private static final double EPS = 1e-6;
+    private static final double TOLERANCE = 1e-6;
+
+    /** A function of this rank's input on {@code comm}, and the input's shape given the number of ranks. */
+    public record Case(String name, Primitive<?> prim, BiFunction<Comm, Tensor, Tensor> f, int perRank, boolean positive,
+                int minRanks) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    public static List<Case> cases() {
+        return List.of(
+                new Case("allreduce sum", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.sin(), ReduceOp.SUM).mul(x), 3,
+                        false, 1),
+                new Case("allreduce max", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.mul(x), ReduceOp.MAX), 3,
+                        false, 1),
+                new Case("allreduce min", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x, ReduceOp.MIN).exp(), 3,
+                        false, 1),
+                new Case("allreduce prod", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x, ReduceOp.PROD), 3, true, 1),
+                new Case("allgather", CommPrims.ALLGATHER, (c, x) -> c.allgather(x.exp()).mul(2), 2, false, 1),
+                new Case("reduceScatter", CommPrims.REDUCE_SCATTER, (c, x) -> c.reduceScatter(x.mul(x), ReduceOp.SUM),
+                        -2, false, 1),
+                new Case("bcast from the last rank", CommPrims.BCAST, (c, x) -> c.bcast(x.sin(), c.size() - 1).mul(x),
+                        3, false, 1),
+                new Case("reduce to rank 0", CommPrims.REDUCE, (c, x) -> c.reduce(x.exp(), ReduceOp.SUM, 0).mul(x), 3,
+                        false, 1),
+                new Case("alltoall", CommPrims.ALLTOALL, (c, x) -> c.alltoall(x.mul(x)).sin(), -2, false, 1),
+                new Case("send and recv around the ring", CommPrims.SEND, CommGradTest::ring, 3, false, 2),
+                new Case("recv", CommPrims.RECV, CommGradTest::ring, 2, false, 2),
+                new Case("sendrecv shift", CommPrims.SENDRECV, (c, x) -> c.sendrecv(x.exp(), (c.rank() + 1) % c.size(),
+                        (c.rank() + c.size() - 1) % c.size(), 7).mul(x), 3, false, 1));
+    }
+
+    /** Even ranks send then receive, odd ranks the reverse, so that blocking messages never wait on each other. */
+    private static Tensor ring(Comm c, Tensor x) {
+        int next = (c.rank() + 1) % c.size(), prev = (c.rank() + c.size() - 1) % c.size();
+        Tensor got;
+        if (c.rank() % 2 == 0) {
+            c.send(x.sin(), next, 5);
+            got = c.recv(x.dtype(), x.shape(), prev, 5);
+        } else {
+            got = c.recv(x.dtype(), x.shape(), prev, 5);
+            c.send(x.sin(), next, 5);
+        }
+        return got.mul(x);
+    }
+
+    static List<Arguments> runs() {
+        List<Arguments> runs = new ArrayList<>();
+        for (Case c : cases()) {
+            for (int n = c.minRanks(); n <= 4; n++) {
+                runs.add(Arguments.of(c, n));
+            }
+        }
+        return runs;
+    }
+
+    @ParameterizedTest(name = "{0} on {1} ranks")
+    @MethodSource("runs")
+    void forwardModeMatchesCentralDifferencesOfTheGlobalFunction(Case c, int n) {
+        RankRunner.run(n, comm -> checkForward(c, comm));
+    }
+
+    /** This rank's JVP tangent against the central difference of the global function. */
+    public static void checkForward(Case c, Comm comm) {
+        Random rnd = new Random(31L * comm.rank() + c.name().hashCode());
+        Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
+        Jvp jvp = Weft.jvp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x), List.of(t));
+        double[] fd = difference(c, comm, x, t);
+        AdRulesTest.assertClose(jvp.tangents().getFirst().toDoubleArray(), fd, TOLERANCE);
+    }
+
+    @ParameterizedTest(name = "{0} on {1} ranks")
+    @MethodSource("runs")
+    void reverseModeIsTheTransposeSummedOverTheRanks(Case c, int n) {
+        RankRunner.run(n, comm -> checkReverse(c, comm));
+    }
+
+    /** The dot-product test of this rank's pullback, summed over the ranks, against central differences. */
+    public static void checkReverse(Case c, Comm comm) {
+        Random rnd = new Random(17L * comm.rank() + c.name().hashCode());
+        Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
+        Vjp vjp = Weft.vjp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x));
+        Tensor y = vjp.outputs().getFirst();
+        Tensor ct = AdRulesTest.random(y.shape(), -1, 1, false, rnd);
+        Tensor back = vjp.pullback(List.of(ct)).getFirst();
+        double[] fd = difference(c, comm, x, t);
+        double lhs = comm.allreduce(Tensor.of(new double[] {dot(ct.toDoubleArray(), fd)}), ReduceOp.SUM).item();
+        double rhs = comm.allreduce(Tensor.of(new double[] {dot(back.toDoubleArray(), t.toDoubleArray())}),
+                ReduceOp.SUM).item();
+        assertThat(rhs).isCloseTo(lhs, within(TOLERANCE * (1 + Math.abs(lhs))));
+    }
+
+    private static Tensor input(Case c, Comm comm, Random rnd) {
+        long len = c.perRank() > 0 ? c.perRank() : (long) -c.perRank() * comm.size();
+        return AdRulesTest.random(new long[] {len}, c.positive() ? 0.5 : -1, c.positive() ? 1.5 : 1, false, rnd);
+    }
+
+    /** The change of this rank's output when every rank moves its input by {@code ±EPS t}. */
+    private static double[] difference(Case c, Comm comm, Tensor x, Tensor t) {
+        double[] a = c.f().apply(comm, x.add(t.mul(EPS))).toDoubleArray();
+        double[] b = c.f().apply(comm, x.sub(t.mul(EPS))).toDoubleArray();
+        double[] d = new double[a.length];
+        for (int i = 0; i < d.length; i++) {
+            d[i] = (a[i] - b[i]) / (2 * EPS);
+        }
+        return d;
+    }
+
+    private static double dot(double[] a, double[] b) {
+        double s = 0;
+        for (int i = 0; i < a.length; i++) {
+            s += a[i] * b[i];
+        }
+        return s;
+    }
+}

@@ -1,0 +1,68 @@
+package dev.weft.ad;
+
+import dev.weft.spi.Params;
+import dev.weft.spi.Primitive;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The differentiation rules of every primitive, by primitive: a {@link JvpRule}, a {@link TransposeRule} for the
+ * primitives that appear linearly in tangents, or a reason it is not differentiable. The array primitives'
+ * rules are registered together in {@link ArrayAdRules}, the communication primitives' in {@link CommAdRules}; a
+ * coverage test requires every primitive to have a JVP
+ * rule or a reason.
+ */
+public final class AdRules {
+    private static final Map<Primitive<?>, JvpRule<?>> JVP = new ConcurrentHashMap<>();
+    private static final Map<Primitive<?>, TransposeRule<?>> TRANSPOSE = new ConcurrentHashMap<>();
+    private static final Map<Primitive<?>, String> NOT_DIFFERENTIABLE = new ConcurrentHashMap<>();
+
+    static {
+        ArrayAdRules.register();
+        CommAdRules.register();
+    }
+
+    private AdRules() {
+    }
+
+    /** Registers {@code prim}'s forward-mode rule. */
+    public static <P extends Params> void jvp(Primitive<P> prim, JvpRule<P> rule) {
+        JVP.put(prim, rule);
+    }
+
+    /** Registers {@code prim}'s transpose (for primitives that are linear in some inputs). */
+    public static <P extends Params> void transpose(Primitive<P> prim, TransposeRule<P> rule) {
+        TRANSPOSE.put(prim, rule);
+    }
+
+    /** Marks {@code prim} as having no derivative, saying why (an integer result, say). */
+    public static void notDifferentiable(Primitive<?> prim, String why) {
+        NOT_DIFFERENTIABLE.put(prim, why);
+    }
+
+    @SuppressWarnings("unchecked")
+    static <P extends Params> Optional<JvpRule<P>> jvpRule(Primitive<P> prim) {
+        return Optional.ofNullable((JvpRule<P>) JVP.get(prim));
+    }
+
+    @SuppressWarnings("unchecked")
+    static <P extends Params> Optional<TransposeRule<P>> transposeRule(Primitive<P> prim) {
+        return Optional.ofNullable((TransposeRule<P>) TRANSPOSE.get(prim));
+    }
+
+    /** Why {@code prim} is not differentiable, if it is marked so. */
+    public static Optional<String> whyNotDifferentiable(Primitive<?> prim) {
+        return Optional.ofNullable(NOT_DIFFERENTIABLE.get(prim));
+    }
+
+    /** True if {@code prim} has a forward-mode rule. */
+    public static boolean hasJvp(Primitive<?> prim) {
+        return JVP.containsKey(prim);
+    }
+
+    /** True if {@code prim} has a transpose rule. */
+    public static boolean hasTranspose(Primitive<?> prim) {
+        return TRANSPOSE.containsKey(prim);
+    }
+}

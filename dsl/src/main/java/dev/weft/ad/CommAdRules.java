@@ -1,0 +1,123 @@
+package dev.weft.ad;
+
+import dev.weft.Tensor;
+import dev.weft.WeftException;
+import dev.weft.comm.ReduceOp;
+import dev.weft.prim.CommParams;
+import dev.weft.prim.CommPrims;
+import dev.weft.spi.Bind;
+import dev.weft.spi.Effect;
+import dev.weft.spi.Primitive;
+import dev.weft.spi.SourceLocation;
+import java.util.List;
+
+/**
+ * JVP and transpose rules of the communication primitives. A transform is of the global function (every rank's
+ * inputs to every rank's outputs): every rank runs the same transformed schedule, so the tangent of a collective
+ * is the same collective on the tangents (zeros on a rank whose operand has none), and its transpose is the
+ * adjoint collective: allreduce SUM to itself, allgather to reduce-scatter SUM and back, bcast to a SUM reduce
+ * to the root, reduce SUM to a bcast from the root, alltoall to itself, and a message to the message back (same
+ * communicator and tag, the other direction). MAX and MIN share the tangent equally among the ranks holding the
+ * extremum; PROD divides by the operand (NaN where it is 0). Custom reduce ops have no derivative.
+ */
+final class CommAdRules {
+    private CommAdRules() {
+    }
+
+    static void register() {
+        AdRules.jvp(CommPrims.ALLREDUCE, (p, x, t, out) -> {
+            ReduceOp op = p.op();
+            Tensor y = out.getFirst(), tx = t.get(0);
+            if (op == ReduceOp.SUM) {
+                return List.of(allreduceSum(p, tx));
+            }
+            if (op == ReduceOp.PROD) {
+                return List.of(allreduceSum(p, tx.mul(y.div(x.get(0)))));
+            }
+            if (op == ReduceOp.MAX || op == ReduceOp.MIN) {
+                Tensor hit = x.get(0).eq(y).cast(y.dtype());
+                Tensor count = allreduceSum(p, hit);
+                return List.of(allreduceSum(p, tx.mul(hit)).div(count));
+            }
+            throw notDifferentiable(op);
+        });
+        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(allreduceSum(p, ct.get(0))));
+
+        AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(CommPrims.ALLGATHER, p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(bind(CommPrims.REDUCE_SCATTER,
+                CommParams.reduce(p.comm(), ReduceOp.SUM, -1), ct.get(0)).reshape(in.get(0).shape().dims())));
+
+        AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
+            if (p.op() != ReduceOp.SUM) {
+                throw notDifferentiable(p.op());
+            }
+            return List.of(bind(CommPrims.REDUCE_SCATTER, p, t.get(0)));
+        });
+        AdRules.transpose(CommPrims.REDUCE_SCATTER, (p, ct, k, in) -> List.of(bind(CommPrims.ALLGATHER,
+                CommParams.of(p.comm()), ct.get(0))));
+
+        AdRules.jvp(CommPrims.BCAST, (p, x, t, out) -> List.of(bind(CommPrims.BCAST, p, t.get(0))));
+        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> {
+            Tensor sum = bind(CommPrims.REDUCE, CommParams.reduce(p.comm(), ReduceOp.SUM, p.root()), ct.get(0));
+            return List.of(p.comm().rank() == p.root() ? sum : ArrayAdRules.zerosLike(sum));
+        });
+
+        // The root's result is the sum; another rank's is its own operand: the tangent of either is reduce's.
+        AdRules.jvp(CommPrims.REDUCE, (p, x, t, out) -> {
+            if (p.op() != ReduceOp.SUM) {
+                throw notDifferentiable(p.op());
+            }
+            return List.of(bind(CommPrims.REDUCE, p, t.get(0)));
+        });
+        AdRules.transpose(CommPrims.REDUCE, (p, ct, k, in) -> {
+            Tensor fromRoot = bind(CommPrims.BCAST, CommParams.rooted(p.comm(), p.root()), ct.get(0));
+            return List.of(p.comm().rank() == p.root() ? fromRoot : fromRoot.add(ct.get(0)));
+        });
+
+        AdRules.jvp(CommPrims.ALLTOALL, (p, x, t, out) -> List.of(bind(CommPrims.ALLTOALL, p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLTOALL, (p, ct, k, in) -> List.of(bind(CommPrims.ALLTOALL, p, ct.get(0))));
+
+        AdRules.jvp(CommPrims.SEND, (p, x, t, out) -> {
+            Bind.bind(CommPrims.SEND, p, t.get(0));
+            return List.of();
+        });
+        AdRules.transpose(CommPrims.SEND, (p, ct, k, in) -> List.of(bind(CommPrims.RECV,
+                CommParams.p2p(p.comm(), p.peer(), p.tag(), in.get(0)))));
+
+        AdRules.jvp(CommPrims.RECV, (p, x, t, out) -> List.of(bind(CommPrims.RECV, p)));
+        AdRules.transpose(CommPrims.RECV, (p, ct, k, in) -> {
+            Bind.bind(CommPrims.SEND, CommParams.p2p(p.comm(), p.peer(), p.tag(), null), ct.get(0));
+            return List.of();
+        });
+
+        AdRules.jvp(CommPrims.SENDRECV, (p, x, t, out) -> List.of(bind(CommPrims.SENDRECV, p, t.get(0))));
+        AdRules.transpose(CommPrims.SENDRECV, (p, ct, k, in) -> List.of(bind(CommPrims.SENDRECV,
+                CommParams.sendrecv(p.comm(), p.source(), p.recvTag(), p.peer(), p.tag(), in.get(0)), ct.get(0))));
+
+        AdRules.notDifferentiable(CommPrims.COMM_RANK, "its result is an integer");
+        AdRules.notDifferentiable(CommPrims.BARRIER, "it has no tensor operands or results");
+        for (Primitive<?> request : List.of(CommPrims.ISEND, CommPrims.IRECV, CommPrims.WAIT)) {
+            AdRules.notDifferentiable(request, "nonblocking messages are not differentiated yet: use send and recv,"
+                    + " or sendrecv, in a differentiated function");
+        }
+    }
+
+    /** The primitives whose tangent must run on every rank whether or not this rank's operands have tangents. */
+    static boolean exchangesTangents(Primitive<?> prim) {
+        return AdRules.hasJvp(prim) && prim.effect() == Effect.ORDERED;
+    }
+
+    private static Tensor allreduceSum(CommParams p, Tensor t) {
+        return bind(CommPrims.ALLREDUCE, CommParams.reduce(p.comm(), ReduceOp.SUM, -1), t);
+    }
+
+    private static WeftException notDifferentiable(ReduceOp op) {
+        return new WeftException(SourceLocation.capture(), "the reduce op " + op.name() + " is not differentiable"
+                + (op.isCustom() ? " (a custom reduce op has no derivative rule)" : " in this collective")
+                + "; differentiate a SUM, or compute it outside the differentiated function");
+    }
+
+    private static Tensor bind(Primitive<CommParams> prim, CommParams p, Tensor... args) {
+        return Bind.bind(prim, p, args).getFirst();
+    }
+}
