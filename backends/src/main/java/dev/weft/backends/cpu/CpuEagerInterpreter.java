@@ -40,6 +40,11 @@ public final class CpuEagerInterpreter implements Interpreter {
         rules.put(prim, rule);
     }
 
+    /** True if {@code prim} has an eager rule here. */
+    public boolean has(Primitive<?> prim) {
+        return rules.containsKey(prim);
+    }
+
     @Override
     public List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals,
                              SourceLocation where) {

@@ -1,0 +1,58 @@
+package dev.weft.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.ad.AdRules;
+import dev.weft.backends.cpu.CpuEagerInterpreter;
+import dev.weft.backends.cpu.CpuEagerInterpreterProvider;
+import dev.weft.lowering.LoweringRules;
+import dev.weft.prim.CommPrims;
+import dev.weft.prim.Prims;
+import dev.weft.spi.Primitive;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every primitive, array and communication, has each of its rules: shape (by construction), eager, lowering on the
+ * cpu and the gpu target, and a JVP rule or a stated reason to have none. {@code fori} and {@code cond} run through
+ * the interpreters' own methods rather than an eager or a JVP rule.
+ */
+class RuleCoverageTest {
+    @Test
+    void everyPrimitiveHasEveryRule() throws IllegalAccessException {
+        CpuEagerInterpreter eager = (CpuEagerInterpreter) new CpuEagerInterpreterProvider().eagerInterpreter();
+        LoweringRules lowering = LoweringRules.discover();
+        List<String> missing = new ArrayList<>();
+        for (Primitive<?> p : primitives()) {
+            boolean controlFlow = p == Prims.FORI || p == Prims.COND;
+            if (!controlFlow && !eager.has(p)) {
+                missing.add(p.name() + ": eager");
+            }
+            for (String target : List.of("cpu", "gpu")) {
+                if (!lowering.has(p, target)) {
+                    missing.add(p.name() + ": lowering on " + target);
+                }
+            }
+            if (!controlFlow && !AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
+                missing.add(p.name() + ": jvp (or a reason)");
+            }
+        }
+        assertThat(missing).isEmpty();
+        assertThat(primitives()).hasSizeGreaterThan(50);
+    }
+
+    static List<Primitive<?>> primitives() throws IllegalAccessException {
+        List<Primitive<?>> all = new ArrayList<>();
+        for (Class<?> holder : List.of(Prims.class, CommPrims.class)) {
+            for (Field f : holder.getFields()) {
+                if (Modifier.isStatic(f.getModifiers()) && f.get(null) instanceof Primitive<?> p) {
+                    all.add(p);
+                }
+            }
+        }
+        return all;
+    }
+}
