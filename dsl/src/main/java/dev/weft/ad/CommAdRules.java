@@ -9,7 +9,11 @@ import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.SourceLocation;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
 
 /**
  * JVP and transpose rules of the communication primitives. A transform is of the global function (every rank's
@@ -18,7 +22,9 @@ import java.util.List;
  * adjoint collective: allreduce SUM to itself, allgather to reduce-scatter SUM and back, bcast to a SUM reduce
  * to the root, reduce SUM to a bcast from the root, alltoall to itself, and a message to the message back (same
  * communicator and tag, the other direction). MAX and MIN share the tangent equally among the ranks holding the
- * extremum; PROD divides by the operand (NaN where it is 0). Custom reduce ops have no derivative.
+ * extremum; PROD divides by the operand (NaN where it is 0). Custom reduce ops have no derivative. Nonblocking
+ * messages transpose to nonblocking messages back, started where the waits were and waited where the messages
+ * started.
  */
 final class CommAdRules {
     private CommAdRules() {
@@ -94,12 +100,52 @@ final class CommAdRules {
         AdRules.transpose(CommPrims.SENDRECV, (p, ct, k, in) -> List.of(bind(CommPrims.SENDRECV,
                 CommParams.sendrecv(p.comm(), p.source(), p.recvTag(), p.peer(), p.tag(), in.get(0)), ct.get(0))));
 
+        // Nonblocking messages: the tangent of a request is the request of the tangent's message. Transposed, the
+        // wait (met first, backwards) starts the message back and passes its request, as the cotangent of the
+        // request, to the isend or irecv, which waits it: the messages back overlap as the messages did.
+        AdRules.jvp(CommPrims.ISEND, (p, x, t, out) -> List.of(bind(CommPrims.ISEND, p, t.get(0))));
+        AdRules.transpose(CommPrims.ISEND, (p, ct, k, in) -> List.of(bind(CommPrims.WAIT,
+                CommParams.waitFor(p.comm(), in.get(0)), ct.get(0))));
+        AdRules.jvp(CommPrims.IRECV, (p, x, t, out) -> List.of(bind(CommPrims.IRECV, p)));
+        AdRules.transpose(CommPrims.IRECV, (p, ct, k, in) -> {
+            Bind.bind(CommPrims.WAIT, CommParams.waitFor(p.comm(), null), ct.get(0), SENT_BACK.remove(ct.get(0)));
+            return List.of();
+        });
+        AdRules.jvp(CommPrims.WAIT, (p, x, t, out) -> {
+            if (t.get(0) == null) {
+                throw new WeftException(SourceLocation.capture(), "a request started outside the differentiated"
+                        + " function is waited inside it; start and wait it on the same side");
+            }
+            List<Tensor> tangentOut = Bind.bind(CommPrims.WAIT, p, t.toArray(Tensor[]::new));
+            return tangentOut.isEmpty() ? List.of() : List.of(tangentOut.getFirst());
+        });
+        AdRules.transpose(CommPrims.WAIT, (p, ct, k, in) -> {
+            if (p.result() == null) {
+                Tensor back = bind(CommPrims.IRECV, CommParams.p2p(p.comm(), p.peer(), p.tag(), in.get(1)));
+                return Arrays.asList(back, null);
+            }
+            Tensor sent = ct.get(0);
+            Tensor back = bind(CommPrims.ISEND, CommParams.p2p(p.comm(), p.peer(), p.tag(), null), sent);
+            SENT_BACK.put(back, sent);
+            return List.of(back);
+        });
+
         AdRules.notDifferentiable(CommPrims.COMM_RANK, "its result is an integer");
         AdRules.notDifferentiable(CommPrims.BARRIER, "it has no tensor operands or results");
-        for (Primitive<?> request : List.of(CommPrims.ISEND, CommPrims.IRECV, CommPrims.WAIT)) {
-            AdRules.notDifferentiable(request, "nonblocking messages are not differentiated yet: use send and recv,"
-                    + " or sendrecv, in a differentiated function");
-        }
+    }
+
+    /**
+     * The cotangents sent back by transposed receive-waits, by the request that sends them, until the transposed
+     * irecv waits that request (a send's wait takes the sent tensor, keeping its buffer alive).
+     */
+    private static final Map<Tensor, Tensor> SENT_BACK = Collections.synchronizedMap(new WeakHashMap<>());
+
+    /**
+     * {@code wait}'s parameters for recording: those of the isend or irecv that made its request ({@code made}),
+     * whose peer and tag its transpose needs, with the wait's result.
+     */
+    static CommParams waitOf(CommParams wait, CommParams made) {
+        return new CommParams(wait.comm(), made.peer(), made.tag(), -1, -1, null, -1, wait.result());
     }
 
     /** The primitives whose tangent must run on every rank whether or not this rank's operands have tangents. */

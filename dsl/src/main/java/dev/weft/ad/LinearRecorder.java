@@ -3,6 +3,8 @@ package dev.weft.ad;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.prim.CommParams;
+import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
@@ -42,6 +44,8 @@ final class LinearRecorder implements Interpreter {
     }
 
     private final List<Equation> tape = new ArrayList<>();
+    /** The recorded isend or irecv that made each linear request, by the request's id. */
+    private final Map<Integer, Equation> requests = new HashMap<>();
     private int next;
     /** Set while a JVP rule runs: a communication with no operands (a receive) is then a tangent's, recorded. */
     private boolean inRule;
@@ -100,7 +104,15 @@ final class LinearRecorder implements Interpreter {
             outs.add(l);
             results.add(TensorAccess.traced(l));
         }
-        tape.add(new Equation(prim, params, Collections.unmodifiableList(known), ids, inputs, outs));
+        Params recorded = params;
+        if (prim == CommPrims.WAIT) {
+            recorded = CommAdRules.waitOf((CommParams) params, (CommParams) requests.get(ids.getFirst()).params());
+        }
+        Equation eq = new Equation(prim, recorded, Collections.unmodifiableList(known), ids, inputs, outs);
+        if (prim == CommPrims.ISEND || prim == CommPrims.IRECV) {
+            requests.put(outs.getFirst().id(), eq);
+        }
+        tape.add(eq);
         return results;
     }
 

@@ -81,6 +81,13 @@ class AdProgramsTest {
         TensorAssert.assertThat(AdPrograms.dataParallelStepCompiled(world, x, y, w, total)).isEqualTo(eager);
     }
 
+    @Ranks({1, 2, 3})
+    void aHaloExchangeWithNonblockingMessagesCompiledEqualsEager(Comm world) {
+        Tensor x = AdRulesTest.random(new long[] {5}, -1, 1, false, new Random(world.rank()));
+        Tensor eager = AdPrograms.haloGradEager(world, x);
+        TensorAssert.assertThat(AdPrograms.haloGradCompiled(world, x)).isEqualTo(eager);
+    }
+
     /** Every element of {@code grad} against the central difference of {@code f} along that coordinate. */
     private static void assertMatchesDifferences(Tensor grad, Tensor x, java.util.function.Function<Tensor, Tensor> f) {
         double[] xs = x.toDoubleArray(), g = grad.toDoubleArray();

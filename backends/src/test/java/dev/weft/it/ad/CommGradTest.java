@@ -9,6 +9,7 @@ import dev.weft.Vjp;
 import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import dev.weft.comm.Request;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Primitive;
 import dev.weft.testing.RankRunner;
@@ -57,6 +58,9 @@ public class CommGradTest {
                 new Case("alltoall", CommPrims.ALLTOALL, (c, x) -> c.alltoall(x.mul(x)).sin(), -2, false, 1),
                 new Case("send and recv around the ring", CommPrims.SEND, CommGradTest::ring, 3, false, 2),
                 new Case("recv", CommPrims.RECV, CommGradTest::ring, 2, false, 2),
+                new Case("isend and irecv with both neighbours", CommPrims.ISEND, CommGradTest::halo, 3, false, 1),
+                new Case("irecv", CommPrims.IRECV, CommGradTest::halo, 2, false, 1),
+                new Case("wait", CommPrims.WAIT, CommGradTest::halo, 4, false, 1),
                 new Case("sendrecv shift", CommPrims.SENDRECV, (c, x) -> c.sendrecv(x.exp(), (c.rank() + 1) % c.size(),
                         (c.rank() + c.size() - 1) % c.size(), 7).mul(x), 3, false, 1));
     }
@@ -73,6 +77,17 @@ public class CommGradTest {
             c.send(x.sin(), next, 5);
         }
         return got.mul(x);
+    }
+
+    /** A halo exchange as in Heat: receives from both neighbours started, then sends, then every wait. */
+    private static Tensor halo(Comm c, Tensor x) {
+        int next = (c.rank() + 1) % c.size(), prev = (c.rank() + c.size() - 1) % c.size();
+        Request fromPrev = c.irecv(x.dtype(), x.shape(), prev, 1);
+        Request fromNext = c.irecv(x.dtype(), x.shape(), next, 2);
+        Request toNext = c.isend(x.sin(), next, 1);
+        Request toPrev = c.isend(x.mul(x), prev, 2);
+        List<Tensor> got = c.waitAll(fromPrev, fromNext, toNext, toPrev);
+        return got.get(0).mul(x).add(got.get(1).exp());
     }
 
     static List<Arguments> runs() {
