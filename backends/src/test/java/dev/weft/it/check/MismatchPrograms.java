@@ -1,6 +1,5 @@
 package dev.weft.it.check;
 
-import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
@@ -11,8 +10,8 @@ import java.util.function.BiFunction;
 
 /**
  * Programs whose ranks communicate differently, one per mismatch the schedule check must catch; shared by the
- * fake-rank test and the {@code mpirun} program. Rank 0 and rank 1 diverge; ranks above 1 act as rank 1. Each
- * case lists what every rank's error must quote.
+ * fake-rank test and the {@code mpirun} program, each of which runs them inside its own {@code @Compile} method.
+ * Rank 0 and rank 1 diverge; ranks above 1 act as rank 1. Each case lists what every rank's error must quote.
  */
 public final class MismatchPrograms {
     /** A case: its name, its program on one rank, and what the message names. */
@@ -63,11 +62,5 @@ public final class MismatchPrograms {
             c.barrier();
         }
         return c.allreduce(x, ReduceOp.SUM);
-    }
-
-    /** Runs case {@code index} compiled. */
-    @Compile
-    static Tensor compiled(Comm c, Tensor x, int index) {
-        return CASES.get(index).program().apply(c, x);
     }
 }
