@@ -19,14 +19,18 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A compiled program is checked once per rank, when it is compiled (just before its first run), so its runs
  * pay nothing: on each communicator it uses, its ranks allgather their {@link Fingerprint} rows ({@code 1 + 2 *
  * size} longs) on the communicator's private duplicate. Only when the rows disagree do they allgather their full
- * schedules and raise, all of them, a {@link ScheduleMismatchException} naming the first {@link Divergence}. Every
- * rank of the communicator must compile its programs that use it in the same order (as it runs them); a program
- * recompiled after the compile cache evicted it is checked again, so ranks must evict alike (they do when they
- * make the same calls; fake ranks share one cache, so keep each method under its size per rank). A rank takes part for a communicator
- * its program communicates on or whose rank or size it read while traced (a rank-specialised program may leave
- * a rank nothing to send), so a program that reads neither is never checked: a rank-local helper called on some
- * ranks only costs nothing and cannot hang. Cost measured at the first call (one allgather, plus reading the
- * traced graph): see the README, "When ranks disagree".
+ * schedules and raise, all of them, a {@link ScheduleMismatchException} naming the first {@link Divergence}.
+ *
+ * <p>A rank takes part for each communicator its program communicates on or whose rank or size it read while
+ * traced (a rank-specialised program may leave a rank nothing to send); a program that does neither is never
+ * checked, so a rank-local helper called on some ranks only costs nothing. Every rank of the communicator must
+ * compile its programs that use it in the same order (as it runs them), and a program recompiled after the
+ * compile cache evicted it is checked again, so ranks must evict alike (they do when they make the same calls;
+ * fake ranks share one cache).
+ *
+ * <p>Cost, measured on a loaded 2-core machine for 100 allreduces and 50 sendrecvs: 2.6 ms per check on 4 fake
+ * ranks, 7-12 ms under {@code mpirun -np 2}, within the noise of a first call of 170-600 ms; none after it.
+ * {@code strict}: one small allgather more per eager collective.
  */
 public final class ScheduleCheck {
     private static final LongAdder EXCHANGES = new LongAdder();
