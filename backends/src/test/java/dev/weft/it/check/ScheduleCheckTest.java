@@ -126,6 +126,21 @@ class ScheduleCheckTest {
         }
     }
 
+    /** The branches run different collectives; rank 1 runs another collective before the cond. */
+    @Compile
+    static Tensor collectivesAroundABranch(Comm c, Tensor x) {
+        Tensor y = c.rank() == 0 ? x : c.allreduce(x, ReduceOp.SUM);
+        return Weft.cond(y.sum().gt(0), () -> c.allreduce(y, ReduceOp.SUM), () -> c.bcast(y, 0));
+    }
+
+    @Ranks(2)
+    void aBranchWithDifferentCollectivesIsComparedAsOneBlock(Comm c) {
+        assertThatThrownBy(() -> collectivesAroundABranch(c, x())).isInstanceOf(ScheduleMismatchException.class)
+                .hasMessageContaining("at collective #0: rank 0 a Weft.cond whose branches run different"
+                        + " collectives at ScheduleCheckTest.java:")
+                .hasMessageContaining("rank 1 allreduce(SUM) f32[4] at ScheduleCheckTest.java:");
+    }
+
     @Compile
     static Tensor allreduceOnce(Comm c, Tensor x) {
         return c.allreduce(x, ReduceOp.SUM);
