@@ -1,6 +1,7 @@
 package dev.weft.backends;
 
 import dev.weft.WeftException;
+import dev.weft.backends.comm.check.ScheduleCheck;
 import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.gpu.exec.GpuExecutable;
@@ -15,11 +16,23 @@ import dev.weft.tracer.ir.Graph;
 /**
  * Lowers a traced graph with the standard pipeline for the target and prepares it to run: on the CPU executor
  * for {@code cpu}, on the GPU executor for {@code gpu} (which fails, rather than falling back to the CPU, when
- * there is no usable CUDA device).
+ * there is no usable CUDA device). Before returning the executable, the ranks of each communicator it uses check
+ * that they agree on its communication schedule ({@link ScheduleCheck}), so its first run cannot mismatch.
  */
 public final class StandardCompilePipeline implements CompilePipeline {
     @Override
     public Executable compile(Graph graph, String target) {
+        Executable exe = prepare(graph, target);
+        try {
+            ScheduleCheck.beforeFirstRun(graph);
+        } catch (RuntimeException e) {
+            exe.close();
+            throw e;
+        }
+        return exe;
+    }
+
+    private static Executable prepare(Graph graph, String target) {
         return switch (target) {
             case "cpu" -> {
                 Module module = Lowering.lower(graph, target, StageListener.NONE);

@@ -20,9 +20,13 @@ import java.util.function.IntPredicate;
  * the others it completes. Every row leaves no message in flight, so rows run one after another on one world.
  */
 public final class CommErrorCases {
-    /** A row: the call (written on the row's line), the ranks it fails on, and what the message must quote. */
+    /**
+     * A row: the call (written on the row's line), the ranks it fails on, and what the message must quote. A row
+     * whose ranks communicate differently ({@code mismatched}) fails inside {@code @Compile} on every rank with a
+     * schedule mismatch, the schedule check being on by default.
+     */
     public record Case(String description, BiFunction<Comm, Tensor, Tensor> action, IntPredicate failsOn,
-                       String fragment, int line) {
+                       String fragment, int line, boolean mismatched) {
         @Override
         public String toString() {
             return description;
@@ -42,7 +46,7 @@ public final class CommErrorCases {
             row("send, negative tag", (c, x) -> { c.send(x, 1 - c.rank(), -3); return x; }, ALL, "tag -3"),
             row("recv, peer out of range", (c, x) -> c.recv(DType.F32, new long[] {4}, 5, 0), ALL, "rank 5"),
             row("recv, negative shape", (c, x) -> c.recv(DType.F32, new long[] {-4}, 0, 0), ALL, "[-4]"),
-            row("recv, other size than sent", (c, x) -> c.rank() == 0 ? sent(c, x) : c.recv(DType.F32, EIGHT, 0, 7),
+            mismatch("recv, other size", (c, x) -> c.rank() == 0 ? sent(c, x) : c.recv(DType.F32, EIGHT, 0, 7),
                     r -> r == 1, "8 x f32"),
             row("bcast, root out of range", (c, x) -> c.bcast(x, 3), ALL, "rank 3"),
             row("reduce, negative root", (c, x) -> c.reduce(x, ReduceOp.SUM, -2), ALL, "rank -2"),
@@ -55,9 +59,17 @@ public final class CommErrorCases {
 
     private static Case row(String description, BiFunction<Comm, Tensor, Tensor> action, IntPredicate failsOn,
                             String fragment) {
-        return new Case(description, action, failsOn, fragment,
-                StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
-                        .walk(s -> s.skip(1).findFirst()).map(SourceLocation::of).orElseThrow().line());
+        return new Case(description, action, failsOn, fragment, callerLine(), false);
+    }
+
+    private static Case mismatch(String description, BiFunction<Comm, Tensor, Tensor> action, IntPredicate failsOn,
+                                 String fragment) {
+        return new Case(description, action, failsOn, fragment, callerLine(), true);
+    }
+
+    private static int callerLine() {
+        return StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE)
+                .walk(s -> s.skip(2).findFirst()).map(SourceLocation::of).orElseThrow().line();
     }
 
     /** Sends {@code x} to rank 1 with tag 7 (the half of a row that does not fail). */
@@ -84,7 +96,10 @@ public final class CommErrorCases {
         } catch (RuntimeException e) {
             thrown = e;
         }
-        if (c.failsOn().test(world.rank())) {
+        if (compiled && c.mismatched()) {
+            assertThat(thrown).isInstanceOf(WeftException.class);
+            assertThat(thrown.getMessage()).startsWith("CommErrorCases.java:").contains("schedule mismatch on world");
+        } else if (c.failsOn().test(world.rank())) {
             assertStartsAtLine(thrown, "CommErrorCases.java", c.line(), c.fragment());
         } else {
             assertThat(thrown).as("%s on rank %d", c, world.rank()).isNull();

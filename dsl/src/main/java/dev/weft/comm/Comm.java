@@ -10,6 +10,7 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommHandle;
+import dev.weft.spi.Interpreters;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
@@ -51,11 +52,13 @@ public final class Comm {
 
     /** This rank, a host value. */
     public int rank() {
+        Interpreters.current().readComm(handle);
         return handle.rank();
     }
 
     /** Number of ranks, a host value. */
     public int size() {
+        Interpreters.current().readComm(handle);
         return handle.size();
     }
 

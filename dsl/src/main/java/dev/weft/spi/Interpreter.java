@@ -27,4 +27,11 @@ public interface Interpreter {
 
     /** True for interpreters that record rather than compute. */
     boolean isTracing();
+
+    /**
+     * Notes that the program read {@code comm}'s rank or size (a tracing interpreter records it: such a program is
+     * specialised to its rank, so its ranks take part in the schedule check even where it sends nothing).
+     */
+    default void readComm(CommHandle comm) {
+    }
 }

@@ -1,6 +1,8 @@
 package dev.weft.spi;
 
 import dev.weft.WeftException;
+import java.util.List;
+import java.util.Locale;
 
 /** Tuning settings a user gives as a system property or, failing that, as an environment variable. */
 public final class Settings {
@@ -32,6 +34,30 @@ public final class Settings {
             // reported below with what was expected
         }
         throw new WeftException(SourceLocation.UNKNOWN, name + " must be a whole number of at least " + min
+                + ", got '" + value + "'");
+    }
+
+    /**
+     * The value set by system property {@code property}, else by environment variable {@code env}, else
+     * {@code defaultValue}; case and surrounding blanks are ignored.
+     *
+     * @throws WeftException if the value set is not one of {@code allowed} (lower case)
+     */
+    public static String choice(String property, String env, List<String> allowed, String defaultValue) {
+        String name = property;
+        String value = System.getProperty(property);
+        if (value == null) {
+            name = env;
+            value = System.getenv(env);
+        }
+        if (value == null) {
+            return defaultValue;
+        }
+        String v = value.trim().toLowerCase(Locale.ROOT);
+        if (allowed.contains(v)) {
+            return v;
+        }
+        throw new WeftException(SourceLocation.UNKNOWN, name + " must be one of " + String.join(", ", allowed)
                 + ", got '" + value + "'");
     }
 }

@@ -9,6 +9,7 @@ import dev.weft.prim.ConstantParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreter;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -49,6 +50,8 @@ public final class TraceInterpreter implements Interpreter {
     /** The values of finished fori bodies and cond branches, with the line of their loop or cond. */
     private final Map<Var, SourceLocation> finished = new HashMap<>();
     private int nextId;
+    /** The communicators whose rank or size the program read, by identity, in order of first read. */
+    private final List<CommHandle> commsRead = new ArrayList<>();
 
     TraceInterpreter() {
     }
@@ -56,6 +59,13 @@ public final class TraceInterpreter implements Interpreter {
     @Override
     public boolean isTracing() {
         return true;
+    }
+
+    @Override
+    public void readComm(CommHandle comm) {
+        if (commsRead.stream().noneMatch(c -> c == comm)) {
+            commsRead.add(comm);
+        }
     }
 
     /** The graph variable of a traced tensor of this trace, or {@code null} for a concrete tensor. */
@@ -159,7 +169,7 @@ public final class TraceInterpreter implements Interpreter {
         List<Var> params = fresh(inputs);
         Frame root = new Frame(params);
         List<Var> results = traceRegion(root, () -> body.apply(tensors(params)), SourceLocation.UNKNOWN);
-        return new Graph(name, root.close(results));
+        return new Graph(name, root.close(results), commsRead);
     }
 
     /** Runs {@code body} with {@code frame} innermost and returns its results as variables of {@code frame}. */

@@ -134,6 +134,12 @@ public interface Communicator extends CommHandle {
     /** Collective: a communicator with the same ranks whose messages never match this one's. */
     Communicator dup(SourceLocation where);
 
+    /**
+     * Collective: like {@link #dup}, for Weft's own traffic (the schedule check): named {@code <name>.weft} and
+     * not counted in the numbers of the user's derived communicators ({@code #0}, {@code #1}, ...).
+     */
+    Communicator privateDup(SourceLocation where);
+
     /** Releases this handle; using it afterwards raises a {@link CommException}. The world cannot be freed. */
     void free(SourceLocation where);
 }

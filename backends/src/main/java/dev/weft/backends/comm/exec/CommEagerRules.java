@@ -1,6 +1,8 @@
 package dev.weft.backends.comm.exec;
 
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.check.CommStep;
+import dev.weft.backends.comm.check.ScheduleCheck;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.EagerRuleProvider;
 import dev.weft.prim.CommParams;
@@ -11,7 +13,10 @@ import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
-/** Eager implementations of the communication primitives: each call runs at once on the communicator. */
+/**
+ * Eager implementations of the communication primitives: each call runs at once on the communicator, a
+ * collective after the ranks checked it agrees when {@code WEFT_CHECK=strict} ({@link ScheduleCheck#beforeEager}).
+ */
 public final class CommEagerRules implements EagerRuleProvider {
     @Override
     public void register(CpuEagerInterpreter interp) {
@@ -21,7 +26,12 @@ public final class CommEagerRules implements EagerRuleProvider {
                 CommPrims.ALLTOALL, CommPrims.SENDRECV)) {
             interp.register(prim, (p, inAvals, in, outAvals, out) -> {
                 MemorySegment[] results = out.clone();
-                call(prim, p, inAvals).run(in, results);
+                CommCall call = call(prim, p, inAvals);
+                if (call.op() != CommOp.COMM_RANK) {
+                    ScheduleCheck.beforeEager(call.comm(), new CommStep(call.op(), false, call.data(), call.root(),
+                            p.op() == null ? null : p.op().name(), -1, -1, call.where()));
+                }
+                call.run(in, results);
                 copyInto(results, out, outAvals);
             });
         }

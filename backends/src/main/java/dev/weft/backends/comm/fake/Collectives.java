@@ -68,8 +68,9 @@ final class Collectives {
                 }
             }
             case SPLIT -> split(group, payloads, results);
-            case DUP -> {
-                CommGroup dup = new CommGroup(group.name + ".dup#" + group.nextDerivedIndex(), group.worldRanks);
+            case DUP, PRIVATE_DUP -> {
+                CommGroup dup = new CommGroup(call.kind() == CollectiveCall.Kind.DUP
+                        ? group.name + ".dup#" + group.nextDerivedIndex() : group.name + ".weft", group.worldRanks);
                 for (int r = 0; r < n; r++) {
                     results[r] = new Membership(dup, r);
                 }

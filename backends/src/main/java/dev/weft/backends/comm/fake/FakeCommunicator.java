@@ -196,6 +196,13 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
+    public Communicator privateDup(SourceLocation where) {
+        live("dup", where);
+        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.PRIVATE_DUP, where), null,
+                null));
+    }
+
+    @Override
     public void free(SourceLocation where) {
         live("free", where);
         if (isWorld) {

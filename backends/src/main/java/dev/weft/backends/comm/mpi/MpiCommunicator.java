@@ -268,7 +268,16 @@ final class MpiCommunicator implements Communicator {
     @Override
     public Communicator dup(SourceLocation where) {
         live("dup", where);
-        String childName = name + ".dup#" + derived++;
+        return dup(name + ".dup#" + derived++, where);
+    }
+
+    @Override
+    public Communicator privateDup(SourceLocation where) {
+        live("dup", where);
+        return dup(name + ".weft", where);
+    }
+
+    private Communicator dup(String childName, SourceLocation where) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cell = arena.allocate(mpi.handleBytes());
             check(mpi.commDup(handle, cell), "dup", -1, where);

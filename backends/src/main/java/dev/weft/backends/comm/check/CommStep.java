@@ -1,0 +1,73 @@
+package dev.weft.backends.comm.check;
+
+import dev.weft.backends.comm.exec.CommOp;
+import dev.weft.spi.Aval;
+import dev.weft.spi.SourceLocation;
+import java.util.Locale;
+
+/**
+ * One communication operation of a schedule. A {@code sendrecv} is two steps, its send and its receive.
+ *
+ * @param receives for a point-to-point step, whether it receives ({@code peer} is then the source)
+ * @param data     dtype and shape moved (operand, or what is received); null for {@code barrier}
+ * @param root     root rank, or -1
+ * @param reduce   reduce operation's name, or null
+ * @param peer     destination or source rank of a point-to-point step, or -1
+ * @param tag      tag of a point-to-point step, or -1
+ */
+public record CommStep(CommOp op, boolean receives, Aval data, int root, String reduce, int peer, int tag,
+                       SourceLocation where) implements ScheduleItem {
+
+    /** Whether this step is a collective: every rank of the communicator must run the same ones in order. */
+    public boolean isCollective() {
+        return switch (op) {
+            case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL -> true;
+            case SEND, RECV, ISEND, IRECV, SENDRECV, COMM_RANK, WAIT -> false;
+        };
+    }
+
+    /** The hash of what the ranks of a collective must agree on: kind, dtype, count, root, reduce operation. */
+    public long collectiveKey() {
+        return SequenceHash.mix(op.ordinal(), dtypeCode(), count(), root,
+                reduce == null ? 0 : reduce.hashCode());
+    }
+
+    /** The hash of what a send and its matching receive must agree on: dtype and element count. */
+    public long messageKey() {
+        return SequenceHash.mix(dtypeCode(), count());
+    }
+
+    private long dtypeCode() {
+        return data == null ? -1 : data.dtype().ordinal();
+    }
+
+    private long count() {
+        return data == null ? -1 : data.shape().size();
+    }
+
+    /** Like {@code allreduce(SUM) f32[4]}, {@code bcast(root 0) f32[4]}, {@code send(to 1, tag 3) f32[4]}. */
+    public String describe() {
+        StringBuilder args = new StringBuilder();
+        if (reduce != null) {
+            args.append(reduce.toUpperCase(Locale.ROOT));
+        }
+        if (root >= 0) {
+            args.append(args.isEmpty() ? "" : ", ").append("root ").append(root);
+        }
+        if (peer >= 0) {
+            args.append(receives ? "from " : "to ").append(peer).append(", tag ").append(tag);
+        }
+        String name = op == CommOp.SENDRECV ? (receives ? "sendrecv's recv" : "sendrecv's send") : op.irName();
+        return name + (args.isEmpty() ? "" : "(" + args + ")") + (data == null ? "" : " " + data);
+    }
+
+    /** This step with its source line unknown: equal to another such exactly when they communicate alike. */
+    public CommStep withoutLocation() {
+        return new CommStep(op, receives, data, root, reduce, peer, tag, SourceLocation.UNKNOWN);
+    }
+
+    /** {@link #describe()} and the user's line. */
+    public String describeAt() {
+        return describe() + " at " + where;
+    }
+}

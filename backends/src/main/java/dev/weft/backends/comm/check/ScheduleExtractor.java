@@ -1,0 +1,113 @@
+package dev.weft.backends.comm.check;
+
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.exec.CommOp;
+import dev.weft.prim.CommParams;
+import dev.weft.prim.CommPrims;
+import dev.weft.prim.LoopParams;
+import dev.weft.prim.Prims;
+import dev.weft.spi.Aval;
+import dev.weft.spi.SourceLocation;
+import dev.weft.tracer.ir.Node;
+import dev.weft.tracer.ir.Region;
+import dev.weft.tracer.ir.Var;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The communication schedule of a traced program, per communicator, in program order: {@code fori} loops become
+ * {@link Repeat} blocks, a {@code cond} whose branches communicate alike is inlined and one whose branches differ
+ * becomes a {@link Branch}. {@code comm_rank} and {@code wait} move no message and are left out.
+ */
+public final class ScheduleExtractor {
+    private ScheduleExtractor() {
+    }
+
+    /** The schedule of {@code body} on each communicator it uses, in order of first use. */
+    public static Map<Communicator, List<ScheduleItem>> of(Region body) {
+        Map<Communicator, List<ScheduleItem>> out = new LinkedHashMap<>();
+        for (Node n : body.nodes()) {
+            if (n.params() instanceof CommParams p && p.comm() instanceof Communicator comm) {
+                steps(n, p, out.computeIfAbsent(comm, c -> new ArrayList<>()));
+            } else if (n.prim() == Prims.FORI && n.params() instanceof LoopParams lp) {
+                long times = Math.max(0, (long) lp.hi() - lp.lo());
+                ScheduleExtractor.of(n.regions().getFirst()).forEach((comm, items) -> {
+                    if (times > 0) {
+                        out.computeIfAbsent(comm, c -> new ArrayList<>()).add(new Repeat(times, items));
+                    }
+                });
+            } else if (n.prim() == Prims.COND) {
+                cond(n, out);
+            } else {
+                for (Region r : n.regions()) {
+                    ScheduleExtractor.of(r).forEach((comm, items) ->
+                            out.computeIfAbsent(comm, c -> new ArrayList<>()).addAll(items));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void cond(Node n, Map<Communicator, List<ScheduleItem>> out) {
+        Map<Communicator, List<ScheduleItem>> t = ScheduleExtractor.of(n.regions().get(0));
+        Map<Communicator, List<ScheduleItem>> f = ScheduleExtractor.of(n.regions().get(1));
+        Set<Communicator> comms = new LinkedHashSet<>(t.keySet());
+        comms.addAll(f.keySet());
+        for (Communicator comm : comms) {
+            List<ScheduleItem> a = t.getOrDefault(comm, List.of());
+            List<ScheduleItem> b = f.getOrDefault(comm, List.of());
+            List<ScheduleItem> items = out.computeIfAbsent(comm, c -> new ArrayList<>());
+            if (alike(a, b)) {
+                items.addAll(a);
+            } else {
+                items.add(new Branch(a, b, n.location()));
+            }
+        }
+    }
+
+    private static void steps(Node n, CommParams p, List<ScheduleItem> out) {
+        CommOp op = CommOp.of(n.prim().name());
+        List<Aval> in = n.inputs().stream().map(Var::aval).toList();
+        SourceLocation where = n.location();
+        String reduce = p.op() == null ? null : p.op().name();
+        switch (op) {
+            case COMM_RANK, WAIT -> {
+            }
+            case SEND, ISEND -> out.add(new CommStep(op, false, in.getFirst(), -1, null, p.peer(), p.tag(), where));
+            case RECV, IRECV -> out.add(new CommStep(op, true, p.result(), -1, null, p.peer(), p.tag(), where));
+            case SENDRECV -> {
+                out.add(new CommStep(op, false, in.getFirst(), -1, null, p.peer(), p.tag(), where));
+                out.add(new CommStep(op, true, p.result(), -1, null, p.source(), p.recvTag(), where));
+            }
+            case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL ->
+                    out.add(new CommStep(op, false, CommPrims.data(n.prim(), p, in), p.root(), reduce, -1, -1,
+                            where));
+        }
+    }
+
+    /** Whether two schedules communicate alike (source lines aside). */
+    static boolean alike(List<ScheduleItem> a, List<ScheduleItem> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            if (!alike(a.get(i), b.get(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean alike(ScheduleItem a, ScheduleItem b) {
+        return switch (a) {
+            case CommStep s -> b instanceof CommStep o && s.withoutLocation().equals(o.withoutLocation());
+            case Repeat r -> b instanceof Repeat o && r.times() == o.times() && alike(r.body(), o.body());
+            case Branch br -> b instanceof Branch o && alike(br.whenTrue(), o.whenTrue())
+                    && alike(br.whenFalse(), o.whenFalse());
+        };
+    }
+}
