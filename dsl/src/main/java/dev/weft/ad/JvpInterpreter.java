@@ -4,6 +4,7 @@ import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreter;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
@@ -190,6 +191,15 @@ final class JvpInterpreter implements Interpreter {
     @Override
     public boolean isTracing() {
         return true;
+    }
+
+    /** Passed down: a trace below records that the program read the communicator. */
+    @Override
+    public void readComm(CommHandle comm) {
+        Interpreters.under(this, () -> {
+            Interpreters.current().readComm(comm);
+            return null;
+        });
     }
 
     private static SourceLocation located(SourceLocation where) {

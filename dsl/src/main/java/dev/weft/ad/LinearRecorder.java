@@ -7,6 +7,7 @@ import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Interpreter;
 import dev.weft.spi.Interpreters;
@@ -144,6 +145,15 @@ final class LinearRecorder implements Interpreter {
     @Override
     public boolean isTracing() {
         return true;
+    }
+
+    /** Passed down: a trace below records that the program read the communicator. */
+    @Override
+    public void readComm(CommHandle comm) {
+        Interpreters.under(this, () -> {
+            Interpreters.current().readComm(comm);
+            return null;
+        });
     }
 
     /**
