@@ -52,4 +52,11 @@ class AgentAutoInstallTest {
         assertThat(r.output()).contains("traced=true result=[2. 4.]");
         assertThat(r.output().split("without jdk.incubator.vector, so fused loops are scalar", -1)).hasSize(2);
     }
+
+    @Test
+    void aCompileClassFirstLoadedWhileTheAgentInstallsIsCompiled() throws Exception {
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, LoadOrderProgram.class);
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        assertThat(r.output()).contains("helper traced=true");
+    }
 }

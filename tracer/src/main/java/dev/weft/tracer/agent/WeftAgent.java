@@ -73,6 +73,10 @@ public final class WeftAgent {
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
                 .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
+                // Describe types from their class files, not by reflection: reflecting on a loaded class while
+                // retransforming loads the classes its methods name, and a class loaded then (inside Byte Buddy's
+                // circularity lock) is neither transformed nor among the classes being retransformed.
+                .with(AgentBuilder.DescriptionStrategy.Default.POOL_FIRST)
                 .ignore(nameStartsWith("net.bytebuddy.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
                         .or(nameStartsWith("sun.")).or(isSynthetic()))
                 .type(declaresMethod(compiled))
