@@ -212,7 +212,8 @@ public final class FlightAnalysis {
             return;
         }
         lines.add(head + String.format("rank %d has no %s rank %d with tag %d pending%s", peerRank, counter, rank, tag,
-                others.isEmpty() ? "" : "; its recorded ones to rank " + rank + ": " + String.join(", ", others)));
+                others.isEmpty() ? "" : "; its recorded " + (send ? "receives from" : "sends to") + " rank " + rank + ": "
+                        + String.join(", ", others)));
     }
 
     private static String describe(FlightEntry e) {
