@@ -162,13 +162,13 @@ public final class FlightCommunicator implements Communicator {
         recorder.completed(s);
     }
 
-    /** The runtime's bound call, recorded with one {@link FlightCall} built here, once. */
+    /** The runtime's bound call, its {@link FlightCall} built and registered here, once. */
     @Override
     public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
         BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
-        FlightCall c = call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where);
+        int c = recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where));
         return (in, out) -> {
-            long s = recorder.begin(c, ++collectives, -1, FlightState.STARTED);
+            long s = recorder.begin(c, ++collectives);
             try {
                 bound.accept(in, out);
             } catch (RuntimeException | Error e) {
