@@ -122,7 +122,7 @@ public final class FakeWorld {
                 monitor.finish(rank, failure);
             });
         }
-        ExitGuard guard = ExitGuard.install(threads, monitor);
+        ExitGuard guard = ExitGuard.install(threads, monitor, flight);
         for (Thread t : threads) {
             t.start();
         }
