@@ -162,12 +162,20 @@ public final class FlightRecorder {
         end(seq, FlightState.COMPLETED);
     }
 
-    /** The start time of the longest-running {@link FlightState#STARTED} operation, or -1 if none. */
+    /**
+     * The start time of the longest-running {@link FlightState#STARTED} operation, or -1 if none; allocates nothing
+     * (the watchdog calls it ten times a second).
+     */
     long oldestStarted() {
         long oldest = -1;
-        for (FlightEntry e : snapshot()) {
-            if (e.state() == FlightState.STARTED && (oldest < 0 || e.startMillis() < oldest)) {
-                oldest = e.startMillis();
+        for (Slot s : ring) {
+            VarHandle.acquireFence();
+            long seq = s.seq;
+            int state = s.state;
+            long start = s.start;
+            VarHandle.acquireFence();
+            if (seq > 0 && s.seq == seq && state == STARTED && (oldest < 0 || start < oldest)) {
+                oldest = start;
             }
         }
         return oldest;
