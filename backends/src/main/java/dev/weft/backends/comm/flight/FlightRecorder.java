@@ -35,14 +35,18 @@ public final class FlightRecorder {
     private static final FlightState[] STATES = FlightState.values();
     private static final int STARTED = FlightState.STARTED.ordinal();
 
-    /** One recorded operation, identified by {@code seq} (0 while the slot is empty). */
+    /**
+     * One recorded operation, identified by {@code seq} (0 while the slot is empty). Fields a begin does not need
+     * keep stale values rather than cost stores: {@code call} when {@code registered} names the call, {@code end}
+     * until the operation ends.
+     */
     private static final class Slot {
         long seq;
-        /** The call, or null when it is the registered call {@code registered}. */
+        /** The call, unless {@code registered} is a registered call's number (not -1). */
         FlightCall call;
         int registered;
-        long collective;
-        long posted;
+        /** The collective's number, or for a wait the posting's sequence number; else -1. */
+        long ref;
         int state;
         long start;
         long end;
@@ -112,13 +116,10 @@ public final class FlightRecorder {
     public long begin(int registered, long collective) {
         long seq = concurrent ? (long) NEXT.getAndAdd(this, 1L) + 1 : ++next;
         Slot s = ring[(int) seq & mask];
-        s.call = null;
         s.registered = registered;
-        s.collective = collective;
-        s.posted = -1;
+        s.ref = collective;
         s.state = STARTED;
         s.start = FlightClock.now();
-        s.end = -1;
         s.seq = seq;
         return seq;
     }
@@ -138,12 +139,10 @@ public final class FlightRecorder {
         long seq = concurrent ? (long) NEXT.getAndAdd(this, 1L) + 1 : ++next;
         Slot s = ring[(int) seq & mask];
         s.call = call;
-        s.registered = registered;
-        s.collective = collective;
-        s.posted = posted;
+        s.registered = -1;
+        s.ref = posted >= 0 ? posted : collective;
         s.state = state.ordinal();
         s.start = FlightClock.now();
-        s.end = -1;
         s.seq = seq;
         return seq;
     }
@@ -192,11 +191,14 @@ public final class FlightRecorder {
             if (s.seq != seq) {
                 continue;
             }
-            FlightCall call = s.call;
             int registered = s.registered;
-            FlightEntry e = new FlightEntry(seq, call != null ? call
-                    : registered >= 0 && registered < calls.length ? calls[registered] : null,
-                    s.collective, s.posted, STATES[s.state], s.start, s.end);
+            FlightCall call = registered < 0 ? s.call : registered < calls.length ? calls[registered] : null;
+            FlightState state = STATES[s.state];
+            long ref = s.ref;
+            boolean wait = call != null && (call.op() == FlightOp.WAIT_ISEND || call.op() == FlightOp.WAIT_IRECV);
+            boolean ended = state == FlightState.COMPLETED || state == FlightState.FAILED;
+            FlightEntry e = new FlightEntry(seq, call, wait ? -1 : ref, wait ? ref : -1, state, s.start,
+                    ended ? s.end : -1);
             VarHandle.acquireFence();
             if (s.seq == seq && e.call() != null) {
                 entries.add(e);
