@@ -26,7 +26,8 @@ class FakeRanksTest {
                 .containsPattern("\n  rank 0: (running|blocked in recv\\(1 x i32\\) on 'world' from rank 1 tag 0 at "
                         + "FakeRanksPrograms.java:\\d+)\n")
                 .contains("at dev.weft.it.fake.FakeRanksPrograms$ExitWhileAnotherRankRuns.main("
-                        + "FakeRanksPrograms.java:");
+                        + "FakeRanksPrograms.java:")
+                .contains("weft: flight recorder of rank 0 of 2", "weft: flight recorder of rank 1 of 2");
     }
 
     @Test

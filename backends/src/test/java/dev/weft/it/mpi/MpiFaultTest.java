@@ -85,6 +85,7 @@ class MpiFaultTest {
         assertThat(Duration.ofNanos(System.nanoTime() - sent)).as("time from SIG%s to the end:%n%s", signal,
                 r.output()).isLessThan(Duration.ofSeconds(15));
         assertThat(r.exitCode()).as(r.output()).isNotIn(0, -1);
+        assertThat(r.output()).contains("flight recorder of rank 0 of 2", "recv f32[1] from 1 tag 0");
         assertNoCrash(dir, r);
     }
 
@@ -154,11 +155,11 @@ class MpiFaultTest {
     }
 
     /** Has the JVMs write crash reports to {@code dir}. */
-    private static Map<String, String> crashReportsIn(Path dir) {
+    static Map<String, String> crashReportsIn(Path dir) {
         return Map.of("JAVA_TOOL_OPTIONS", "-XX:ErrorFile=" + dir.resolve("hs_err_pid%p.log"));
     }
 
-    private static void assertNoCrash(Path dir, Mpirun.Result r) throws Exception {
+    static void assertNoCrash(Path dir, Mpirun.Result r) throws Exception {
         try (Stream<Path> files = Files.list(dir)) {
             assertThat(files.map(f -> f.getFileName().toString())).as(r.output())
                     .noneMatch(f -> f.startsWith("hs_err"));

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.fake;
 
+import dev.weft.backends.comm.flight.FlightWorld;
 import dev.weft.spi.SourceLocation;
 
 import java.util.ArrayList;
@@ -13,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  * A shutdown hook, installed while a fake world runs, that keeps one rank's {@code System.exit} from ending the
  * others unseen, as it could not end their processes under MPI. When the JVM starts to exit, the other ranks get
  * two seconds to end or to call {@code System.exit} too (as every rank of a job may); if some still run then, it
- * prints which ones and what they were doing, and halts with status 1. Otherwise the exit keeps its status.
+ * prints which ones and what they were doing, with every rank's flight recorder, and halts with status 1.
+ * Otherwise the exit keeps its status.
  */
 final class ExitGuard {
     private static final int USER_FRAMES = 6;
@@ -23,17 +25,19 @@ final class ExitGuard {
 
     private final Thread[] ranks;
     private final WorldMonitor monitor;
+    private final FlightWorld flight;
     private final Thread hook;
 
-    private ExitGuard(Thread[] ranks, WorldMonitor monitor) {
+    private ExitGuard(Thread[] ranks, WorldMonitor monitor, FlightWorld flight) {
         this.ranks = ranks.clone();
         this.monitor = monitor;
+        this.flight = flight;
         this.hook = new Thread(this::check, "weft-fake-exit-guard");
     }
 
-    /** Installs the guard for the rank threads {@code ranks} (index = world rank). */
-    static ExitGuard install(Thread[] ranks, WorldMonitor monitor) {
-        ExitGuard guard = new ExitGuard(ranks, monitor);
+    /** Installs the guard for the rank threads {@code ranks} (index = world rank) and their recorders. */
+    static ExitGuard install(Thread[] ranks, WorldMonitor monitor, FlightWorld flight) {
+        ExitGuard guard = new ExitGuard(ranks, monitor, flight);
         Runtime.getRuntime().addShutdownHook(guard.hook);
         return guard;
     }
@@ -73,6 +77,7 @@ final class ExitGuard {
         }
         System.out.flush();
         System.err.println(sb);
+        flight.dump("exit", System.err);
         System.err.flush();
         Runtime.getRuntime().halt(1);
     }

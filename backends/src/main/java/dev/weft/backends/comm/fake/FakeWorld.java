@@ -4,9 +4,15 @@ import dev.weft.WeftException;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ThreadLevel;
+import dev.weft.backends.comm.flight.FlightCommunicator;
+import dev.weft.backends.comm.flight.FlightRecorder;
+import dev.weft.backends.comm.flight.FlightSettings;
+import dev.weft.backends.comm.flight.FlightWorld;
 import dev.weft.spi.SourceLocation;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +42,9 @@ import java.util.stream.IntStream;
  * finished (and so will never send, receive, or join the collective) fails at once with an error naming that
  * peer. A watchdog fails everything with the same state report once the world has run longer than its timeout:
  * by default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
+ *
+ * <p>Each rank keeps a flight recorder of its communication ({@link FlightWorld}); a rank blocked in one operation
+ * longer than {@code WEFT_COMM_TIMEOUT} prints it to stderr and fails, while the other ranks go on.
  */
 public final class FakeWorld {
     /** The watchdog limit when {@code weft.fake.timeout} is not set. */
@@ -57,8 +66,14 @@ public final class FakeWorld {
      * blocking. Any thread of the process may use it.
      */
     public static Communicator single() {
-        WorldMonitor monitor = new WorldMonitor(1, FakeSettings.fromEnvironment().withTimeout(Duration.ofDays(365)));
-        return new FakeCommunicator(monitor, new CommGroup("world", new int[] {0}), 0, true);
+        FakeSettings settings = FakeSettings.fromEnvironment().withTimeout(Duration.ofDays(365));
+        WorldMonitor monitor = new WorldMonitor(1, settings);
+        FlightSettings flight = FlightSettings.fromEnvironment();
+        FlightRecorder recorder = FlightWorld.recorder(0, 1, flight, settings.level() == ThreadLevel.MULTIPLE);
+        FlightWorld.start(List.of(recorder), flight, (rank, blocked, message) -> monitor.timeOut(rank, message),
+                "failing the rank");
+        return FlightCommunicator.of(new FakeCommunicator(monitor, new CommGroup("world", new int[] {0}), 0, true),
+                recorder);
     }
 
     /** Runs {@code body} on {@code n} ranks under the default watchdog; see {@link #run(int, Duration, RankBody)}. */
@@ -84,9 +99,17 @@ public final class FakeWorld {
         WorldMonitor monitor = new WorldMonitor(n, settings);
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
         Thread[] threads = new Thread[n];
+        FlightSettings flightSettings = FlightSettings.fromEnvironment();
+        List<FlightRecorder> recorders = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            recorders.add(FlightWorld.recorder(r, n, flightSettings, settings.level() == ThreadLevel.MULTIPLE));
+        }
+        FlightWorld flight = FlightWorld.start(recorders, flightSettings,
+                (rank, blocked, message) -> monitor.timeOut(rank, message), "failing the rank");
         for (int r = 0; r < n; r++) {
             int rank = r;
-            Communicator comm = new FakeCommunicator(monitor, world, rank, true);
+            Communicator comm = FlightCommunicator.of(new FakeCommunicator(monitor, world, rank, true),
+                    recorders.get(r));
             RankThreads group = new RankThreads(monitor, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
@@ -99,7 +122,7 @@ public final class FakeWorld {
                 monitor.finish(rank, failure);
             });
         }
-        ExitGuard guard = ExitGuard.install(threads, monitor);
+        ExitGuard guard = ExitGuard.install(threads, monitor, flight);
         for (Thread t : threads) {
             t.start();
         }
@@ -107,6 +130,7 @@ public final class FakeWorld {
             joinAll(threads, settings.timeout(), monitor);
         } finally {
             guard.remove();
+            flight.close();
         }
         SortedMap<Integer, Throwable> failed = new TreeMap<>();
         for (int r = 0; r < n; r++) {

@@ -40,6 +40,8 @@ final class WorldMonitor {
         /** The rank's threads blocked in a communication, in the order they blocked. */
         final Map<Thread, Wait> blocked = new LinkedHashMap<>();
         Throwable failure;
+        /** Why the rank's communication timed out ({@code WEFT_COMM_TIMEOUT}), or null. */
+        String timeout;
     }
 
     final ReentrantLock lock = new ReentrantLock();
@@ -137,6 +139,9 @@ final class WorldMonitor {
                 if (expiredReport != null) {
                     throw new CommException(wait.where(), expiredReport);
                 }
+                if (self.timeout != null) {
+                    throw new CommException(wait.where(), self.timeout);
+                }
                 failIfPeerEnded(wait);
                 if (System.nanoTime() - deadlineNanos >= 0) {
                     expire();
@@ -173,6 +178,20 @@ final class WorldMonitor {
             if (failure != null && firstFailure == null) {
                 firstFailure = failure;
             }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Fails every communication of {@code worldRank} blocked now or later with {@code message}: its operation timed
+     * out ({@code WEFT_COMM_TIMEOUT}).
+     */
+    void timeOut(int worldRank, String message) {
+        lock.lock();
+        try {
+            ranks[worldRank].timeout = message;
             changed.signalAll();
         } finally {
             lock.unlock();

@@ -25,7 +25,10 @@ import java.util.OptionalInt;
  *       halts with status 1.</li>
  *   <li>An uncaught exception prints and calls {@code MPI_Abort(MPI_COMM_WORLD, 1)}.</li>
  * </ul>
- * A halted rank ends the job because its launcher ends every rank once one exits non-zero (Open MPI's
+ * Each of these exits but the program's end and a successful {@code MPI_Finalize} first prints this rank's flight
+ * recorder (and writes its file under {@code WEFT_FLIGHT_DIR}), so that a hung job killed by its user or its
+ * launcher says what every rank was doing; at the program's end the file is written too (for
+ * {@code bin/weft doctor}: a rank that ended is part of the story of one that hangs). A halted rank ends the job because its launcher ends every rank once one exits non-zero (Open MPI's
  * {@code mpirun} by default, MPICH's Hydra always). Whether a thread is inside MPI is read from the threads'
  * stacks when the hook runs (a frame of {@link MpiLibrary}), which costs the calls themselves nothing; a thread
  * that is about to enter MPI is not seen, and its call fails after {@code MPI_Finalize}. The exit status comes
@@ -66,22 +69,28 @@ final class MpiExit {
             if (call != null && e.getKey() != Thread.currentThread()) {
                 say("exit while thread \"%s\" is inside MPI (%s): ending this rank with status %d, without "
                         + "MPI_Finalize", e.getKey().getName(), call, failure);
+                dump(cause == Cause.SIGNAL ? "signal" : "exit");
                 halt(failure);
             }
         }
         switch (cause) {
             case SIGNAL -> {
                 say("exit on a signal: ending this rank with status %d, without MPI_Finalize", failure);
+                dump("signal");
                 halt(failure);
             }
             case EXIT -> {
                 if (known.orElse(0) != 0) {
                     say("exit with status %d before the program's end: aborting the MPI job", failure);
+                    dump("exit");
                     abort(failure);
                 }
                 finishWithin(FINALIZE_WAIT);
             }
-            case END -> world.finish();
+            case END -> {
+                world.flight().writeFiles("end", System.err);
+                world.finish();
+            }
         }
     }
 
@@ -95,6 +104,7 @@ final class MpiExit {
             }
             say("System.exit before the other ranks ended: MPI_Finalize has waited %d s for them (are they "
                     + "waiting for this rank?); ending the job", limit.toSeconds());
+            dump("exit");
             halt(1);
         });
         world.finish();
@@ -106,6 +116,7 @@ final class MpiExit {
         System.err.println("weft: rank " + rank + " of " + size + ": uncaught exception in thread \""
                 + thread.getName() + "\", aborting the MPI job");
         failure.printStackTrace();
+        dump("abort");
         abort(1);
     }
 
@@ -116,7 +127,13 @@ final class MpiExit {
         Runtime.getRuntime().halt(status);
     }
 
-    private static void halt(int status) {
+    /** Prints this rank's flight recorder and writes its file ({@code WEFT_FLIGHT_DIR}). */
+    private void dump(String reason) {
+        world.flight().dump(reason, System.err);
+    }
+
+    /** Ends this rank at once with {@code status}, without shutdown hooks. */
+    static void halt(int status) {
         System.out.flush();
         System.err.flush();
         Runtime.getRuntime().halt(status);

@@ -3,11 +3,16 @@ package dev.weft.backends.comm.mpi;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ThreadLevel;
+import dev.weft.backends.comm.flight.FlightCommunicator;
+import dev.weft.backends.comm.flight.FlightRecorder;
+import dev.weft.backends.comm.flight.FlightSettings;
+import dev.weft.backends.comm.flight.FlightWorld;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 
 /**
  * This process's MPI runtime, set up on first use: loads the library ({@link MpiLibrary}), calls
@@ -17,7 +22,9 @@ import java.lang.foreign.ValueLayout;
  * uncaught-exception handler ({@link MpiExit}) that finalise MPI at the program's normal end and otherwise end the
  * whole job, so that a failing rank neither crashes its JVM nor leaves the other ranks blocked. Both run on threads
  * of their own: finalising happens after the program's last call, and aborting ends the job whatever the other
- * threads are doing, so neither breaks the thread level's rule in a way MPI can observe. With
+ * threads are doing, so neither breaks the thread level's rule in a way MPI can observe. The world keeps a flight
+ * recorder of this rank's communication ({@link FlightWorld}): an operation blocked longer than
+ * {@code WEFT_COMM_TIMEOUT} prints it and ends the job, as do the exits above that end it abnormally. With
  * {@code WEFT_DEBUG=1} the library and the thread level MPI provided are printed to stderr.
  */
 public final class MpiWorld {
@@ -32,7 +39,8 @@ public final class MpiWorld {
     private final ThreadLevel threadLevel;
     /** The only thread that may communicate, or null when any may. */
     private final Thread initialThread;
-    private final MpiCommunicator world;
+    private final Communicator world;
+    private final FlightWorld flight;
     private MpiUserOp userOp;
 
     private MpiWorld(MpiLibrary mpi) {
@@ -49,7 +57,14 @@ public final class MpiWorld {
             threadLevel = ThreadLevel.of(provided.get(ValueLayout.JAVA_INT, 0));
         }
         initialThread = threadLevel.initialThreadOnly() ? Thread.currentThread() : null;
-        world = new MpiCommunicator(this, mpi.commWorld, "world", true);
+        MpiCommunicator raw = new MpiCommunicator(this, mpi.commWorld, "world", true);
+        FlightSettings settings = FlightSettings.fromEnvironment();
+        FlightRecorder recorder = FlightWorld.recorder(raw.rank(), raw.size(), settings,
+                threadLevel == ThreadLevel.MULTIPLE);
+        // A thread blocked in MPI cannot be interrupted, and MPI_Abort beside it is unsafe (see MpiExit): halt.
+        flight = FlightWorld.start(List.of(recorder), settings, (rank, blocked, message) -> MpiExit.halt(1),
+                "ending the job");
+        world = FlightCommunicator.of(raw, recorder);
         MpiExit.install(this, world.rank(), world.size());
         if ("1".equals(System.getenv("WEFT_DEBUG"))) {
             System.err.print(String.format("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size()));
@@ -94,6 +109,11 @@ public final class MpiWorld {
             instance = new MpiWorld(MpiLibrary.load());
         }
         return instance;
+    }
+
+    /** This rank's flight recorder. */
+    FlightWorld flight() {
+        return flight;
     }
 
     /** The custom reduce operator, created on first use. */

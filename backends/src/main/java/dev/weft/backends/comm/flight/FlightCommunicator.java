@@ -1,0 +1,301 @@
+package dev.weft.backends.comm.flight;
+
+import dev.weft.DType;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.Request;
+import dev.weft.spi.SourceLocation;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.Supplier;
+
+/**
+ * A communicator that records each operation in its rank's {@link FlightRecorder} around the runtime's own
+ * communicator, which does the work: created where a runtime makes its world, and wrapping the communicators
+ * {@code split} and {@code dup} derive, so that eager calls and compiled programs (which bind their calls through
+ * {@link #bindAllreduce} and the other methods here) are recorded alike on the fake and the MPI runtime. A
+ * decorator rather than calls inside each runtime: one place records both, and a bound allreduce costs the
+ * recorder's few stores and one more call, which the JIT inlines.
+ *
+ * <p>Blocking operations are recorded as started and then completed or failed; {@code isend} and {@code irecv} as
+ * posted, completed when their request is waited (the {@code wait} is recorded too). Collectives are numbered per
+ * communicator. Requests are wrapped ({@link FlightRequest}) and unwrapped for the runtime.
+ */
+public final class FlightCommunicator implements Communicator {
+    private final Communicator inner;
+    private final FlightRecorder recorder;
+    private long collectives;
+
+    private FlightCommunicator(Communicator inner, FlightRecorder recorder) {
+        this.inner = inner;
+        this.recorder = recorder;
+    }
+
+    /** {@code inner}, its operations recorded in {@code recorder}. */
+    public static Communicator of(Communicator inner, FlightRecorder recorder) {
+        return new FlightCommunicator(inner, recorder);
+    }
+
+    @Override
+    public int rank() {
+        return inner.rank();
+    }
+
+    @Override
+    public int size() {
+        return inner.size();
+    }
+
+    @Override
+    public String name() {
+        return inner.name();
+    }
+
+    @Override
+    public void barrier(SourceLocation where) {
+        long s = collective(FlightOp.BARRIER, -1, null, -1, null, where);
+        try {
+            inner.barrier(where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        long s = recorder.begin(call(FlightOp.SEND, dest, tag, dtype, count, null, where), -1, -1,
+                FlightState.STARTED);
+        try {
+            inner.send(buf, dtype, count, dest, tag, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        long s = recorder.begin(call(FlightOp.RECV, src, tag, dtype, count, null, where), -1, -1,
+                FlightState.STARTED);
+        try {
+            inner.recv(buf, dtype, count, src, tag, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        FlightCall c = call(FlightOp.ISEND, dest, tag, dtype, count, null, where);
+        long s = recorder.begin(c, -1, -1, FlightState.POSTED);
+        try {
+            return new FlightRequest(inner.isend(buf, dtype, count, dest, tag, where), c, s);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+    }
+
+    @Override
+    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        FlightCall c = call(FlightOp.IRECV, src, tag, dtype, count, null, where);
+        long s = recorder.begin(c, -1, -1, FlightState.POSTED);
+        try {
+            return new FlightRequest(inner.irecv(buf, dtype, count, src, tag, where), c, s);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+    }
+
+    @Override
+    public void wait(Request request, SourceLocation where) {
+        if (!(request instanceof FlightRequest r)) {
+            inner.wait(request, where);
+            return;
+        }
+        FlightCall p = r.call();
+        FlightCall c = new FlightCall(p.op() == FlightOp.ISEND ? FlightOp.WAIT_ISEND : FlightOp.WAIT_IRECV,
+                inner.name(), inner.rank(), inner.size(), p.peer(), p.tag(), -1, -1, p.dtype(), p.count(), null,
+                where);
+        long s = recorder.begin(c, -1, r.seq(), FlightState.STARTED);
+        try {
+            inner.wait(r.inner(), where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+        recorder.completed(r.seq());
+    }
+
+    @Override
+    public void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
+                         MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where) {
+        FlightCall c = new FlightCall(FlightOp.SENDRECV, inner.name(), inner.rank(), inner.size(), dest, sendtag, src,
+                recvtag, dtype == null ? null : dtype.specName(), count, null, where);
+        long s = recorder.begin(c, -1, -1, FlightState.STARTED);
+        try {
+            inner.sendrecv(sendbuf, dtype, count, dest, sendtag, recvbuf, recvcount, src, recvtag, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+                          SourceLocation where) {
+        long s = collective(FlightOp.ALLREDUCE, -1, dtype, count, op, where);
+        try {
+            inner.allreduce(in, out, dtype, count, op, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    /** The runtime's bound call, its {@link FlightCall} built and registered here, once. */
+    @Override
+    public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
+        BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
+        int c = recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where));
+        return (in, out) -> {
+            long s = recorder.begin(c, ++collectives);
+            try {
+                bound.accept(in, out);
+            } catch (RuntimeException | Error e) {
+                recorder.end(s, FlightState.FAILED);
+                throw e;
+            }
+            recorder.completed(s);
+        };
+    }
+
+    @Override
+    public void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        long s = collective(FlightOp.ALLGATHER, -1, dtype, countPerRank, null, where);
+        try {
+            inner.allgather(in, out, dtype, countPerRank, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+                              SourceLocation where) {
+        long s = collective(FlightOp.REDUCE_SCATTER, -1, dtype, countPerRank, op, where);
+        try {
+            inner.reduceScatter(in, out, dtype, countPerRank, op, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void bcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        long s = collective(FlightOp.BCAST, root, dtype, count, null, where);
+        try {
+            inner.bcast(buf, dtype, count, root, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+                       SourceLocation where) {
+        long s = collective(FlightOp.REDUCE, root, dtype, count, op, where);
+        try {
+            inner.reduce(in, out, dtype, count, op, root, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        long s = collective(FlightOp.ALLTOALL, -1, dtype, countPerRank, null, where);
+        try {
+            inner.alltoall(in, out, dtype, countPerRank, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public Communicator split(int color, int key, SourceLocation where) {
+        return derive(FlightOp.SPLIT, () -> inner.split(color, key, where), where);
+    }
+
+    @Override
+    public Communicator dup(SourceLocation where) {
+        return derive(FlightOp.DUP, () -> inner.dup(where), where);
+    }
+
+    /** Recorded too: a rank waiting in the schedule check shows its allgather on {@code <name>.weft}. */
+    @Override
+    public Communicator privateDup(SourceLocation where) {
+        return derive(FlightOp.DUP, () -> inner.privateDup(where), where);
+    }
+
+    @Override
+    public void free(SourceLocation where) {
+        long s = recorder.begin(call(FlightOp.FREE, -1, -1, null, -1, null, where), -1, -1, FlightState.STARTED);
+        try {
+            inner.free(where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public String toString() {
+        return inner.toString();
+    }
+
+    private Communicator derive(FlightOp op, Supplier<Communicator> derive, SourceLocation where) {
+        long s = collective(op, -1, null, -1, null, where);
+        Communicator child;
+        try {
+            child = derive.get();
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+        return new FlightCommunicator(child, recorder);
+    }
+
+    /** Records the start of this communicator's next collective; returns its sequence number. */
+    private long collective(FlightOp op, int root, DType dtype, long count, ReduceOp reduce, SourceLocation where) {
+        return recorder.begin(call(op, root, -1, dtype, count, reduce, where), ++collectives, -1,
+                FlightState.STARTED);
+    }
+
+    private FlightCall call(FlightOp op, int peer, int tag, DType dtype, long count, ReduceOp reduce,
+                            SourceLocation where) {
+        return new FlightCall(op, inner.name(), inner.rank(), inner.size(), peer, tag, -1, -1,
+                dtype == null ? null : dtype.specName(), count, reduce == null ? null : reduce.name(), where);
+    }
+}

@@ -1,0 +1,138 @@
+package dev.weft.backends.comm.flight;
+
+import dev.weft.spi.SourceLocation;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A dump as a file, {@code flight-rank<N>.jsonl}: JSON lines, first the dump's header
+ * ({@code {"weft_flight":1,"rank":0,"size":2,"reason":"timeout","time":...}}), then one line per operation,
+ * oldest first, with the fields of {@link FlightCall} and {@link FlightEntry} (strings, whole numbers, null).
+ */
+public final class FlightFile {
+    /** The format's version, in each header. */
+    private static final long VERSION = 1;
+
+    private FlightFile() {
+    }
+
+    /** The name of rank {@code rank}'s file. */
+    public static String name(int rank) {
+        return "flight-rank" + rank + ".jsonl";
+    }
+
+    /** Writes {@code dump} to {@code dir} (created if needed), replacing the rank's previous file at once. */
+    public static Path write(Path dir, FlightDump dump) throws IOException {
+        Files.createDirectories(dir);
+        StringBuilder sb = new StringBuilder();
+        Map<String, Object> header = new LinkedHashMap<>();
+        header.put("weft_flight", VERSION);
+        header.put("rank", dump.rank());
+        header.put("size", dump.size());
+        header.put("reason", dump.reason());
+        header.put("time", dump.time());
+        sb.append(JsonLine.write(header)).append('\n');
+        for (FlightEntry e : dump.entries()) {
+            sb.append(JsonLine.write(fields(e))).append('\n');
+        }
+        Path file = dir.resolve(name(dump.rank()));
+        Path tmp = dir.resolve(name(dump.rank()) + ".tmp");
+        Files.writeString(tmp, sb, StandardCharsets.UTF_8);
+        return Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /**
+     * Reads a file {@link #write} wrote.
+     *
+     * @throws IOException if it cannot be read or is not a flight file (the message names the line)
+     */
+    public static FlightDump read(Path file) throws IOException {
+        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        int n = 0;
+        try {
+            if (lines.isEmpty()) {
+                throw new IllegalArgumentException("the file is empty");
+            }
+            Map<String, Object> h = JsonLine.read(lines.get(n++));
+            if (!Long.valueOf(VERSION).equals(h.get("weft_flight"))) {
+                throw new IllegalArgumentException("not a weft flight file (version " + VERSION + ")");
+            }
+            List<FlightEntry> entries = new ArrayList<>();
+            while (n < lines.size()) {
+                String line = lines.get(n++);
+                if (!line.isBlank()) {
+                    entries.add(entry(JsonLine.read(line)));
+                }
+            }
+            return new FlightDump(integer(h, "rank"), integer(h, "size"), text(h, "reason"), number(h, "time"),
+                    entries);
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw new IOException(file + ":" + n + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Map<String, Object> fields(FlightEntry e) {
+        FlightCall c = e.call();
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("seq", e.seq());
+        f.put("op", c.op().label());
+        f.put("comm", c.comm());
+        f.put("comm_rank", c.rank());
+        f.put("comm_size", c.size());
+        f.put("peer", c.peer());
+        f.put("tag", c.tag());
+        f.put("peer2", c.peer2());
+        f.put("tag2", c.tag2());
+        f.put("dtype", c.dtype());
+        f.put("count", c.count());
+        f.put("reduce", c.reduce());
+        f.put("class", c.where().className());
+        f.put("method", c.where().method());
+        f.put("file", c.where().file());
+        f.put("line", c.where().line());
+        f.put("collective", e.collective());
+        f.put("posted", e.posted());
+        f.put("state", e.state().label());
+        f.put("start", e.startMillis());
+        f.put("end", e.endMillis());
+        return f;
+    }
+
+    private static FlightEntry entry(Map<String, Object> f) {
+        SourceLocation where = new SourceLocation(text(f, "class"), text(f, "method"), text(f, "file"),
+                integer(f, "line"));
+        FlightCall c = new FlightCall(FlightOp.of(text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
+                integer(f, "comm_size"), integer(f, "peer"), integer(f, "tag"), integer(f, "peer2"),
+                integer(f, "tag2"), (String) f.get("dtype"), number(f, "count"), (String) f.get("reduce"), where);
+        return new FlightEntry(number(f, "seq"), c, number(f, "collective"), number(f, "posted"),
+                FlightState.of(text(f, "state")), number(f, "start"), number(f, "end"));
+    }
+
+    private static String text(Map<String, Object> f, String key) {
+        Object v = f.get(key);
+        if (!(v instanceof String s)) {
+            throw new IllegalArgumentException("field \"" + key + "\" must be a string");
+        }
+        return s;
+    }
+
+    private static long number(Map<String, Object> f, String key) {
+        Object v = f.get(key);
+        if (!(v instanceof Long n)) {
+            throw new IllegalArgumentException("field \"" + key + "\" must be a whole number");
+        }
+        return n;
+    }
+
+    private static int integer(Map<String, Object> f, String key) {
+        return Math.toIntExact(number(f, key));
+    }
+}
