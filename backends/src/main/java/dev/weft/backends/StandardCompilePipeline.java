@@ -4,6 +4,7 @@ import dev.weft.WeftException;
 import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.gpu.exec.GpuExecutable;
+import dev.weft.backends.timeline.TimedExecutable;
 import dev.weft.lowering.Lowering;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.StageListener;
@@ -15,12 +16,12 @@ import dev.weft.tracer.ir.Graph;
 /**
  * Lowers a traced graph with the standard pipeline for the target and prepares it to run: on the CPU executor
  * for {@code cpu}, on the GPU executor for {@code gpu} (which fails, rather than falling back to the CPU, when
- * there is no usable CUDA device).
+ * there is no usable CUDA device). Runs are timed while a {@code WEFT_TIMELINE} is recorded.
  */
 public final class StandardCompilePipeline implements CompilePipeline {
     @Override
     public Executable compile(Graph graph, String target) {
-        return switch (target) {
+        return TimedExecutable.of(graph.name(), switch (target) {
             case "cpu" -> {
                 Module module = Lowering.lower(graph, target, StageListener.NONE);
                 yield new CpuExecutable(module, CommCustomCalls.registry(module));
@@ -28,6 +29,6 @@ public final class StandardCompilePipeline implements CompilePipeline {
             case "gpu" -> new GpuExecutable(Lowering.lower(graph, target, StageListener.NONE));
             default -> throw new WeftException(SourceLocation.UNKNOWN, "unknown target '" + target
                     + "'; the targets are 'cpu' and 'gpu'");
-        };
+        });
     }
 }

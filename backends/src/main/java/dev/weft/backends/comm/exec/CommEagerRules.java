@@ -21,7 +21,8 @@ public final class CommEagerRules implements EagerRuleProvider {
                 CommPrims.ALLTOALL, CommPrims.SENDRECV)) {
             interp.register(prim, (p, inAvals, in, outAvals, out) -> {
                 MemorySegment[] results = out.clone();
-                call(prim, p, inAvals).run(in, results);
+                CommCall c = call(prim, p, inAvals);
+                ObservedComm.action(c, c.action(), false).run(in, results);
                 copyInto(results, out, outAvals);
             });
         }
