@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -50,6 +51,11 @@ public final class Timeline {
         long end = System.nanoTime();
         int rank = ((Communicator) CommBinding.world()).rank();
         RANKS.computeIfAbsent(rank, RankEvents::new).add(site, start, end, Thread.currentThread());
+    }
+
+    /** The ranks that have recorded events so far. */
+    static Set<Integer> ranksRecorded() {
+        return Set.copyOf(RANKS.keySet());
     }
 
     /** Nanoseconds since the epoch at {@link System#nanoTime} {@code t}. */
