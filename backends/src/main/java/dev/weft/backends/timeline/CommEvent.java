@@ -6,16 +6,20 @@ import jdk.jfr.Description;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
+import jdk.jfr.StackTrace;
 
 /**
  * A JDK Flight Recorder event ({@code dev.weft.Comm}) for each communication a rank runs, eager or compiled, so
  * that JDK Mission Control shows them beside the JVM's own events. Fields are filled only when a recording wants
  * the event ({@link #shouldCommit}); with no recording, creating, beginning and ending one is folded away by the JIT.
+ * No stack trace is taken (it would show the executor, and cost microseconds): {@link #sourceLine} names the user's
+ * line.
  */
 @Name("dev.weft.Comm")
 @Label("Weft Communication")
 @Category("Weft")
 @Description("One communication operation of a Weft rank: a collective, a point-to-point transfer or a wait")
+@StackTrace(false)
 public final class CommEvent extends Event {
     @Label("Operation")
     @Description("allreduce, bcast, send, irecv, wait, ...")
