@@ -30,8 +30,14 @@ final class ObservedComm {
         };
     }
 
-    /** {@code action}, the operation of {@code call}, observed; {@code compiled} says whether a program runs it. */
+    /**
+     * {@code action}, the operation of {@code call}, observed; {@code compiled} says whether a program runs it. A
+     * {@code comm_rank} communicates nothing and is left as it is.
+     */
     static CommCall.Action action(CommCall call, CommCall.Action action, boolean compiled) {
+        if (call.op() == CommOp.COMM_RANK) {
+            return action;
+        }
         EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
         return (in, out) -> {
             CommEvent e = new CommEvent();
