@@ -113,7 +113,7 @@ public final class GanttSvg {
     }
 
     /** The smallest of 1, 2 or 5 times a power of ten that is at least {@code raw}. */
-    static double niceStep(double raw) {
+    private static double niceStep(double raw) {
         double magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
         for (double m : new double[] {1, 2, 5, 10}) {
             if (m * magnitude >= raw * (1 - 1e-9)) {

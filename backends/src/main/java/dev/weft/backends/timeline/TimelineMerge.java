@@ -45,7 +45,12 @@ public final class TimelineMerge {
         try (Stream<Path> listing = Files.list(dir)) {
             for (Path p : listing.sorted(Comparator.comparing(TimelineMerge::rankOf)).toList()) {
                 if (rankOf(p) >= 0) {
-                    Object json = JsonParser.parse(Files.readString(p, StandardCharsets.UTF_8));
+                    Object json;
+                    try {
+                        json = JsonParser.parse(Files.readString(p, StandardCharsets.UTF_8));
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException(p + ": " + e.getMessage(), e);
+                    }
                     if (!(json instanceof Map<?, ?> m && m.get("traceEvents") instanceof List<?>)) {
                         throw new IllegalArgumentException(p + " has no traceEvents list");
                     }
