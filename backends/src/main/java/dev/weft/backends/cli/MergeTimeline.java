@@ -22,6 +22,10 @@ public final class MergeTimeline {
             System.exit(2);
         }
         Path dir = Path.of(args[0]);
+        if (!Files.isDirectory(dir)) {
+            System.err.println("weft timeline: " + dir + " is not a directory (give the one WEFT_TIMELINE named)");
+            System.exit(2);
+        }
         try {
             TimelineMerge timeline = TimelineMerge.read(dir);
             Path json = dir.resolve("timeline.json");
