@@ -10,6 +10,18 @@ public final class Settings {
     }
 
     /**
+     * The text set by system property {@code property}, else by environment variable {@code env}, else
+     * {@code null}; blank counts as unset.
+     */
+    public static String text(String property, String env) {
+        String value = System.getProperty(property);
+        if (value == null) {
+            value = System.getenv(env);
+        }
+        return value == null || value.isBlank() ? null : value.trim();
+    }
+
+    /**
      * The whole number set by system property {@code property}, else by environment variable {@code env}, else
      * {@code defaultValue}.
      *

@@ -80,8 +80,9 @@ public final class CommCustomCalls {
 
         BoundCall(CommCall call, Op op) {
             // the operation is bound once: a bound allreduce has checked its arguments and found its MPI handles
-            this.pairCall = call.pairAction();
-            this.call = pairCall != null ? CommCall.arrays(pairCall) : call.action();
+            Communicator.BufferPairCall pair = call.pairAction();
+            this.pairCall = pair == null ? null : ObservedComm.pair(call, pair, true);
+            this.call = pairCall != null ? CommCall.arrays(pairCall) : ObservedComm.action(call, call.action(), true);
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
             this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);

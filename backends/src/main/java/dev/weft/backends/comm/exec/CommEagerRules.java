@@ -31,7 +31,7 @@ public final class CommEagerRules implements EagerRuleProvider {
                     ScheduleCheck.beforeEager(call.comm(), new CommStep(call.op(), false, call.data(), call.root(),
                             p.op() == null ? null : p.op().name(), -1, -1, call.where()));
                 }
-                call.run(in, results);
+                ObservedComm.action(call, call.action(), false).run(in, results);
                 copyInto(results, out, outAvals);
             });
         }

@@ -143,7 +143,7 @@ final class ProgramBuilder {
             throw new WeftException(op.location(), "the CPU executor does not support op " + op.name());
         }
         try {
-            return c.compile(op, this);
+            return TimedInstruction.of(op, c.compile(op, this));
         } catch (IllegalArgumentException | IllegalStateException | ClassCastException e) {
             throw new WeftException(op.location(), op.name() + ": " + e.getMessage(), e);
         }

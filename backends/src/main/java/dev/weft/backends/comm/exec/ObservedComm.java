@@ -1,0 +1,110 @@
+package dev.weft.backends.comm.exec;
+
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.timeline.CommEvent;
+import dev.weft.backends.timeline.EventSite;
+import dev.weft.backends.timeline.JsonObjectText;
+import dev.weft.backends.timeline.Timeline;
+
+/**
+ * A communication as it runs, observed: each run is a JFR {@link CommEvent} when a recording wants one, and a
+ * {@code comm} event of the {@link Timeline} when that is on. With neither, what remains per run is the check of
+ * a constant and of an event the JIT folds away.
+ */
+final class ObservedComm {
+    private ObservedComm() {
+    }
+
+    /** {@code pair}, the operation of {@code call}, observed; {@code compiled} says whether a program runs it. */
+    static Communicator.BufferPairCall pair(CommCall call, Communicator.BufferPairCall pair, boolean compiled) {
+        EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
+        return (in, out) -> {
+            CommEvent e = new CommEvent();
+            e.begin();
+            long start = Timeline.ENABLED ? System.nanoTime() : 0;
+            pair.accept(in, out);
+            if (Timeline.ENABLED) {
+                Timeline.record(site, start);
+            }
+            commit(e, call, compiled);
+        };
+    }
+
+    /**
+     * {@code action}, the operation of {@code call}, observed; {@code compiled} says whether a program runs it. A
+     * {@code comm_rank} communicates nothing and is left as it is.
+     */
+    static CommCall.Action action(CommCall call, CommCall.Action action, boolean compiled) {
+        if (call.op() == CommOp.COMM_RANK) {
+            return action;
+        }
+        EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
+        return (in, out) -> {
+            CommEvent e = new CommEvent();
+            e.begin();
+            long start = Timeline.ENABLED ? System.nanoTime() : 0;
+            action.run(in, out);
+            if (Timeline.ENABLED) {
+                Timeline.record(site, start);
+            }
+            commit(e, call, compiled);
+        };
+    }
+
+    private static void commit(CommEvent e, CommCall call, boolean compiled) {
+        e.end();
+        if (e.shouldCommit()) {
+            e.op = call.op().irName();
+            e.communicator = call.comm().name();
+            e.rank = call.comm().rank();
+            e.peer = peer(call);
+            e.tag = call.tag();
+            e.dtype = call.data() == null ? null : call.data().dtype().specName();
+            e.shape = call.data() == null ? null : call.data().shape().toString();
+            e.bytes = bytes(call);
+            e.compiled = compiled;
+            e.sourceLine = call.where().toString();
+            e.commit();
+        }
+    }
+
+    /** The timeline's description of {@code call}. */
+    private static EventSite site(CommCall call, boolean compiled) {
+        JsonObjectText args = new JsonObjectText().field("op", call.op().irName())
+                .field("communicator", call.comm().name()).field("rank", call.comm().rank());
+        int peer = peer(call);
+        if (peer >= 0) {
+            args.field(isRooted(call.op()) ? "root" : "peer", peer);
+        }
+        if (call.source() >= 0) {
+            args.field("source", call.source());
+        }
+        if (call.tag() >= 0) {
+            args.field("tag", call.tag());
+        }
+        if (call.reduce() != null) {
+            args.field("reduce", call.reduce().name());
+        }
+        if (call.data() != null) {
+            args.field("dtype", call.data().dtype().specName()).field("shape", call.data().shape().toString());
+        }
+        args.field("bytes", bytes(call)).field("compiled", compiled ? "yes" : "no")
+                .field("line", call.where().toString());
+        return new EventSite(EventSite.COMM, call.op().irName(), args.toString());
+    }
+
+    /** The destination or source of a point-to-point operation, the root of a rooted collective, else -1. */
+    private static int peer(CommCall call) {
+        return isRooted(call.op()) ? call.root() : call.peer();
+    }
+
+    private static boolean isRooted(CommOp op) {
+        return op == CommOp.BCAST || op == CommOp.REDUCE;
+    }
+
+    /** The bytes this rank sends or receives: its operand's, plus what a {@code sendrecv} receives. */
+    private static long bytes(CommCall call) {
+        return (call.data() == null ? 0 : call.data().byteSize())
+                + (call.received() == null ? 0 : call.received().byteSize());
+    }
+}

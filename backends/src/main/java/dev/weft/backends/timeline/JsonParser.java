@@ -1,0 +1,176 @@
+package dev.weft.backends.timeline;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Parses JSON text (RFC 8259) into {@link Map}s (keys in order), {@link List}s, {@link String}s, {@link Double}s,
+ * {@link Boolean}s and {@code null}. Malformed text raises an {@link IllegalArgumentException} naming the offset.
+ */
+public final class JsonParser {
+    private final String text;
+    private int pos;
+
+    private JsonParser(String text) {
+        this.text = text;
+    }
+
+    /** The one value {@code text} holds. */
+    public static Object parse(String text) {
+        JsonParser p = new JsonParser(text);
+        Object v = p.value();
+        p.skipSpace();
+        if (p.pos != text.length()) {
+            throw p.error("text after the value");
+        }
+        return v;
+    }
+
+    private Object value() {
+        skipSpace();
+        if (pos >= text.length()) {
+            throw error("end of text where a value was expected");
+        }
+        char c = text.charAt(pos);
+        return switch (c) {
+            case '{' -> object();
+            case '[' -> array();
+            case '"' -> string();
+            case 't' -> literal("true", Boolean.TRUE);
+            case 'f' -> literal("false", Boolean.FALSE);
+            case 'n' -> literal("null", null);
+            default -> number();
+        };
+    }
+
+    private Map<String, Object> object() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        pos++;
+        skipSpace();
+        if (peek() == '}') {
+            pos++;
+            return m;
+        }
+        while (true) {
+            skipSpace();
+            if (peek() != '"') {
+                throw error("expected a string key");
+            }
+            String key = string();
+            skipSpace();
+            expect(':');
+            m.put(key, value());
+            skipSpace();
+            if (peek() == ',') {
+                pos++;
+            } else {
+                expect('}');
+                return m;
+            }
+        }
+    }
+
+    private List<Object> array() {
+        List<Object> l = new ArrayList<>();
+        pos++;
+        skipSpace();
+        if (peek() == ']') {
+            pos++;
+            return l;
+        }
+        while (true) {
+            l.add(value());
+            skipSpace();
+            if (peek() == ',') {
+                pos++;
+            } else {
+                expect(']');
+                return l;
+            }
+        }
+    }
+
+    private String string() {
+        pos++;
+        StringBuilder s = new StringBuilder();
+        while (true) {
+            if (pos >= text.length()) {
+                throw error("unterminated string");
+            }
+            char c = text.charAt(pos++);
+            if (c == '"') {
+                return s.toString();
+            }
+            if (c != '\\') {
+                s.append(c);
+                continue;
+            }
+            if (pos >= text.length()) {
+                throw error("unterminated escape");
+            }
+            char e = text.charAt(pos++);
+            switch (e) {
+                case '"', '\\', '/' -> s.append(e);
+                case 'b' -> s.append('\b');
+                case 'f' -> s.append('\f');
+                case 'n' -> s.append('\n');
+                case 'r' -> s.append('\r');
+                case 't' -> s.append('\t');
+                case 'u' -> {
+                    if (pos + 4 > text.length()) {
+                        throw error("short \\u escape");
+                    }
+                    s.append((char) Integer.parseInt(text.substring(pos, pos + 4), 16));
+                    pos += 4;
+                }
+                default -> throw error("bad escape \\" + e);
+            }
+        }
+    }
+
+    private Object literal(String word, Object value) {
+        if (!text.startsWith(word, pos)) {
+            throw error("expected " + word);
+        }
+        pos += word.length();
+        return value;
+    }
+
+    private Double number() {
+        int start = pos;
+        while (pos < text.length() && "+-0123456789.eE".indexOf(text.charAt(pos)) >= 0) {
+            pos++;
+        }
+        if (start == pos) {
+            throw error("unexpected character '" + text.charAt(pos) + "'");
+        }
+        try {
+            return Double.valueOf(text.substring(start, pos));
+        } catch (NumberFormatException e) {
+            throw error("bad number " + text.substring(start, pos));
+        }
+    }
+
+    private void expect(char c) {
+        if (peek() != c) {
+            throw error("expected '" + c + "'");
+        }
+        pos++;
+    }
+
+    private char peek() {
+        return pos < text.length() ? text.charAt(pos) : '\0';
+    }
+
+    private void skipSpace() {
+        while (pos < text.length() && Character.isWhitespace(text.charAt(pos))) {
+            pos++;
+        }
+    }
+
+    private IllegalArgumentException error(String what) {
+        return new IllegalArgumentException("bad JSON at offset " + pos + ": " + what);
+    }
+}
