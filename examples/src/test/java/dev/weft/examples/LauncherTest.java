@@ -38,6 +38,7 @@ class LauncherTest {
         Run r = weft("--help");
         assertThat(r.status()).isZero();
         assertThat(r.out()).contains("weft test", "weft run [-np N]", "weft ir [--target cpu|gpu] [-cp PATH]",
+                "weft doctor DIR", "weft timeline DIR",
                 "weft bench");
         assertThat(r.err()).isEmpty();
     }
