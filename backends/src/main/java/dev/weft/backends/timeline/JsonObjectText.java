@@ -1,5 +1,7 @@
 package dev.weft.backends.timeline;
 
+import dev.weft.backends.json.JsonText;
+
 /** Builds the text of one flat JSON object, field by field, in the order given. */
 public final class JsonObjectText {
     private final StringBuilder text = new StringBuilder("{");

@@ -1,5 +1,8 @@
 package dev.weft.backends.timeline;
 
+import dev.weft.backends.json.JsonParser;
+import dev.weft.backends.json.JsonText;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,5 +1,7 @@
 package dev.weft.backends.timeline;
 
+import dev.weft.backends.json.JsonText;
+
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,10 +1,11 @@
 package dev.weft.it.mpi;
 
+import dev.weft.backends.json.JsonParser;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weft.backends.cli.MergeTimeline;
-import dev.weft.backends.timeline.JsonParser;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

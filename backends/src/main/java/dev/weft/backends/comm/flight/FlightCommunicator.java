@@ -254,7 +254,7 @@ public final class FlightCommunicator implements Communicator {
     /** Recorded too: a rank waiting in the schedule check shows its allgather on {@code <name>.weft}. */
     @Override
     public Communicator privateDup(SourceLocation where) {
-        return derive(FlightOp.DUP, () -> inner.privateDup(where), where);
+        return derive(FlightOp.PRIVATE_DUP, () -> inner.privateDup(where), where);
     }
 
     @Override

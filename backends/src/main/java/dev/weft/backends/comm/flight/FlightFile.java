@@ -2,6 +2,8 @@ package dev.weft.backends.comm.flight;
 
 import dev.weft.spi.SourceLocation;
 
+import dev.weft.backends.json.JsonParser;
+import dev.weft.backends.json.JsonText;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,9 +41,11 @@ public final class FlightFile {
         header.put("size", dump.size());
         header.put("reason", dump.reason());
         header.put("time", dump.time());
-        sb.append(JsonLine.write(header)).append('\n');
+        JsonText.write(header, sb);
+        sb.append('\n');
         for (FlightEntry e : dump.entries()) {
-            sb.append(JsonLine.write(fields(e))).append('\n');
+            JsonText.write(fields(e), sb);
+            sb.append('\n');
         }
         Path file = dir.resolve(name(dump.rank()));
         Path tmp = dir.resolve(name(dump.rank()) + ".tmp");
@@ -61,15 +65,15 @@ public final class FlightFile {
             if (lines.isEmpty()) {
                 throw new IllegalArgumentException("the file is empty");
             }
-            Map<String, Object> h = JsonLine.read(lines.get(n++));
-            if (!Long.valueOf(VERSION).equals(h.get("weft_flight"))) {
+            Map<?, ?> h = object(lines.get(n++));
+            if (!Double.valueOf(VERSION).equals(h.get("weft_flight"))) {
                 throw new IllegalArgumentException("not a weft flight file (version " + VERSION + ")");
             }
             List<FlightEntry> entries = new ArrayList<>();
             while (n < lines.size()) {
                 String line = lines.get(n++);
                 if (!line.isBlank()) {
-                    entries.add(entry(JsonLine.read(line)));
+                    entries.add(entry(object(line)));
                 }
             }
             return new FlightDump(integer(h, "rank"), integer(h, "size"), text(h, "reason"), number(h, "time"),
@@ -106,7 +110,7 @@ public final class FlightFile {
         return f;
     }
 
-    private static FlightEntry entry(Map<String, Object> f) {
+    private static FlightEntry entry(Map<?, ?> f) {
         SourceLocation where = new SourceLocation(text(f, "class"), text(f, "method"), text(f, "file"),
                 integer(f, "line"));
         FlightCall c = new FlightCall(FlightOp.of(text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
@@ -116,7 +120,15 @@ public final class FlightFile {
                 FlightState.of(text(f, "state")), number(f, "start"), number(f, "end"));
     }
 
-    private static String text(Map<String, Object> f, String key) {
+    /** One line's object, fields by name. */
+    private static Map<?, ?> object(String line) {
+        if (!(JsonParser.parse(line) instanceof Map<?, ?> m)) {
+            throw new IllegalArgumentException("a line must be one JSON object");
+        }
+        return m;
+    }
+
+    private static String text(Map<?, ?> f, String key) {
         Object v = f.get(key);
         if (!(v instanceof String s)) {
             throw new IllegalArgumentException("field \"" + key + "\" must be a string");
@@ -124,15 +136,16 @@ public final class FlightFile {
         return s;
     }
 
-    private static long number(Map<String, Object> f, String key) {
+    /** A whole number; every one a flight file holds (counts, sequence numbers, milliseconds) is under 2^53. */
+    private static long number(Map<?, ?> f, String key) {
         Object v = f.get(key);
-        if (!(v instanceof Long n)) {
+        if (!(v instanceof Double d) || d != Math.rint(d)) {
             throw new IllegalArgumentException("field \"" + key + "\" must be a whole number");
         }
-        return n;
+        return d.longValue();
     }
 
-    private static int integer(Map<String, Object> f, String key) {
+    private static int integer(Map<?, ?> f, String key) {
         return Math.toIntExact(number(f, key));
     }
 }

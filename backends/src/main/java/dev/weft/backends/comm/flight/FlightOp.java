@@ -9,7 +9,10 @@ public enum FlightOp {
     WAIT_ISEND,
     /** A {@code wait} for an {@code irecv}'s request. */
     WAIT_IRECV,
-    SENDRECV, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, FREE;
+    SENDRECV, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP,
+    /** Weft's own duplicate for the schedule check ({@code <name>.weft}), made before a program's first run. */
+    PRIVATE_DUP,
+    FREE;
 
     /** Lower-case name, as in dumps and flight files: {@code allreduce}, {@code wait_irecv}. */
     public String label() {
@@ -27,7 +30,7 @@ public enum FlightOp {
      */
     public boolean collective() {
         return switch (this) {
-            case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP -> true;
+            case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP -> true;
             default -> false;
         };
     }

@@ -31,14 +31,6 @@ class FlightFileTest {
     }
 
     @Test
-    void jsonLinesEscapeAndParse() {
-        String line = JsonLine.write(Map.of("k", "a\"b\\c\nd\u0001"));
-        assertThat(line).isEqualTo("{\"k\":\"a\\\"b\\\\c\\nd\\u0001\"}");
-        assertThat(JsonLine.read(line)).containsEntry("k", "a\"b\\c\nd\u0001");
-        assertThat(JsonLine.read(" { \"n\" : -12 , \"z\" : null } ")).containsEntry("n", -12L).containsEntry("z", null);
-    }
-
-    @Test
     void aBrokenFileIsAnErrorNamingItsLine(@TempDir Path dir) throws IOException {
         Path file = dir.resolve("flight-rank0.jsonl");
         Files.writeString(file, "{\"weft_flight\":1,\"rank\":0,\"size\":1,\"reason\":\"end\",\"time\":5}\n{\"seq\":1,\n");

@@ -1,4 +1,4 @@
-package dev.weft.backends.timeline;
+package dev.weft.backends.json;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.weft.backends.timeline;
+package dev.weft.backends.json;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
