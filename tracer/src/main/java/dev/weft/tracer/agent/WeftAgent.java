@@ -72,12 +72,12 @@ public final class WeftAgent {
         new AgentBuilder.Default()
                 .disableClassFormatChanges()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
                 // Reflecting on a loaded class while retransforming loads the classes its methods name; one loaded
                 // then (inside Byte Buddy's circularity lock) is not transformed, nor among the classes found, so
                 // look for loaded classes again until no new one appears. Cheaper than describing every loaded
                 // class from its class file (POOL_FIRST: +60 MiB resident in DroppedTensorsTest).
                 .with(AgentBuilder.RedefinitionStrategy.DiscoveryStrategy.Reiterating.INSTANCE)
+                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
                 .ignore(nameStartsWith("net.bytebuddy.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
                         .or(nameStartsWith("sun.")).or(isSynthetic()))
                 .type(declaresMethod(compiled))
