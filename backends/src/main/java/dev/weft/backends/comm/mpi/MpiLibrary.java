@@ -198,6 +198,7 @@ final class MpiLibrary {
             names.addAll(MPICH_NAMES);
         }
         List<String> errors = new ArrayList<>();
+        UcxSignals.leaveToTheJvm();
         for (String name : names) {
             String error = openGlobal(name);
             if (error == null) {
