@@ -134,6 +134,9 @@ public interface Communicator extends CommHandle {
     /** Collective: a communicator with the same ranks whose messages never match this one's. */
     Communicator dup(SourceLocation where);
 
+    /** The end of the names of {@link #privateDup}s: {@code world.weft}. */
+    String PRIVATE_SUFFIX = ".weft";
+
     /**
      * Collective: like {@link #dup}, for Weft's own traffic (the schedule check): named {@code <name>.weft} and
      * not counted in the numbers of the user's derived communicators ({@code #0}, {@code #1}, ...).

@@ -57,6 +57,16 @@ class MpiScheduleCheckTest {
         assertThat(r.output()).doesNotContain("no mismatch found");
     }
 
+    @Test
+    void aRankWaitingInTheCheckForRanksThatRunEagerlyIsToldWhyInSeconds(@TempDir Path dir) throws Exception {
+        assumeTrue(Mpirun.find().isPresent(), "mpirun is not installed");
+        Mpirun.Result r = run(Mpirun.Flavor.OPEN_MPI, dir, Map.of("WEFT_COMM_TIMEOUT", "14"), "mixed");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isNotZero();
+        assertThat(r.output()).containsPattern("weft: rank 0 of 2 has waited 1\\d\\.\\d\\d s in the schedule check of the"
+                + " compiled program called at ScheduleCheckProgram.java:\\d+ \\(.*\\): the other ranks have not called"
+                + " that program compiled").contains("WEFT_CHECK=off", "past WEFT_COMM_TIMEOUT=14 s");
+    }
+
     private static Mpirun.Result run(Mpirun.Flavor flavor, Path dir, Map<String, String> env, String mode)
             throws Exception {
         Map<String, String> all = new HashMap<>(env);

@@ -16,7 +16,8 @@ import java.util.function.BiFunction;
  * {@code @Compile}, printing {@code rank R: <case>: <message>} for each mismatch, then rethrows the first, which
  * ends the job non-zero. {@code eager} (run with {@code WEFT_CHECK=strict}): the same for eager collectives that
  * disagree. The world is left clean after each mismatch (the check runs before any of the user's operations),
- * so the cases run one after another.
+ * so the cases run one after another. {@code mixed}: rank 0 calls a compiled allreduce, the others the same allreduce
+ * eagerly, which the check cannot pair.
  */
 public final class ScheduleCheckProgram {
     private static final List<BiFunction<Comm, Tensor, Tensor>> EAGER = List.of(
@@ -40,8 +41,20 @@ public final class ScheduleCheckProgram {
         return MismatchPrograms.CASES.get(index).program().apply(c, x);
     }
 
+    /** An allreduce, compiled on rank 0 only by {@code mixed}. */
+    @Compile
+    static Tensor sum(Comm c, Tensor x) {
+        return c.allreduce(x, ReduceOp.SUM);
+    }
+
     public static void main(String[] args) {
         Comm world = Comm.world();
+        if (args[0].equals("mixed")) {
+            Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
+            Tensor y = world.rank() == 0 ? sum(world, x) : world.allreduce(x, ReduceOp.SUM);
+            System.out.println("rank " + world.rank() + ": " + y);
+            return;
+        }
         boolean eager = args[0].equals("eager");
         int cases = eager ? EAGER.size() : MismatchPrograms.CASES.size();
         WeftException first = null;

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.fake;
 
+import dev.weft.backends.comm.Communicator;
 import dev.weft.DType;
 import dev.weft.backends.comm.ReduceOp;
 
@@ -69,8 +70,9 @@ final class Collectives {
             }
             case SPLIT -> split(group, payloads, results);
             case DUP, PRIVATE_DUP -> {
-                CommGroup dup = new CommGroup(call.kind() == CollectiveCall.Kind.DUP
-                        ? group.name + ".dup#" + group.nextDerivedIndex() : group.name + ".weft", group.worldRanks);
+                String name = call.kind() == CollectiveCall.Kind.DUP ? group.name + ".dup#" + group.nextDerivedIndex()
+                        : group.name + Communicator.PRIVATE_SUFFIX;
+                CommGroup dup = new CommGroup(name, group.worldRanks);
                 for (int r = 0; r < n; r++) {
                     results[r] = new Membership(dup, r);
                 }

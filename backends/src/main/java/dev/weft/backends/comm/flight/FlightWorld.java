@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.backends.comm.Communicator;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
@@ -21,11 +22,15 @@ public final class FlightWorld implements AutoCloseable {
         void expire(int rank, FlightCall blocked, String message);
     }
 
+    /** How long a rank waits in the schedule check before it is told why it may never end. */
+    static final long CHECK_HINT_MILLIS = 10_000;
+
     private final List<FlightRecorder> recorders;
     private final FlightSettings settings;
     private final Timeout timeout;
     private final String ending;
     private volatile boolean timedOut;
+    private volatile boolean hinted;
 
     private FlightWorld(List<FlightRecorder> recorders, FlightSettings settings, Timeout timeout, String ending) {
         this.recorders = List.copyOf(recorders);
@@ -70,8 +75,12 @@ public final class FlightWorld implements AutoCloseable {
         writeFiles(reason, err);
     }
 
-    /** Called by the watchdog: fires the timeout of the first rank blocked longer than the limit, once. */
+    /**
+     * Called by the watchdog: says once why a rank may wait forever in the schedule check, and fires the timeout of
+     * the first rank blocked longer than the limit, once.
+     */
     void check(long now) {
+        hintScheduleCheck(now);
         long limit = settings.timeoutSeconds() * 1000;
         if (limit == 0 || timedOut) {
             return;
@@ -81,6 +90,36 @@ public final class FlightWorld implements AutoCloseable {
             if (start >= 0 && now - start >= limit) {
                 timedOut = true;
                 expire(r);
+                return;
+            }
+        }
+    }
+
+    /**
+     * A rank that has waited {@value #CHECK_HINT_MILLIS} ms in the schedule check's own communication is usually
+     * waiting for ranks that never compile the program (they run its communication eagerly, or not at all): under
+     * MPI that would be silent until the timeout, so it is said at once, once per world.
+     */
+    private void hintScheduleCheck(long now) {
+        if (hinted) {
+            return;
+        }
+        for (FlightRecorder r : recorders) {
+            long start = r.oldestStarted();
+            if (start < 0 || now - start < CHECK_HINT_MILLIS) {
+                continue;
+            }
+            FlightDump d = FlightDump.of(r, "check");
+            FlightEntry e = d.blocked().orElse(null);
+            if (e != null && (e.call().op() == FlightOp.PRIVATE_DUP
+                    || e.call().comm().endsWith(Communicator.PRIVATE_SUFFIX))) {
+                hinted = true;
+                System.err.print(String.format("weft: rank %d of %d has waited %s s in the schedule check of the compiled"
+                        + " program called at %s (%s on '%s'): the other ranks have not called that program compiled."
+                        + " If they run its communication eagerly, or never call it, they never will: compile it on"
+                        + " every rank, or set WEFT_CHECK=off for it (README, When ranks disagree)%n", d.rank(),
+                        d.size(), d.secondsSince(e.startMillis()), e.call().where(), e.call().args(),
+                        e.call().comm()));
                 return;
             }
         }

@@ -274,7 +274,7 @@ final class MpiCommunicator implements Communicator {
     @Override
     public Communicator privateDup(SourceLocation where) {
         live("dup", where);
-        return dup(name + ".weft", where);
+        return dup(name + PRIVATE_SUFFIX, where);
     }
 
     private Communicator dup(String childName, SourceLocation where) {
