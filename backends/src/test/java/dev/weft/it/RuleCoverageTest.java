@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * cpu and the gpu target, and a JVP rule or a stated reason to have none. {@code fori} and {@code cond} run through
  * the interpreters' own methods rather than an eager or a JVP rule.
  */
-class RuleCoverageTest {
+public class RuleCoverageTest {
     @Test
     void everyPrimitiveHasEveryRule() throws IllegalAccessException {
         CpuEagerInterpreter eager = (CpuEagerInterpreter) new CpuEagerInterpreterProvider().eagerInterpreter();
@@ -44,7 +44,8 @@ class RuleCoverageTest {
         assertThat(primitives()).hasSizeGreaterThan(50);
     }
 
-    static List<Primitive<?>> primitives() throws IllegalAccessException {
+    /** Every primitive of {@link Prims} and {@link CommPrims}. */
+    public static List<Primitive<?>> primitives() throws IllegalAccessException {
         List<Primitive<?>> all = new ArrayList<>();
         for (Class<?> holder : List.of(Prims.class, CommPrims.class)) {
             for (Field f : holder.getFields()) {

@@ -4,8 +4,6 @@ import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
-import dev.weft.spi.CommHandle;
-import dev.weft.spi.Interpreter;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -23,7 +21,7 @@ import java.util.function.Supplier;
  * {@link JvpRule} there too, so the levels below compute (eagerly), record (inside {@code @Compile}, or reverse
  * mode's {@link LinearRecorder}) or differentiate again (nested transforms) both.
  */
-final class JvpInterpreter implements Interpreter {
+final class JvpInterpreter extends TransformLevel {
     /** A value of this level: its primal value and tangent ({@code null} for zero), both of the level below. */
     record Dual(Aval aval, Tensor primal, Tensor tangent, JvpInterpreter owner) implements Traced {
     }
@@ -188,19 +186,6 @@ final class JvpInterpreter implements Interpreter {
         return out;
     }
 
-    @Override
-    public boolean isTracing() {
-        return true;
-    }
-
-    /** Passed down: a trace below records that the program read the communicator. */
-    @Override
-    public void readComm(CommHandle comm) {
-        Interpreters.under(this, () -> {
-            Interpreters.current().readComm(comm);
-            return null;
-        });
-    }
 
     private static SourceLocation located(SourceLocation where) {
         return where != null ? where : SourceLocation.capture();

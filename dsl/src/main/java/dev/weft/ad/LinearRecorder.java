@@ -7,9 +7,7 @@ import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
-import dev.weft.spi.CommHandle;
 import dev.weft.spi.Effect;
-import dev.weft.spi.Interpreter;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -34,7 +32,7 @@ import java.util.function.Supplier;
  * <p>A {@code fori} is unrolled (its iterations recorded one after another), and a {@code cond} on a traced
  * predicate evaluates both branches and selects their results, which is right for branches without effects.
  */
-final class LinearRecorder implements Interpreter {
+final class LinearRecorder extends TransformLevel {
     /** A linear value: a tangent of the function being differentiated. */
     record Linear(Aval aval, int id, LinearRecorder owner) implements Traced {
     }
@@ -142,19 +140,6 @@ final class LinearRecorder implements Interpreter {
         return out;
     }
 
-    @Override
-    public boolean isTracing() {
-        return true;
-    }
-
-    /** Passed down: a trace below records that the program read the communicator. */
-    @Override
-    public void readComm(CommHandle comm) {
-        Interpreters.under(this, () -> {
-            Interpreters.current().readComm(comm);
-            return null;
-        });
-    }
 
     /**
      * The cotangents of {@code inputs} given those of {@code outputs} (tangents recorded here, or values that do

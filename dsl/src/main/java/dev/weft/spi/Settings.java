@@ -14,11 +14,8 @@ public final class Settings {
      * {@code null}; blank counts as unset.
      */
     public static String text(String property, String env) {
-        String value = System.getProperty(property);
-        if (value == null) {
-            value = System.getenv(env);
-        }
-        return value == null || value.isBlank() ? null : value.trim();
+        Given g = given(property, env);
+        return g == null || g.value().isBlank() ? null : g.value().trim();
     }
 
     /**
@@ -28,25 +25,20 @@ public final class Settings {
      * @throws WeftException if the value set is not a whole number of at least {@code min}
      */
     public static long wholeNumber(String property, String env, long min, long defaultValue) {
-        String name = property;
-        String value = System.getProperty(property);
-        if (value == null) {
-            name = env;
-            value = System.getenv(env);
-        }
-        if (value == null) {
+        Given g = given(property, env);
+        if (g == null) {
             return defaultValue;
         }
         try {
-            long n = Long.parseLong(value.trim());
+            long n = Long.parseLong(g.value().trim());
             if (n >= min) {
                 return n;
             }
         } catch (NumberFormatException e) {
             // reported below with what was expected
         }
-        throw new WeftException(SourceLocation.UNKNOWN, name + " must be a whole number of at least " + min
-                + ", got '" + value + "'");
+        throw new WeftException(SourceLocation.UNKNOWN, g.name() + " must be a whole number of at least " + min
+                + ", got '" + g.value() + "'");
     }
 
     /**
@@ -56,20 +48,29 @@ public final class Settings {
      * @throws WeftException if the value set is not one of {@code allowed} (lower case)
      */
     public static String choice(String property, String env, List<String> allowed, String defaultValue) {
-        String name = property;
-        String value = System.getProperty(property);
-        if (value == null) {
-            name = env;
-            value = System.getenv(env);
-        }
-        if (value == null) {
+        Given g = given(property, env);
+        if (g == null) {
             return defaultValue;
         }
-        String v = value.trim().toLowerCase(Locale.ROOT);
+        String v = g.value().trim().toLowerCase(Locale.ROOT);
         if (allowed.contains(v)) {
             return v;
         }
-        throw new WeftException(SourceLocation.UNKNOWN, name + " must be one of " + String.join(", ", allowed)
-                + ", got '" + value + "'");
+        throw new WeftException(SourceLocation.UNKNOWN, g.name() + " must be one of " + String.join(", ", allowed)
+                + ", got '" + g.value() + "'");
+    }
+
+    /** A setting's value and where it came from (the property's or the variable's name, for errors). */
+    private record Given(String name, String value) {
+    }
+
+    /** The system property {@code property} if set, else the environment variable {@code env}, else null. */
+    private static Given given(String property, String env) {
+        String value = System.getProperty(property);
+        if (value != null) {
+            return new Given(property, value);
+        }
+        value = System.getenv(env);
+        return value == null ? null : new Given(env, value);
     }
 }

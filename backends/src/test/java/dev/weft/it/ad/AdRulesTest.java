@@ -8,11 +8,9 @@ import dev.weft.Tensor;
 import dev.weft.Vjp;
 import dev.weft.Weft;
 import dev.weft.ad.AdRules;
-import dev.weft.prim.CommPrims;
+import dev.weft.it.RuleCoverageTest;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Primitive;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -115,7 +113,7 @@ public class AdRulesTest {
     @Test
     void everyPrimitiveHasAJvpRuleOrAReason() throws IllegalAccessException {
         List<String> missing = new ArrayList<>();
-        for (Primitive<?> p : primitives()) {
+        for (Primitive<?> p : RuleCoverageTest.primitives()) {
             boolean controlFlow = p == Prims.FORI || p == Prims.COND;
             if (!controlFlow && !AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
                 missing.add(p.name());
@@ -129,7 +127,7 @@ public class AdRulesTest {
         Set<Primitive<?>> covered = new LinkedHashSet<>();
         cases().forEach(c -> covered.add(c.prim()));
         CommGradTest.cases().forEach(c -> covered.add(c.prim()));
-        List<String> untested = primitives().stream().filter(AdRules::hasJvp).filter(p -> !covered.contains(p))
+        List<String> untested = RuleCoverageTest.primitives().stream().filter(AdRules::hasJvp).filter(p -> !covered.contains(p))
                 .map(Primitive::name).toList();
         assertThat(untested).as("primitives with rules but no finite-difference case").isEmpty();
     }
@@ -163,18 +161,6 @@ public class AdRulesTest {
             rhs += dot(cts.get(i).toDoubleArray(), t.get(i).toDoubleArray());
         }
         assertThat(rhs).isCloseTo(lhs, org.assertj.core.api.Assertions.within(c.tolerance() * (1 + Math.abs(lhs))));
-    }
-
-    private static List<Primitive<?>> primitives() throws IllegalAccessException {
-        List<Primitive<?>> all = new ArrayList<>();
-        for (Class<?> holder : List.of(Prims.class, CommPrims.class)) {
-            for (Field f : holder.getFields()) {
-                if (Modifier.isStatic(f.getModifiers()) && f.get(null) instanceof Primitive<?> p) {
-                    all.add(p);
-                }
-            }
-        }
-        return all;
     }
 
     static List<Tensor> draw(List<Input> inputs, Random rnd) {
