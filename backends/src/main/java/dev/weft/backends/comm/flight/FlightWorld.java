@@ -76,18 +76,20 @@ public final class FlightWorld implements AutoCloseable {
     }
 
     /**
-     * Called by the watchdog: says once why a rank may wait forever in the schedule check, and fires the timeout of
-     * the first rank blocked longer than the limit, once.
+     * Called by the watchdog, one scan of each rank's oldest blocked operation: says once why a rank may wait
+     * forever in the schedule check, and fires the timeout of the first rank blocked longer than the limit, once.
      */
     void check(long now) {
-        hintScheduleCheck(now);
         long limit = settings.timeoutSeconds() * 1000;
-        if (limit == 0 || timedOut) {
-            return;
-        }
         for (FlightRecorder r : recorders) {
             long start = r.oldestStarted();
-            if (start >= 0 && now - start >= limit) {
+            if (start < 0) {
+                continue;
+            }
+            if (!hinted && now - start >= CHECK_HINT_MILLIS) {
+                hintScheduleCheck(r);
+            }
+            if (limit != 0 && !timedOut && now - start >= limit) {
                 timedOut = true;
                 expire(r);
                 return;
@@ -100,28 +102,18 @@ public final class FlightWorld implements AutoCloseable {
      * waiting for ranks that never compile the program (they run its communication eagerly, or not at all): under
      * MPI that would be silent until the timeout, so it is said at once, once per world.
      */
-    private void hintScheduleCheck(long now) {
-        if (hinted) {
-            return;
-        }
-        for (FlightRecorder r : recorders) {
-            long start = r.oldestStarted();
-            if (start < 0 || now - start < CHECK_HINT_MILLIS) {
-                continue;
-            }
-            FlightDump d = FlightDump.of(r, "check");
-            FlightEntry e = d.blocked().orElse(null);
-            if (e != null && (e.call().op() == FlightOp.PRIVATE_DUP
-                    || e.call().comm().endsWith(Communicator.PRIVATE_SUFFIX))) {
-                hinted = true;
-                System.err.print(String.format("weft: rank %d of %d has waited %s s in the schedule check of the compiled"
-                        + " program called at %s (%s on '%s'): the other ranks have not called that program compiled."
-                        + " If they run its communication eagerly, or never call it, they never will: compile it on"
-                        + " every rank, or set WEFT_CHECK=off for it (README, When ranks disagree)%n", d.rank(),
-                        d.size(), d.secondsSince(e.startMillis()), e.call().where(), e.call().args(),
-                        e.call().comm()));
-                return;
-            }
+    private void hintScheduleCheck(FlightRecorder r) {
+        FlightDump d = FlightDump.of(r, "check");
+        FlightEntry e = d.blocked().orElse(null);
+        if (e != null && (e.call().op() == FlightOp.PRIVATE_DUP
+                || e.call().comm().endsWith(Communicator.PRIVATE_SUFFIX))) {
+            hinted = true;
+            System.err.print(String.format("weft: rank %d of %d has waited %s s in the schedule check of the compiled"
+                    + " program called at %s (%s on '%s'): the other ranks have not called that program compiled."
+                    + " If they run its communication eagerly, or never call it, they never will: compile it on"
+                    + " every rank, or set WEFT_CHECK=off for it (README, When ranks disagree)%n", d.rank(),
+                    d.size(), d.secondsSince(e.startMillis()), e.call().where(), e.call().args(),
+                    e.call().comm()));
         }
     }
 
