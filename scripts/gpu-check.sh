@@ -5,7 +5,8 @@
 #      NCCL (WEFT_NCCL_LIB, libnccl.so.2 on the loader path, or pip's nvidia-nccl wheel in site-packages);
 #      cuBLAS (on the loader path, under $CUDA_HOME or /usr/local/cuda*, or pip's nvidia-cublas wheel); mpirun.
 #      The library directories found are added to LD_LIBRARY_PATH for every later step;
-#   2. build (mvn -q -DskipTests package);
+#   2. build (mvn -q -DskipTests package), or, with WEFT_GPU_BUNDLE=DIR, the jars and JDK that scripts/gpu-bundle.sh
+#      prepared elsewhere (for a GPU machine with no Maven, no JDK 25 and no network);
 #   3. probe: the CUDA devices a JVM sees (dev.weft.backends.cli.GpuProbe);
 #   4. the tests tagged "gpu": GPU executor vs CPU executor, cuBLAS and the PTX GEMM vs a host product, NCCL;
 #   5. device benchmark: the PTX target, fused elementwise GB/s vs a device-to-device copy, the PTX GEMM vs cuBLAS;
@@ -145,16 +146,32 @@ fi
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 
 section "build"
-if ! run_step build 170 mvn -B -q --no-transfer-progress -DskipTests package dependency:build-classpath \
-    -Dmdep.outputFile=target/weft.classpath -Dmdep.includeScope=runtime; then
-  echo "the build failed or did not run: nothing else can run"
-  exit 1
+BUNDLE="${WEFT_GPU_BUNDLE:-}"
+if [[ -n "$BUNDLE" ]]; then
+  BUNDLE="$(cd "$BUNDLE" && pwd)" || exit 1
+  echo "prebuilt bundle $BUNDLE of commit $(cat "$BUNDLE/commit")"
+  if ! java -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
+    mkdir -p /tmp/weft-jdk && tar -C /tmp/weft-jdk -xzf "$BUNDLE/jdk.tgz" || exit 1
+    export JAVA_HOME=/tmp/weft-jdk/jdk
+    export PATH="$JAVA_HOME/bin:$PATH"
+  fi
+  java -version 2>&1 | head -n1
+  BUNDLE_CP="$(ls "$BUNDLE"/lib/*.jar | grep -v -- '-tests.jar$' | tr '\n' ':')"
+  AGENT="$(ls "$BUNDLE"/lib/weft-tracer-*.jar | head -n1)"
+  BACKENDS_CP="$BUNDLE_CP"
+  EXAMPLES_CP="$BUNDLE_CP"
+else
+  if ! run_step build 170 mvn -B -q --no-transfer-progress -DskipTests package dependency:build-classpath \
+      -Dmdep.outputFile=target/weft.classpath -Dmdep.includeScope=runtime; then
+    echo "the build failed or did not run: nothing else can run"
+    exit 1
+  fi
+  AGENT="$(ls tracer/target/weft-tracer-*.jar | head -n1)"
+  BACKENDS_CP="$(cat backends/target/weft.classpath):$ROOT/backends/target/classes"
+  EXAMPLES_CP="$(cat examples/target/weft.classpath):$ROOT/examples/target/classes:$ROOT/backends/target/classes"
 fi
-AGENT="$(ls tracer/target/weft-tracer-*.jar | head -n1)"
-JAVA=(java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Dnet.bytebuddy.safe=true
-  -javaagent:"$AGENT")
-BACKENDS_CP="$(cat backends/target/weft.classpath):$ROOT/backends/target/classes"
-EXAMPLES_CP="$(cat examples/target/weft.classpath):$ROOT/examples/target/classes"
+JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -Dnet.bytebuddy.safe=true)
+JAVA=(java "${JVM_FLAGS[@]}" -javaagent:"$AGENT")
 
 section "probe"
 probe="$(timeout --kill-after=10 60 "${JAVA[@]}" -cp "$BACKENDS_CP" dev.weft.backends.cli.GpuProbe 2>&1)"
@@ -176,11 +193,17 @@ else
   fi
 
   section "GPU tests (tag gpu)"
-  marker="$(mktemp)"
-  run_step "GPU tests" 120 mvn -B -q --no-transfer-progress test -pl backends -am -Dgroups=gpu \
-    -Dsurefire.failIfNoSpecifiedTests=false
-  find backends/target/surefire-reports -name '*.txt' -newer "$marker" -exec grep -h "Tests run" {} + 2>/dev/null
-  rm -f "$marker"
+  if [[ -n "$BUNDLE" ]]; then
+    run_step "GPU tests" 150 java "${JVM_FLAGS[@]}" -XX:+EnableDynamicAgentLoading -Xss8m \
+      -jar "$BUNDLE/junit-console.jar" execute --disable-banner --details=tree --include-tag gpu \
+      --class-path "$BUNDLE_CP$BUNDLE/lib/weft-backends-tests.jar" --scan-class-path "$BUNDLE/lib/weft-backends-tests.jar"
+  else
+    marker="$(mktemp)"
+    run_step "GPU tests" 120 mvn -B -q --no-transfer-progress test -pl backends -am -Dgroups=gpu \
+      -Dsurefire.failIfNoSpecifiedTests=false
+    find backends/target/surefire-reports -name '*.txt' -newer "$marker" -exec grep -h "Tests run" {} + 2>/dev/null
+    rm -f "$marker"
+  fi
 
   section "device benchmark"
   bench_out="$(mktemp)"
@@ -205,7 +228,7 @@ else
   # launch NAME RANKS CLASS [ARGS...]: CLASS's main on the GPU target on RANKS ranks, one GPU each.
   launch() {
     local name="$1" n="$2"; shift 2
-    local flags=(-Dweft.target=gpu -cp "$EXAMPLES_CP:$ROOT/backends/target/classes")
+    local flags=(-Dweft.target=gpu -cp "$EXAMPLES_CP")
     if ((n > 1)) && [[ -n "$mpi" ]]; then
       local mflags=(--bind-to none -x LD_LIBRARY_PATH)
       [[ -n "${WEFT_NCCL_LIB:-}" ]] && mflags+=(-x WEFT_NCCL_LIB)
