@@ -1,7 +1,7 @@
 package dev.weft;
 
 import dev.weft.ad.Autodiff;
-import dev.weft.spi.Interpreters;
+import dev.weft.graph.ControlFlow;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.WeftRuntime;
 import java.util.List;
@@ -22,29 +22,35 @@ public final class Weft {
     }
 
     /**
-     * A loop {@code for (i = lo; i < hi; i++) carry = body(i, carry)}: run directly outside {@code @Compile}, and
-     * recorded as one loop (not unrolled) inside. {@code i} is an I32 scalar tensor; the body must return a
-     * tensor of the carry's dtype and shape.
+     * A loop {@code for (i = lo; i < hi; i++) carry = body(i, carry)}, one loop in the program (not unrolled).
+     * {@code i} is an I32 scalar tensor; the body must return a tensor of the carry's dtype and shape.
+     *
+     * <p>As in JAX, the body is traced once, on traced tensors, into a closed region (whatever it uses from
+     * outside becomes an input of the loop), and that region runs {@code hi - lo} times: eagerly, then compiled,
+     * inside {@code @Compile}. So the body's Java code runs once per call of {@code fori}, not once per
+     * iteration (a {@code println} in it prints once), and it cannot read its tensors' values ({@code item()},
+     * a Java {@code if} on data): use {@link #cond} and {@link Tensor#where}. A tensor the body computes belongs to
+     * that trace: keeping it and using it after the loop is a {@link TracedValueException}.
      */
     public static Tensor fori(int lo, int hi, Tensor init, BiFunction<Tensor, Tensor, Tensor> body) {
-        return fori(lo, hi, List.of(init), (i, c) -> List.of(body.apply(i, c.getFirst()))).getFirst();
+        return ControlFlow.fori(lo, hi, List.of(init), (i, c) -> List.of(body.apply(i, c.getFirst())),
+                SourceLocation.capture()).getFirst();
     }
 
     /** {@link #fori(int, int, Tensor, BiFunction)} with several carried tensors. */
     public static List<Tensor> fori(int lo, int hi, List<Tensor> init,
                                     BiFunction<Tensor, List<Tensor>, List<Tensor>> body) {
-        SourceLocation where = Interpreters.current().isTracing() ? SourceLocation.capture() : null;
-        return Interpreters.current().fori(lo, hi, List.copyOf(init), body, where);
+        return ControlFlow.fori(lo, hi, List.copyOf(init), body, SourceLocation.capture());
     }
 
     /**
-     * {@code pred ? onTrue() : onFalse()} for a BOOL scalar {@code pred}. Inside {@code @Compile} both branches
-     * are traced and the choice is made at run time; they must return tensors of one dtype and shape.
+     * {@code pred ? onTrue() : onFalse()} for a BOOL scalar {@code pred}; the branches must return tensors of one
+     * dtype and shape. Both branches are traced once into closed regions, as for {@link #fori}; eagerly the one
+     * {@code pred} picks then runs, inside {@code @Compile} the choice is made at run time.
      */
     public static Tensor cond(Tensor pred, Supplier<Tensor> onTrue, Supplier<Tensor> onFalse) {
-        SourceLocation where = Interpreters.current().isTracing() ? SourceLocation.capture() : null;
-        return Interpreters.current()
-                .cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()), where).getFirst();
+        return ControlFlow.cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()),
+                SourceLocation.capture()).getFirst();
     }
 
     /**

@@ -9,17 +9,17 @@ import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.TracedValueException;
 import dev.weft.Weft;
+import dev.weft.graph.Graph;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
+import dev.weft.graph.Var;
+import dev.weft.prim.CondParams;
 import dev.weft.prim.ConstantParams;
 import dev.weft.prim.IotaParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
-import dev.weft.spi.Params;
 import dev.weft.tracer.Tracer;
-import dev.weft.tracer.ir.Graph;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Region;
-import dev.weft.tracer.ir.Var;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -97,7 +97,7 @@ class TracerTest {
         assertThat(body.nodes()).extracting(Node::prim).containsExactly(Prims.MUL, Prims.FORI);
         Var y = body.nodes().get(0).outputs().getFirst();
         Node loop = body.nodes().get(1);
-        assertThat(loop.params()).isEqualTo(new LoopParams(2, 7));
+        assertThat(loop.params()).isEqualTo(new LoopParams(2, 7, loop.regions().getFirst()));
         assertThat(loop.inputs()).containsExactly(body.params().get(0), y);
         assertThat(loop.outputs()).extracting(Var::aval).containsExactly(F32_3);
         assertThat(body.results()).containsExactly(loop.outputs().getFirst());
@@ -137,7 +137,7 @@ class TracerTest {
         Region body = g.body();
         Node cond = body.nodes().getFirst();
         assertThat(cond.prim()).isSameAs(Prims.COND);
-        assertThat(cond.params()).isSameAs(Params.NONE);
+        assertThat(cond.params()).isInstanceOf(CondParams.class);
         assertThat(cond.inputs()).containsExactly(body.params().get(0), body.params().get(1), body.params().get(2));
         assertThat(cond.outputs()).extracting(Var::aval).containsExactly(scalar);
 

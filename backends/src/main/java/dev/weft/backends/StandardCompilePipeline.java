@@ -6,13 +6,13 @@ import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.gpu.exec.GpuExecutable;
 import dev.weft.backends.timeline.TimedExecutable;
+import dev.weft.graph.Graph;
 import dev.weft.lowering.Lowering;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.StageListener;
 import dev.weft.spi.SourceLocation;
 import dev.weft.tracer.CompilePipeline;
 import dev.weft.tracer.Executable;
-import dev.weft.tracer.ir.Graph;
 
 /**
  * Lowers a traced graph with the standard pipeline for the target and prepares it to run: on the CPU executor

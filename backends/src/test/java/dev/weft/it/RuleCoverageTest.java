@@ -17,8 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every primitive, array and communication, has each of its rules: shape (by construction), eager, lowering on the
- * cpu and the gpu target, and a JVP rule or a stated reason to have none. {@code fori} and {@code cond} run through
- * the interpreters' own methods rather than an eager or a JVP rule.
+ * cpu and the gpu target, and a JVP rule or a stated reason to have none.
  */
 public class RuleCoverageTest {
     @Test
@@ -27,8 +26,7 @@ public class RuleCoverageTest {
         LoweringRules lowering = LoweringRules.discover();
         List<String> missing = new ArrayList<>();
         for (Primitive<?> p : primitives()) {
-            boolean controlFlow = p == Prims.FORI || p == Prims.COND;
-            if (!controlFlow && !eager.has(p)) {
+            if (!eager.has(p)) {
                 missing.add(p.name() + ": eager");
             }
             for (String target : List.of("cpu", "gpu")) {
@@ -36,7 +34,7 @@ public class RuleCoverageTest {
                     missing.add(p.name() + ": lowering on " + target);
                 }
             }
-            if (!controlFlow && !AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
+            if (!AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
                 missing.add(p.name() + ": jvp (or a reason)");
             }
         }

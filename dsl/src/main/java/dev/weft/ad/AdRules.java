@@ -7,20 +7,24 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The differentiation rules of every primitive, by primitive: a {@link JvpRule}, a {@link TransposeRule} for the
- * primitives that appear linearly in tangents, or a reason it is not differentiable. The array primitives'
- * rules are registered together in {@link ArrayAdRules}, the communication primitives' in {@link CommAdRules}; a
+ * The differentiation rules of every primitive, by primitive: a {@link JvpRule} (a {@link JointJvpRule} for control
+ * flow), a {@link TransposeRule} for the primitives that appear linearly in tangents, or a reason it is not
+ * differentiable. The array primitives'
+ * rules are registered together in {@link ArrayAdRules}, the communication primitives' in {@link CommAdRules},
+ * {@code fori}'s and {@code cond}'s in {@link ControlFlowAdRules}; a
  * coverage test requires every primitive to have a JVP
  * rule or a reason.
  */
 public final class AdRules {
     private static final Map<Primitive<?>, JvpRule<?>> JVP = new ConcurrentHashMap<>();
+    private static final Map<Primitive<?>, JointJvpRule<?>> JOINT_JVP = new ConcurrentHashMap<>();
     private static final Map<Primitive<?>, TransposeRule<?>> TRANSPOSE = new ConcurrentHashMap<>();
     private static final Map<Primitive<?>, String> NOT_DIFFERENTIABLE = new ConcurrentHashMap<>();
 
     static {
         ArrayAdRules.register();
         CommAdRules.register();
+        ControlFlowAdRules.register();
     }
 
     private AdRules() {
@@ -29,6 +33,11 @@ public final class AdRules {
     /** Registers {@code prim}'s forward-mode rule. */
     public static <P extends Params> void jvp(Primitive<P> prim, JvpRule<P> rule) {
         JVP.put(prim, rule);
+    }
+
+    /** Registers {@code prim}'s forward-mode rule that computes its outputs with their tangents (control flow). */
+    static <P extends Params> void jointJvp(Primitive<P> prim, JointJvpRule<P> rule) {
+        JOINT_JVP.put(prim, rule);
     }
 
     /** Registers {@code prim}'s transpose (for primitives that are linear in some inputs). */
@@ -47,6 +56,11 @@ public final class AdRules {
     }
 
     @SuppressWarnings("unchecked")
+    static <P extends Params> Optional<JointJvpRule<P>> jointJvpRule(Primitive<P> prim) {
+        return Optional.ofNullable((JointJvpRule<P>) JOINT_JVP.get(prim));
+    }
+
+    @SuppressWarnings("unchecked")
     static <P extends Params> Optional<TransposeRule<P>> transposeRule(Primitive<P> prim) {
         return Optional.ofNullable((TransposeRule<P>) TRANSPOSE.get(prim));
     }
@@ -56,9 +70,9 @@ public final class AdRules {
         return Optional.ofNullable(NOT_DIFFERENTIABLE.get(prim));
     }
 
-    /** True if {@code prim} has a forward-mode rule. */
+    /** True if {@code prim} has a forward-mode rule (of either kind). */
     public static boolean hasJvp(Primitive<?> prim) {
-        return JVP.containsKey(prim);
+        return JVP.containsKey(prim) || JOINT_JVP.containsKey(prim);
     }
 
     /** True if {@code prim} has a transpose rule. */

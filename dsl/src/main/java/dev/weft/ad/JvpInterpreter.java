@@ -12,8 +12,6 @@ import dev.weft.spi.TensorAccess;
 import dev.weft.spi.Traced;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BiFunction;
-import java.util.function.Supplier;
 
 /**
  * Forward mode: each value of the transformed function is a {@link Dual}, a primal value of the level below with
@@ -50,6 +48,9 @@ final class JvpInterpreter extends TransformLevel {
     @Override
     public List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals,
                              SourceLocation where) {
+        if (AdRules.jointJvpRule(prim).isPresent()) {
+            return joint(prim, params, args, where);
+        }
         List<Tensor> primals = new ArrayList<>(args.size());
         List<Tensor> tangents = new ArrayList<>(args.size());
         boolean any = false;
@@ -109,83 +110,31 @@ final class JvpInterpreter extends TransformLevel {
     }
 
     /**
-     * The loop below this level with every floating carry's tangent carried beside it (zeros where the initial
-     * carry has none): the body runs at this level on duals.
+     * A primitive whose rule computes outputs and tangents together (control flow): every floating value gets a
+     * tangent, zeros where none, so that all ranks follow one schedule. Right above reverse mode's recorder its
+     * regions are evaluated at this level instead ({@link LinearRecorder#controlFlowAbove}).
      */
-    @Override
-    public List<Tensor> fori(int lo, int hi, List<Tensor> init, BiFunction<Tensor, List<Tensor>, List<Tensor>> body,
-                             SourceLocation where) {
-        int n = init.size();
-        boolean[] carried = new boolean[n];
-        List<Tensor> below = new ArrayList<>(init.size() * 2);
-        for (Tensor t : init) {
-            below.add(primal(t));
+    private <P extends Params> List<Tensor> joint(Primitive<P> prim, Params params, List<Tensor> args,
+                                                  SourceLocation where) {
+        JointJvpRule<P> rule = AdRules.jointJvpRule(prim).orElseThrow();
+        if (Interpreters.under(this, () -> Interpreters.current() instanceof LinearRecorder)) {
+            return LinearRecorder.controlFlowAbove(params, args);
         }
-        for (int k = 0; k < n; k++) {
-            carried[k] = init.get(k).dtype().isFloating();
-            if (carried[k]) {
-                Tensor t = tangent(init.get(k));
-                below.add(t != null ? t : ArrayAdRules.zerosLike(primal(init.get(k))));
-            }
+        List<Tensor> primals = new ArrayList<>(args.size());
+        List<Tensor> tangents = new ArrayList<>(args.size());
+        for (Tensor a : args) {
+            primals.add(primal(a));
+            tangents.add(tangent(a));
         }
-        List<Tensor> out = Interpreters.under(this, () -> Interpreters.current().fori(lo, hi, below,
-                (i, carries) -> {
-                    List<Tensor> duals = duals(carries, carried);
-                    List<Tensor> next = Interpreters.with(this, () -> body.apply(i, duals));
-                    return flatten(next, carried);
-                }, where));
-        return duals(out, carried);
-    }
-
-    /** Both branches below this level, each returning its results' primals then tangents (zeros for none). */
-    @Override
-    public List<Tensor> cond(Tensor pred, Supplier<List<Tensor>> onTrue, Supplier<List<Tensor>> onFalse,
-                             SourceLocation where) {
-        Tensor p = primal(pred);
-        boolean[][] shape = new boolean[1][];
-        Supplier<List<Tensor>> t = branch(onTrue, shape);
-        Supplier<List<Tensor>> f = branch(onFalse, shape);
-        List<Tensor> out = Interpreters.under(this, () -> Interpreters.current().cond(p, t, f, where));
-        return duals(out, shape[0]);
-    }
-
-    private Supplier<List<Tensor>> branch(Supplier<List<Tensor>> body, boolean[][] floating) {
-        return () -> {
-            List<Tensor> res = Interpreters.with(this, body);
-            boolean[] carried = new boolean[res.size()];
-            for (int k = 0; k < carried.length; k++) {
-                carried[k] = res.get(k).dtype().isFloating();
-            }
-            floating[0] = carried;
-            return flatten(res, carried);
-        };
-    }
-
-    /** Primals, then the tangents of the floating ones (zeros where none), all of the level below. */
-    private List<Tensor> flatten(List<Tensor> values, boolean[] carried) {
-        List<Tensor> flat = new ArrayList<>(values.size() * 2);
-        for (Tensor v : values) {
-            flat.add(primal(v));
+        SourceLocation at = located(where);
+        JointJvpRule.Result r = Interpreters.under(this,
+                () -> rule.jvp(prim.paramsType().cast(params), primals, tangents, at));
+        List<Tensor> results = new ArrayList<>(r.outputs().size());
+        for (int i = 0; i < r.outputs().size(); i++) {
+            results.add(dual(r.outputs().get(i), r.tangents().get(i)));
         }
-        for (int k = 0; k < values.size(); k++) {
-            if (carried[k]) {
-                Tensor t = tangent(values.get(k));
-                flat.add(t != null ? t : ArrayAdRules.zerosLike(primal(values.get(k))));
-            }
-        }
-        return flat;
+        return results;
     }
-
-    private List<Tensor> duals(List<Tensor> flat, boolean[] carried) {
-        int n = carried.length;
-        List<Tensor> out = new ArrayList<>(n);
-        int next = n;
-        for (int k = 0; k < n; k++) {
-            out.add(carried[k] ? dual(flat.get(k), flat.get(next++)) : flat.get(k));
-        }
-        return out;
-    }
-
 
     private static SourceLocation located(SourceLocation where) {
         return where != null ? where : SourceLocation.capture();

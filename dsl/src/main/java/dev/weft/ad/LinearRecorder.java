@@ -1,10 +1,12 @@
 package dev.weft.ad;
 
-import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.graph.GraphEvaluator;
 import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
+import dev.weft.prim.CondParams;
+import dev.weft.prim.LoopParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
@@ -19,7 +21,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
@@ -30,7 +31,8 @@ import java.util.function.Supplier;
  * it needs (the residuals): reverse mode's memory is what the program computes on the way, as for any tape.
  *
  * <p>A {@code fori} is unrolled (its iterations recorded one after another), and a {@code cond} on a traced
- * predicate evaluates both branches and selects their results, which is right for branches without effects.
+ * predicate evaluates both branches and selects their results, which is right for branches without effects
+ * ({@link #controlFlowAbove}).
  */
 final class LinearRecorder extends TransformLevel {
     /** A linear value: a tangent of the function being differentiated. */
@@ -115,31 +117,30 @@ final class LinearRecorder extends TransformLevel {
         return results;
     }
 
-    @Override
-    public List<Tensor> fori(int lo, int hi, List<Tensor> init, BiFunction<Tensor, List<Tensor>, List<Tensor>> body,
-                             SourceLocation where) {
-        List<Tensor> carry = init;
-        for (int i = lo; i < hi; i++) {
-            carry = body.apply(Tensor.scalar(DType.I32, i), carry);
+    /**
+     * Reverse mode of a {@code fori} or {@code cond} (its {@code params} and {@code inputs}) bound on the
+     * transform right above a recorder, which is the current interpreter: its regions are evaluated at that level, so that
+     * the recorder sees their operations one by one. A loop is unrolled; a cond on a concrete predicate evaluates
+     * the branch it picks, on a traced one (inside {@code @Compile}) both branches, selecting their results.
+     */
+    static List<Tensor> controlFlowAbove(Params params, List<Tensor> inputs) {
+        if (params instanceof LoopParams p) {
+            return GraphEvaluator.loop(p, inputs);
         }
-        return carry;
-    }
-
-    @Override
-    public List<Tensor> cond(Tensor pred, Supplier<List<Tensor>> onTrue, Supplier<List<Tensor>> onFalse,
-                             SourceLocation where) {
+        CondParams p = (CondParams) params;
+        Tensor pred = inputs.getFirst();
         if (TensorAccess.data(pred) != null) {
-            return pred.item() != 0 ? onTrue.get() : onFalse.get();
+            return GraphEvaluator.branch(p, inputs);
         }
-        List<Tensor> t = onTrue.get();
-        List<Tensor> f = onFalse.get();
+        List<Tensor> captures = inputs.subList(1, inputs.size());
+        List<Tensor> t = GraphEvaluator.evaluate(p.onTrue(), captures);
+        List<Tensor> f = GraphEvaluator.evaluate(p.onFalse(), captures);
         List<Tensor> out = new ArrayList<>(t.size());
         for (int k = 0; k < t.size(); k++) {
             out.add(Tensor.where(pred, t.get(k), f.get(k)));
         }
         return out;
     }
-
 
     /**
      * The cotangents of {@code inputs} given those of {@code outputs} (tangents recorded here, or values that do

@@ -11,11 +11,6 @@ import dev.weft.spi.Interpreters;
  */
 abstract class TransformLevel implements Interpreter {
     @Override
-    public boolean isTracing() {
-        return true;
-    }
-
-    @Override
     public void readComm(CommHandle comm) {
         Interpreters.under(this, () -> {
             Interpreters.current().readComm(comm);

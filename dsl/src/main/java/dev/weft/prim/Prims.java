@@ -4,6 +4,7 @@ import static dev.weft.spi.Errors.dtype;
 import static dev.weft.spi.Errors.shape;
 
 import dev.weft.DType;
+import dev.weft.graph.Var;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
@@ -208,19 +209,69 @@ public final class Prims {
             (in, p) -> List.of(new Aval(p.value().dtype(), Shape.of(p.value().shape()))));
 
     /**
-     * A traced loop, recorded by the tracer (never bound): inputs [carries..., captures...], one body region with
-     * parameters [i, carries..., captures...] returning the new carries; outputs the final carries.
+     * A loop, {@code for (i = lo; i < hi; i++) carries = body(i, carries, captures)}: inputs
+     * {@code [carries..., captures...]}, the closed body in its {@link LoopParams}; outputs the final carries.
      */
-    public static final Primitive<LoopParams> FORI = pure("fori", LoopParams.class, Prims::recordedOnly);
+    public static final Primitive<LoopParams> FORI = pure("fori", LoopParams.class, Prims::fori);
 
     /**
-     * A traced two-way branch, recorded by the tracer (never bound): inputs [pred, captures...], a true and a
-     * false region, each with parameters [captures...] and returning the outputs.
+     * A two-way branch: inputs {@code [pred (bool scalar), captures...]}, the closed branches in its
+     * {@link CondParams}, each taking the captures; outputs those of the branch {@code pred} picks.
      */
-    public static final Primitive<Params> COND = pure("cond", Params.class, Prims::recordedOnly);
+    public static final Primitive<CondParams> COND = pure("cond", CondParams.class, Prims::cond);
 
-    private static List<Aval> recordedOnly(List<Aval> in, Params p) {
-        throw new IllegalStateException("fori and cond are recorded by the tracer, not bound");
+    private static List<Aval> fori(List<Aval> in, LoopParams p) {
+        List<Aval> params = avals(p.body().params()), results = avals(p.body().results());
+        if (params.size() != in.size() + 1 || !params.getFirst().equals(Aval.of(DType.I32))
+                || !params.subList(1, params.size()).equals(in)) {
+            throw new IllegalArgumentException("fori: body parameters " + params + " do not match i32[] and the"
+                    + " inputs " + in);
+        }
+        if (results.size() > in.size()) {
+            throw shape("fori: the body returns %d carries but the loop has %d", results.size(), in.size());
+        }
+        for (int k = 0; k < results.size(); k++) {
+            same(in.get(k), results.get(k), "fori: the body returns carry " + k + " as %s but the loop carries %s");
+        }
+        return results;
+    }
+
+    private static List<Aval> cond(List<Aval> in, CondParams p) {
+        Aval pred = in.getFirst();
+        if (pred.dtype() != DType.BOOL) {
+            throw dtype("cond: the predicate must be bool, got %s", pred);
+        }
+        if (pred.shape().rank() != 0) {
+            throw shape("cond: the predicate must be a scalar, got %s (reduce it, or use Tensor.where for an"
+                    + " elementwise choice)", pred);
+        }
+        List<Aval> captures = in.subList(1, in.size());
+        if (!avals(p.onTrue().params()).equals(captures) || !avals(p.onFalse().params()).equals(captures)) {
+            throw new IllegalArgumentException("cond: branch parameters do not match the captures " + captures);
+        }
+        List<Aval> t = avals(p.onTrue().results()), f = avals(p.onFalse().results());
+        if (t.size() != f.size()) {
+            throw shape("cond: the branches return %d and %d tensors", t.size(), f.size());
+        }
+        for (int k = 0; k < t.size(); k++) {
+            same(t.get(k), f.get(k), "cond: the false branch returns %s where the true branch returns %s (result "
+                    + k + ")");
+        }
+        return t;
+    }
+
+    private static List<Aval> avals(List<Var> vars) {
+        return vars.stream().map(Var::aval).toList();
+    }
+
+    /** {@code actual} must be {@code expected}; {@code fmt} takes the actual, then the expected aval. */
+    private static void same(Aval expected, Aval actual, String fmt) {
+        if (expected.dtype() != actual.dtype()) {
+            throw dtype(fmt, actual, expected);
+        }
+        if (!expected.shape().equals(actual.shape())) {
+            throw shape(fmt, actual, expected);
+        }
     }
 
     private static <P extends Params> Primitive<P> pure(String name, Class<P> type, ShapeRule<P> rule) {

@@ -12,24 +12,30 @@ public final class Bind {
     }
 
     public static List<Tensor> bind(Primitive<?> prim, Params params, Tensor... args) {
+        return bindAt(Interpreters.isTracing() ? SourceLocation.capture() : null, prim, params, List.of(args));
+    }
+
+    /**
+     * {@link #bind} recorded at {@code where} (the user's line of the operation: a graph evaluator passes each
+     * node's own), {@code null} for none (eager).
+     */
+    public static List<Tensor> bindAt(SourceLocation where, Primitive<?> prim, Params params, List<Tensor> args) {
         Interpreter interp = Interpreters.current();
-        List<Aval> in = new ArrayList<>(args.length);
+        List<Aval> in = new ArrayList<>(args.size());
         for (Tensor t : args) {
             Traced traced = TensorAccess.traced(t);
             if (traced != null && !Interpreters.isActive(traced.owner())) {
                 throw new TracedValueException(SourceLocation.capture(), prim.name() + ": a traced tensor "
-                        + traced.aval() + " is used after its trace ended;"
-                        + " return it from the @Compile method instead of keeping it");
+                        + traced.aval() + " is used " + traced.usedAfterEnd());
             }
             in.add(TensorAccess.aval(t));
         }
-        SourceLocation where = interp.isTracing() ? SourceLocation.capture() : null;
         List<Aval> out;
         try {
             out = prim.infer(in, params, where);
         } catch (WeftException e) {
             throw e.location().isUnknown() ? Errors.relocate(e, SourceLocation.capture()) : e;
         }
-        return interp.bind(prim, params, List.of(args), out, where);
+        return interp.bind(prim, params, List.copyOf(args), out, where);
     }
 }

@@ -37,6 +37,16 @@ public final class Interpreters {
         return STACK.get().contains(interp);
     }
 
+    /** The innermost interpreter of {@code type} on this thread's stack, or {@code null}. */
+    public static <T extends Interpreter> T innermost(Class<T> type) {
+        for (Interpreter i : STACK.get()) {
+            if (type.isInstance(i)) {
+                return type.cast(i);
+            }
+        }
+        return null;
+    }
+
     /** True while any tracing interpreter is on this thread's stack. */
     public static boolean isTracing() {
         return !STACK.get().isEmpty();

@@ -6,4 +6,9 @@ public interface Traced {
 
     /** The interpreter that recorded it; using the value outside that trace is an error. */
     Interpreter owner();
+
+    /** Ends the error for a use after its trace ended: "a traced tensor f32[3] is used ...". */
+    default String usedAfterEnd() {
+        return "after its trace ended; return it from the @Compile method instead of keeping it";
+    }
 }

@@ -4,6 +4,7 @@ import static dev.weft.lowering.LoweringContext.outputTypes;
 import static dev.weft.lowering.LoweringRules.ANY_TARGET;
 
 import dev.weft.DType;
+import dev.weft.graph.Node;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.StableHlo;
@@ -19,7 +20,6 @@ import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.TensorAccess;
-import dev.weft.tracer.ir.Node;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;

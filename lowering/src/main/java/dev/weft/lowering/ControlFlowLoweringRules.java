@@ -5,6 +5,8 @@ import static dev.weft.lowering.LoweringRules.ANY_TARGET;
 
 import dev.weft.DType;
 import dev.weft.WeftException;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.StableHlo;
@@ -13,8 +15,6 @@ import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Region;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

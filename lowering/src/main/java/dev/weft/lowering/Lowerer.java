@@ -1,13 +1,13 @@
 package dev.weft.lowering;
 
+import dev.weft.graph.Graph;
+import dev.weft.graph.Var;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
-import dev.weft.tracer.ir.Graph;
-import dev.weft.tracer.ir.Var;
 import java.util.List;
 import java.util.Map;
 

@@ -1,9 +1,9 @@
 package dev.weft.lowering;
 
+import dev.weft.graph.Graph;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.StageListener;
-import dev.weft.tracer.ir.Graph;
 
 /** The entry point of backends: graph to final lowered module with the discovered rules and the standard passes. */
 public final class Lowering {

@@ -1,7 +1,7 @@
 package dev.weft.lowering;
 
+import dev.weft.graph.Node;
 import dev.weft.lowering.ir.Value;
-import dev.weft.tracer.ir.Node;
 import java.util.List;
 
 /**

@@ -28,7 +28,7 @@ import dev.weft.prim.TransposeParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
-import dev.weft.tracer.ir.Var;
+import dev.weft.graph.Var;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.Map;

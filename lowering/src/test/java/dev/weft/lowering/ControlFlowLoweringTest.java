@@ -4,6 +4,8 @@ import static dev.weft.lowering.Ops.names;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.DType;
+import dev.weft.graph.Region;
+import dev.weft.graph.Var;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
@@ -11,12 +13,10 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
-import dev.weft.spi.Params;
-import dev.weft.tracer.ir.Region;
-import dev.weft.tracer.ir.Var;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -41,7 +41,7 @@ class ControlFlowLoweringTest {
         Var carry = body.param(F4);
         Var cap = body.param(F4);
         Region region = body.region(body.op(Prims.ADD, carry, cap));
-        Var out = g.node(Prims.FORI, new LoopParams(2, 5), List.of(x, c), List.of(region), List.of(F4)).getFirst();
+        Var out = g.node(Prims.FORI, new LoopParams(2, 5, region), List.of(x, c), List.of(F4)).getFirst();
         Module m = lowerer.lower(g.graph(out), "cpu");
 
         Block main = m.main().body();
@@ -87,7 +87,7 @@ class ControlFlowLoweringTest {
         GraphBuilder onFalse = g.nested();
         Var p = onFalse.param(F4);
         Region f = onFalse.region(p);
-        Var out = g.node(Prims.COND, Params.NONE, List.of(pred, a), List.of(t, f), List.of(F4)).getFirst();
+        Var out = g.node(Prims.COND, new CondParams(t, f), List.of(pred, a), List.of(F4)).getFirst();
         Module m = lowerer.lower(g.graph(out), "cpu");
 
         Block main = m.main().body();

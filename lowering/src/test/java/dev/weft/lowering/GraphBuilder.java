@@ -1,13 +1,13 @@
 package dev.weft.lowering;
 
+import dev.weft.graph.Graph;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
+import dev.weft.graph.Var;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.SourceLocation;
-import dev.weft.tracer.ir.Graph;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Region;
-import dev.weft.tracer.ir.Var;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -46,17 +46,17 @@ public final class GraphBuilder {
     /** A node whose output avals come from the primitive's shape rule. */
     public Var op(Primitive<?> prim, Params p, Var... inputs) {
         List<Aval> outs = prim.infer(List.of(inputs).stream().map(Var::aval).toList(), p, null);
-        return node(prim, p, List.of(inputs), List.of(), outs).getFirst();
+        return node(prim, p, List.of(inputs), outs).getFirst();
     }
 
     public Var op(Primitive<?> prim, Var... inputs) {
         return op(prim, Params.NONE, inputs);
     }
 
-    /** A node with explicit outputs and regions (control flow). */
-    public List<Var> node(Primitive<?> prim, Params p, List<Var> inputs, List<Region> regions, List<Aval> outs) {
+    /** A node with explicit outputs (control flow, whose params hold its regions). */
+    public List<Var> node(Primitive<?> prim, Params p, List<Var> inputs, List<Aval> outs) {
         List<Var> outputs = outs.stream().map(a -> new Var(ids[0]++, a)).toList();
-        nodes.add(new Node(prim, p, inputs, outputs, regions, at(line++)));
+        nodes.add(new Node(prim, p, inputs, outputs, at(line++)));
         return outputs;
     }
 

@@ -1,6 +1,6 @@
 package dev.weft.tracer;
 
-import dev.weft.tracer.ir.Graph;
+import dev.weft.graph.Graph;
 
 /**
  * Turns a traced graph into an executable; implemented by the backends and found with

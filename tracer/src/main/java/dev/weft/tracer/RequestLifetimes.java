@@ -1,11 +1,11 @@
 package dev.weft.tracer;
 
 import dev.weft.WeftException;
+import dev.weft.graph.Graph;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
+import dev.weft.graph.Var;
 import dev.weft.prim.CommPrims;
-import dev.weft.tracer.ir.Graph;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Region;
-import dev.weft.tracer.ir.Var;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.Map;

@@ -1,9 +1,9 @@
 package dev.weft.tracer;
 
 import dev.weft.Tensor;
+import dev.weft.graph.Graph;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Interpreters;
-import dev.weft.tracer.ir.Graph;
 import java.util.List;
 import java.util.function.Function;
 
@@ -20,8 +20,9 @@ public final class Tracer {
      * {@code body} propagate unchanged.
      */
     public static Graph trace(String name, List<Aval> inputs, Function<List<Tensor>, List<Tensor>> body) {
-        TraceInterpreter interp = new TraceInterpreter();
-        Graph graph = Interpreters.with(interp, () -> interp.trace(name, inputs, body));
+        TraceInterpreter interp = new TraceInterpreter(inputs);
+        List<Tensor> results = Interpreters.with(interp, () -> List.copyOf(body.apply(interp.params())));
+        Graph graph = interp.graph(name, results);
         RequestLifetimes.check(graph);
         return graph;
     }

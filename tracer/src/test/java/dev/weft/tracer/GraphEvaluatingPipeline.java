@@ -2,13 +2,13 @@ package dev.weft.tracer;
 
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.graph.Graph;
+import dev.weft.graph.Node;
+import dev.weft.graph.Var;
 import dev.weft.prim.ConstantParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.TensorAccess;
-import dev.weft.tracer.ir.Graph;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Var;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -101,7 +101,17 @@ public class AdRulesTest {
                 comparison("lt", Prims.LT, (a, b) -> a.lt(b)), comparison("le", Prims.LE, (a, b) -> a.le(b)),
                 comparison("gt", Prims.GT, (a, b) -> b.gt(a)), comparison("ge", Prims.GE, (a, b) -> b.ge(a)),
                 comparison("eq", Prims.EQ, (a, b) -> a.eq(b).eq(a.lt(b))),
-                comparison("ne", Prims.NE, (a, b) -> a.ne(b)));
+                comparison("ne", Prims.NE, (a, b) -> a.ne(b)),
+                c("fori, carry and capture", Prims.FORI, x -> Weft.fori(0, 3, x.get(0),
+                        (i, c) -> c.mul(x.get(1)).add(c.sin())), Input.any(m), Input.any(m)),
+                c("fori, two carries and the index", Prims.FORI, x -> Weft.fori(1, 4, List.of(x.get(0), x.get(1)),
+                        (i, c) -> List.of(c.get(0).mul(c.get(1)).add(i.cast(DType.F64)), c.get(1).tanh())).get(0),
+                        Input.any(m), Input.any(m)),
+                c("cond, true branch", Prims.COND, x -> Weft.cond(x.get(0).sum().gt(0),
+                        () -> x.get(0).mul(x.get(1)), () -> x.get(1).exp()), Input.of(0.2, 1, m), Input.any(m)),
+                c("cond, false branch", Prims.COND, x -> Weft.cond(x.get(0).sum().lt(0),
+                        () -> x.get(0).mul(x.get(1)), () -> x.get(1).exp().mul(x.get(0))), Input.of(0.2, 1, m),
+                        Input.any(m)));
     }
 
     /** A comparison choosing between two branches; the inputs never come close to a tie. */
@@ -114,8 +124,7 @@ public class AdRulesTest {
     void everyPrimitiveHasAJvpRuleOrAReason() throws IllegalAccessException {
         List<String> missing = new ArrayList<>();
         for (Primitive<?> p : RuleCoverageTest.primitives()) {
-            boolean controlFlow = p == Prims.FORI || p == Prims.COND;
-            if (!controlFlow && !AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
+            if (!AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
                 missing.add(p.name());
             }
         }

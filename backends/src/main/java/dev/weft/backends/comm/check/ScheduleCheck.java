@@ -1,9 +1,9 @@
 package dev.weft.backends.comm.check;
 
 import dev.weft.backends.comm.Communicator;
+import dev.weft.graph.Graph;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.SourceLocation;
-import dev.weft.tracer.ir.Graph;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;

@@ -2,15 +2,15 @@ package dev.weft.backends.comm.check;
 
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.exec.CommOp;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
+import dev.weft.graph.Var;
 import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.SourceLocation;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Region;
-import dev.weft.tracer.ir.Var;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;

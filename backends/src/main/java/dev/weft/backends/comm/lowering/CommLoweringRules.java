@@ -1,6 +1,9 @@
 package dev.weft.backends.comm.lowering;
 
 import dev.weft.comm.ReduceOp;
+import dev.weft.graph.Graph;
+import dev.weft.graph.Node;
+import dev.weft.graph.Var;
 import dev.weft.lowering.Lowerer;
 import dev.weft.lowering.LoweringContext;
 import dev.weft.lowering.LoweringRule;
@@ -16,9 +19,6 @@ import dev.weft.spi.Errors;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.tracer.Tracer;
-import dev.weft.tracer.ir.Graph;
-import dev.weft.tracer.ir.Node;
-import dev.weft.tracer.ir.Var;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

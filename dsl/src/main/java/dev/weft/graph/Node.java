@@ -1,4 +1,4 @@
-package dev.weft.tracer.ir;
+package dev.weft.graph;
 
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -6,15 +6,15 @@ import dev.weft.spi.SourceLocation;
 import java.util.List;
 
 /**
- * One primitive application: {@code outputs = prim[params](inputs)}, with nested regions for control flow.
- * Regions are closed: each value from outside that a region uses is one of its capture parameters, and the node
- * receives the outer value as an input.
+ * One primitive application: {@code outputs = prim[params](inputs)}. Control flow's params hold nested regions
+ * ({@link RegionParams}). Regions are closed: each value from outside that a region uses is one of its capture
+ * parameters, and the node receives the outer value as an input.
  * <ul>
- *   <li>{@code fori}: inputs {@code [carries..., captures...]}, params {@code LoopParams(lo, hi)}, one region with
- *       parameters {@code [i (i32 scalar), carries..., captures...]} returning the new carries; outputs are the
- *       final carries.</li>
- *   <li>{@code cond}: inputs {@code [pred (bool scalar), captures...]}, a true and a false region, each with
- *       parameters {@code [captures...]} (one list for both) returning the outputs.</li>
+ *   <li>{@code fori}: inputs {@code [carries..., captures...]}, params {@code LoopParams(lo, hi, body)}, the body
+ *       with parameters {@code [i (i32 scalar), carries..., captures...]} returning the new carries; outputs are
+ *       the final carries.</li>
+ *   <li>{@code cond}: inputs {@code [pred (bool scalar), captures...]}, params {@code CondParams(onTrue, onFalse)},
+ *       each region with parameters {@code [captures...]} (one list for both) returning the outputs.</li>
  * </ul>
  */
 public final class Node {
@@ -22,16 +22,13 @@ public final class Node {
     private final Params params;
     private final List<Var> inputs;
     private final List<Var> outputs;
-    private final List<Region> regions;
     private final SourceLocation location;
 
-    public Node(Primitive<?> prim, Params params, List<Var> inputs, List<Var> outputs, List<Region> regions,
-                SourceLocation location) {
+    public Node(Primitive<?> prim, Params params, List<Var> inputs, List<Var> outputs, SourceLocation location) {
         this.prim = prim;
         this.params = params;
         this.inputs = List.copyOf(inputs);
         this.outputs = List.copyOf(outputs);
-        this.regions = List.copyOf(regions);
         this.location = location == null ? SourceLocation.UNKNOWN : location;
     }
 
@@ -51,8 +48,9 @@ public final class Node {
         return outputs;
     }
 
+    /** The nested regions its params hold, in their order; none for a primitive without them. */
     public List<Region> regions() {
-        return regions;
+        return params instanceof RegionParams r ? r.regions() : List.of();
     }
 
     public SourceLocation location() {

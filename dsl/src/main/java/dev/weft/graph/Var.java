@@ -1,4 +1,4 @@
-package dev.weft.tracer.ir;
+package dev.weft.graph;
 
 import dev.weft.spi.Aval;
 
