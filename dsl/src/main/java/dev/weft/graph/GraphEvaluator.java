@@ -8,6 +8,7 @@ import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
+import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -17,7 +18,8 @@ import java.util.function.BiFunction;
 
 /**
  * Evaluates a region by binding each node on the current interpreter ({@link Interpreters#current()}) at the
- * node's own source line (JAX's {@code eval_jaxpr}): eagerly it computes, under a trace it records, under a
+ * node's own source line, to which whatever the binding does is attributed ({@link SourceLocation#attributing})
+ * (JAX's {@code eval_jaxpr}): eagerly it computes, under a trace it records, under a
  * transform it transforms. A nested {@code fori} or {@code cond} is bound as it is, with its regions, so the
  * interpreter decides how to run it; {@link #loop} and {@link #branch} are the plain ways to.
  */
@@ -27,7 +29,8 @@ public final class GraphEvaluator {
 
     /** The results of {@code region} for {@code args}, one per parameter. */
     public static List<Tensor> evaluate(Region region, List<Tensor> args) {
-        return evaluate(region, args, (n, in) -> Bind.bindAt(n.location(), n.prim(), n.params(), in));
+        return evaluate(region, args, (n, in) -> SourceLocation.attributing(n.location(),
+                () -> Bind.bindAt(n.location(), n.prim(), n.params(), in)));
     }
 
     /**

@@ -11,7 +11,7 @@ import java.util.List;
 /**
  * Rewrites a region node by node with a {@link Rule}: each node is replaced by what the rule computes from its
  * inputs, or kept. It evaluates the region ({@link GraphEvaluator}) in a fresh {@link RegionTrace}, so what the rule
- * binds is recorded in place of the node, kept nodes keep their source lines, the regions of nested
+ * binds is recorded in place of the node at the node's source line (kept nodes keep theirs too), the regions of nested
  * {@code fori}/{@code cond} nodes are rewritten by the same rule, and the result is closed with the same
  * parameters. Concrete constants are operands, not nodes: the rule does not see {@code constant} nodes.
  */
@@ -39,7 +39,7 @@ public final class GraphRewriter {
         RegionTrace trace = RegionTrace.open(region.params().stream().map(Var::aval).toList(),
                 SourceLocation.UNKNOWN);
         List<Tensor> out = Interpreters.with(trace, () -> GraphEvaluator.evaluate(region, trace.params(),
-                (n, in) -> apply(n, in, rule)));
+                (n, in) -> SourceLocation.attributing(n.location(), () -> apply(n, in, rule))));
         trace.close(out);
         if (!trace.captured().isEmpty()) {
             throw new IllegalStateException("a rewrite rule used a value from outside the region");

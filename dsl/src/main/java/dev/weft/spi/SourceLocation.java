@@ -8,6 +8,7 @@ import java.lang.classfile.ClassModel;
 import java.lang.classfile.attribute.LineNumberInfo;
 import java.util.Comparator;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /** A place in the user's source: the first stack frame outside Weft's own packages. */
 public record SourceLocation(String className, String method, String file, int line) {
@@ -17,12 +18,23 @@ public record SourceLocation(String className, String method, String file, int l
     /** Public API packages (exact) whose frames are never the user's. */
     private static final Set<String> API_PACKAGES = Set.of("dev.weft", "dev.weft.comm");
     private static final String[] INTERNAL_PREFIXES = {
-        "dev.weft.spi.", "dev.weft.prim.", "dev.weft.tracer.", "dev.weft.lowering.", "dev.weft.backends.",
+        "dev.weft.spi.", "dev.weft.prim.", "dev.weft.graph.", "dev.weft.ad.", "dev.weft.tracer.", "dev.weft.lowering.",
+        "dev.weft.backends.",
         "java.", "jdk.", "sun.", "net.bytebuddy.", "org.junit.", "org.assertj."
     };
 
-    /** The caller's location: the innermost frame that belongs to neither Weft, the JDK nor test frameworks. */
+    /** The location {@link #attributing} set for this thread, or {@code null}. */
+    private static final ThreadLocal<SourceLocation> ATTRIBUTED = new ThreadLocal<>();
+
+    /**
+     * The caller's location: the innermost frame that belongs to neither Weft, the JDK nor test frameworks; inside
+     * {@link #attributing}, the location given there.
+     */
     public static SourceLocation capture() {
+        SourceLocation attributed = ATTRIBUTED.get();
+        if (attributed != null) {
+            return attributed;
+        }
         return WALKER.walk(frames -> frames
                 .filter(f -> !isInternal(f.getClassName()))
                 .findFirst()
@@ -59,6 +71,28 @@ public record SourceLocation(String className, String method, String file, int l
             return new SourceLocation(f.getClassName(), f.getMethodName(), file, line);
         } catch (IOException | RuntimeException e) {
             return new SourceLocation(f.getClassName(), f.getMethodName(), "<unknown>", -1);
+        }
+    }
+
+    /**
+     * Runs {@code body} with {@code where} as the location every capture on this thread gives (unless unknown):
+     * operations that Weft itself performs for a recorded node (evaluating or rewriting a region, applying its
+     * derivative rule) then name that node's line, in the graph and in errors.
+     */
+    public static <T> T attributing(SourceLocation where, Supplier<T> body) {
+        if (where == null || where.isUnknown()) {
+            return body.get();
+        }
+        SourceLocation outer = ATTRIBUTED.get();
+        ATTRIBUTED.set(where);
+        try {
+            return body.get();
+        } finally {
+            if (outer == null) {
+                ATTRIBUTED.remove();
+            } else {
+                ATTRIBUTED.set(outer);
+            }
         }
     }
 
