@@ -4,6 +4,7 @@ import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.ConcatParams;
 import dev.weft.prim.ConvertParams;
+import dev.weft.prim.DynamicSliceParams;
 import dev.weft.prim.IotaParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
@@ -498,6 +499,34 @@ public final class Tensor {
     public Tensor slice(long[] start, long[] limit) {
         return bind1(Prims.SLICE, new SliceParams(LongStream.of(start).boxed().toList(),
                 LongStream.of(limit).boxed().toList()), this);
+    }
+
+    /**
+     * The block of {@code sizes} starting at {@code start} (one i32 or i64 scalar per axis, which may be computed,
+     * e.g. from a {@link Weft#fori} index): JAX's {@code lax.dynamic_slice}. Each start is clamped to
+     * {@code [0, dim - size]}, so the block is always inside this tensor.
+     */
+    public Tensor dynamicSlice(List<Tensor> start, long... sizes) {
+        Tensor[] args = new Tensor[start.size() + 1];
+        args[0] = this;
+        for (int i = 0; i < start.size(); i++) {
+            args[i + 1] = start.get(i);
+        }
+        return bind1(Prims.DYNAMIC_SLICE, new DynamicSliceParams(LongStream.of(sizes).boxed().toList()), args);
+    }
+
+    /**
+     * This tensor with the block at {@code start} (one i32 or i64 scalar per axis) replaced by {@code update}:
+     * JAX's {@code lax.dynamic_update_slice}. Each start is clamped to {@code [0, dim - update dim]}.
+     */
+    public Tensor dynamicUpdateSlice(Tensor update, List<Tensor> start) {
+        Tensor[] args = new Tensor[start.size() + 2];
+        args[0] = this;
+        args[1] = update;
+        for (int i = 0; i < start.size(); i++) {
+            args[i + 2] = start.get(i);
+        }
+        return bind1(Prims.DYNAMIC_UPDATE_SLICE, Params.NONE, args);
     }
 
     /** Joins tensors of one dtype along {@code axis}; other dimensions must agree. */

@@ -14,6 +14,7 @@ import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -154,6 +155,31 @@ final class ArrayAdRules {
             return List.of(ct.get(0).pad(start, high));
         });
 
+        AdRules.jvp(Prims.DYNAMIC_SLICE, (p, x, t, out) -> t.get(0) == null ? nothing()
+                : List.of(t.get(0).dynamicSlice(x.subList(1, x.size()), p.sizesArray())));
+        AdRules.transpose(Prims.DYNAMIC_SLICE, (p, ct, k, in) -> {
+            List<Tensor> start = k.subList(1, k.size());
+            List<Tensor> result = new ArrayList<>(Collections.nCopies(k.size(), (Tensor) null));
+            result.set(0, zeros(in.get(0)).dynamicUpdateSlice(ct.get(0), start));
+            return result;
+        });
+
+        AdRules.jvp(Prims.DYNAMIC_UPDATE_SLICE, (p, x, t, out) -> {
+            if (t.get(0) == null && t.get(1) == null) {
+                return nothing();
+            }
+            Tensor operand = t.get(0) != null ? t.get(0) : zerosLike(x.get(0));
+            Tensor update = t.get(1) != null ? t.get(1) : zerosLike(x.get(1));
+            return List.of(operand.dynamicUpdateSlice(update, x.subList(2, x.size())));
+        });
+        AdRules.transpose(Prims.DYNAMIC_UPDATE_SLICE, (p, ct, k, in) -> {
+            List<Tensor> start = k.subList(2, k.size());
+            List<Tensor> result = new ArrayList<>(Collections.nCopies(k.size(), (Tensor) null));
+            result.set(0, ct.get(0).dynamicUpdateSlice(zeros(in.get(1)), start));
+            result.set(1, ct.get(0).dynamicSlice(start, in.get(1).shape().dims()));
+            return result;
+        });
+
         AdRules.jvp(Prims.PAD, (p, x, t, out) -> t.get(0) == null ? nothing()
                 : List.of(t.get(0).pad(p.lowArray(), p.highArray())));
         AdRules.transpose(Prims.PAD, (p, ct, k, in) -> {
@@ -204,6 +230,10 @@ final class ArrayAdRules {
 
     static Tensor zerosLike(Tensor t) {
         return Tensor.zeros(t.dtype(), t.shape());
+    }
+
+    private static Tensor zeros(Aval a) {
+        return Tensor.zeros(a.dtype(), a.shape().dims());
     }
 
     private static Tensor sign(Tensor x) {

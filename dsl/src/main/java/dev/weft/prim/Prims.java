@@ -201,6 +201,48 @@ public final class Prims {
         return List.of(new Aval(in.get(0).dtype(), Shape.of(out)));
     });
 
+    /**
+     * A block of {@code sizes} at a start given by operands [operand, start_0, ..., start_{r-1}] (integer scalars,
+     * known only at run time). Each start is clamped to [0, dim - size], as in StableHLO and XLA, so the block is
+     * always inside the operand.
+     */
+    public static final Primitive<DynamicSliceParams> DYNAMIC_SLICE = pure("dynamic_slice", DynamicSliceParams.class,
+            (in, p) -> {
+                Shape s = in.getFirst().shape();
+                long[] sizes = p.sizesArray();
+                starts("dynamic_slice", s, in.subList(1, in.size()));
+                if (sizes.length != s.rank()) {
+                    throw shape("dynamic_slice: sizes %s need %d entries for %s", p.sizes(), s.rank(), s);
+                }
+                for (int i = 0; i < sizes.length; i++) {
+                    if (sizes[i] < 0 || sizes[i] > s.dim(i)) {
+                        throw shape("dynamic_slice: size %d does not fit axis %d of %s", sizes[i], i, s);
+                    }
+                }
+                return List.of(new Aval(in.getFirst().dtype(), Shape.of(sizes)));
+            });
+
+    /**
+     * The operand with a block replaced: operands [operand, update, start_0, ..., start_{r-1}]; each start is
+     * clamped to [0, dim - update dim], as in StableHLO and XLA.
+     */
+    public static final Primitive<Params> DYNAMIC_UPDATE_SLICE = pure("dynamic_update_slice", Params.class,
+            (in, p) -> {
+                Aval operand = in.get(0), update = in.get(1);
+                sameDType("dynamic_update_slice", operand, update);
+                Shape s = operand.shape(), u = update.shape();
+                starts("dynamic_update_slice", s, in.subList(2, in.size()));
+                if (u.rank() != s.rank()) {
+                    throw shape("dynamic_update_slice: update %s and operand %s differ in rank", u, s);
+                }
+                for (int i = 0; i < s.rank(); i++) {
+                    if (u.dim(i) > s.dim(i)) {
+                        throw shape("dynamic_update_slice: update %s does not fit in %s", u, s);
+                    }
+                }
+                return List.of(operand);
+            });
+
     public static final Primitive<IotaParams> IOTA = pure("iota", IotaParams.class,
             (in, p) -> List.of(Aval.of(p.dtype(), p.n())));
 
@@ -329,6 +371,17 @@ public final class Prims {
             }
             return List.of(new Aval(a.dtype(), Shape.of(out)));
         });
+    }
+
+    private static void starts(String op, Shape s, List<Aval> starts) {
+        if (starts.size() != s.rank()) {
+            throw shape("%s: %d start indices for %s, which has rank %d", op, starts.size(), s, s.rank());
+        }
+        for (Aval a : starts) {
+            if (a.shape().rank() != 0 || a.dtype() != DType.I32 && a.dtype() != DType.I64) {
+                throw shape("%s: start indices must be i32 or i64 scalars, not %s", op, a);
+            }
+        }
     }
 
     private static void sameDType(String op, Aval a, Aval b) {

@@ -13,6 +13,7 @@ import dev.weft.lowering.ir.Value;
 import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.ConcatParams;
+import dev.weft.prim.DynamicSliceParams;
 import dev.weft.prim.ConstantParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
@@ -73,6 +74,10 @@ public final class ArrayLoweringRules implements LoweringRuleProvider {
         rules.register(Prims.CONCAT, ANY_TARGET, (ctx, node, in) -> single(ctx, node, StableHlo.CONCATENATE, in,
                 Map.of("dimension", Attr.Int.i64(((ConcatParams) node.params()).axis()))));
         rules.register(Prims.PAD, ANY_TARGET, ArrayLoweringRules::pad);
+        rules.register(Prims.DYNAMIC_SLICE, ANY_TARGET, (ctx, node, in) -> single(ctx, node, StableHlo.DYNAMIC_SLICE,
+                in, Map.of("slice_sizes", Attr.I64Array.of(((DynamicSliceParams) node.params()).sizesArray()))));
+        rules.register(Prims.DYNAMIC_UPDATE_SLICE, ANY_TARGET, (ctx, node, in) -> single(ctx, node,
+                StableHlo.DYNAMIC_UPDATE_SLICE, in, Map.of()));
         rules.register(Prims.IOTA, ANY_TARGET, (ctx, node, in) -> single(ctx, node, StableHlo.IOTA, in,
                 Map.of("iota_dimension", Attr.Int.i64(0))));
         rules.register(Prims.CONSTANT, ANY_TARGET, (ctx, node, in) -> {

@@ -21,6 +21,7 @@ import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.ConcatParams;
 import dev.weft.prim.ConstantParams;
 import dev.weft.prim.ConvertParams;
+import dev.weft.prim.DynamicSliceParams;
 import dev.weft.prim.IotaParams;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
@@ -95,6 +96,10 @@ class MlirOptTest {
         outs.add(g.op(Prims.CONCAT, new ConcatParams(0), x, y));
         outs.add(g.op(Prims.PAD, new PadParams(List.of(1L, 0L), List.of(0L, 2L), -1.5), x));
         outs.add(g.op(Prims.IOTA, new IotaParams(DType.I32, 5)));
+        Var at = g.param(Aval.of(DType.I32));
+        outs.add(g.op(Prims.DYNAMIC_SLICE, new DynamicSliceParams(List.of(1L, 2L)), x, at, at));
+        outs.add(g.op(Prims.DYNAMIC_UPDATE_SLICE, Params.NONE, x, g.op(Prims.DYNAMIC_SLICE,
+                new DynamicSliceParams(List.of(1L, 3L)), y, at, at), at, at));
         outs.add(g.op(Prims.CONSTANT, new ConstantParams(Tensor.of(new float[] {1.5f, Float.NEGATIVE_INFINITY,
             Float.NaN}, 3))));
         boolean[] bits = new boolean[20];
@@ -104,7 +109,8 @@ class MlirOptTest {
         wide[29] = 0.25;
         outs.add(g.op(Prims.CONSTANT, new ConstantParams(Tensor.of(wide, 30))));
         used.addAll(List.of(Prims.SELECT, Prims.CONVERT, Prims.RESHAPE, Prims.TRANSPOSE, Prims.BROADCAST_IN_DIM,
-                Prims.SLICE, Prims.CONCAT, Prims.PAD, Prims.IOTA, Prims.CONSTANT));
+                Prims.SLICE, Prims.CONCAT, Prims.PAD, Prims.IOTA, Prims.CONSTANT, Prims.DYNAMIC_SLICE,
+                Prims.DYNAMIC_UPDATE_SLICE));
 
         GraphBuilder body = g.nested();
         body.param(Aval.of(DType.I32));

@@ -6,6 +6,7 @@ import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.backends.cpu.kernels.Conversions;
 import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.DotGeneral;
+import dev.weft.backends.cpu.kernels.DynamicSlices;
 import dev.weft.backends.cpu.kernels.Elementwise;
 import dev.weft.backends.cpu.kernels.Reduction;
 import dev.weft.backends.cpu.kernels.Reductions;
@@ -21,6 +22,7 @@ import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 
 /** The eager rules of the primitives in {@link Prims}, each a call to a kernel. */
 final class StandardEagerRules {
@@ -108,6 +110,22 @@ final class StandardEagerRules {
             DataMovement.slice(ia.getFirst().dtype(), in[0], dims(ia.getFirst()), p.startArray(), p.limitArray(),
                     step, out[0]);
         });
+        interp.register(Prims.DYNAMIC_SLICE, (p, ia, in, oa, out) -> {
+            long[] dims = dims(ia.getFirst()), sizes = p.sizesArray();
+            long[] start = DynamicSlices.starts(dtypes(ia), in, 1, dims, sizes);
+            long[] limit = new long[dims.length], step = new long[dims.length];
+            for (int i = 0; i < dims.length; i++) {
+                limit[i] = start[i] + sizes[i];
+                step[i] = 1;
+            }
+            DataMovement.slice(ia.getFirst().dtype(), in[0], dims, start, limit, step, out[0]);
+        });
+        interp.register(Prims.DYNAMIC_UPDATE_SLICE, (p, ia, in, oa, out) -> {
+            DType t = ia.getFirst().dtype();
+            long[] dims = dims(ia.getFirst()), update = dims(ia.get(1));
+            DataMovement.copy(t, in[0], out[0], size(oa.getFirst()));
+            DataMovement.insert(t, in[1], update, out[0], dims, DynamicSlices.starts(dtypes(ia), in, 2, dims, update));
+        });
         interp.register(Prims.CONCAT, (p, ia, in, oa, out) -> {
             long[][] partDims = ia.stream().map(StandardEagerRules::dims).toArray(long[][]::new);
             DataMovement.concatenate(oa.getFirst().dtype(), in, partDims, p.axis(), dims(oa.getFirst()), out[0]);
@@ -141,6 +159,10 @@ final class StandardEagerRules {
 
     private static long size(Aval a) {
         return a.shape().size();
+    }
+
+    private static DType[] dtypes(List<Aval> avals) {
+        return avals.stream().map(Aval::dtype).toArray(DType[]::new);
     }
 
     private static long[] dims(Aval a) {

@@ -95,6 +95,11 @@ public class AdRulesTest {
                 c("transpose", Prims.TRANSPOSE, x -> x.get(0).transpose(2, 0, 1), Input.any(2, 3, 4)),
                 c("broadcastTo", Prims.BROADCAST_IN_DIM, x -> x.get(0).broadcastTo(2, 3, 4), Input.any(3, 1)),
                 c("slice", Prims.SLICE, x -> x.get(0).slice(new long[] {1, 0}, new long[] {3, 3}), Input.any(m)),
+                c("dynamic_slice", Prims.DYNAMIC_SLICE, x -> x.get(0).dynamicSlice(List.of(Tensor.scalar(DType.I32,
+                        1), Tensor.scalar(DType.I64, 7)), 2, 2), Input.any(m)),
+                c("dynamic_update_slice", Prims.DYNAMIC_UPDATE_SLICE, x -> x.get(0).dynamicUpdateSlice(
+                        x.get(1).exp(), List.of(Tensor.scalar(DType.I32, 2), Tensor.scalar(DType.I32, -1))),
+                        Input.any(m), Input.any(1, 3)),
                 c("pad", Prims.PAD, x -> x.get(0).pad(new long[] {1, 0}, new long[] {0, 2}, 1.5), Input.any(m)),
                 c("concat", Prims.CONCAT, x -> Tensor.concat(1, x.get(0), x.get(1).exp()), Input.any(m),
                         Input.any(3, 2)),

@@ -57,6 +57,8 @@ public final class StableHlo {
     public static final String SLICE = "stablehlo.slice";
     public static final String CONCATENATE = "stablehlo.concatenate";
     public static final String PAD = "stablehlo.pad";
+    public static final String DYNAMIC_SLICE = "stablehlo.dynamic_slice";
+    public static final String DYNAMIC_UPDATE_SLICE = "stablehlo.dynamic_update_slice";
     public static final String IOTA = "stablehlo.iota";
     public static final String WHILE = "stablehlo.while";
     public static final String IF = "stablehlo.if";

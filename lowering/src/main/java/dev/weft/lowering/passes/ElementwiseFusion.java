@@ -41,6 +41,12 @@ import java.util.TreeSet;
  */
 public final class ElementwiseFusion implements Pass {
     private static final Set<String> NESTED = Set.of(StableHlo.WHILE, StableHlo.IF);
+    /**
+     * The most ops one fusion holds. A CPU fusion becomes one generated method of about 26 bytes of bytecode per
+     * op: HotSpot leaves methods over 8000 bytes to the interpreter and the JVM rejects them over 64 KiB, so a long
+     * chain (a Java loop unrolled while tracing) is cut into fusions of this size.
+     */
+    static final int MAX_MEMBERS = 256;
 
     @Override
     public String name() {
@@ -86,6 +92,7 @@ public final class ElementwiseFusion implements Pass {
                     Group candidate = groupOf.get(producer.get(v));
                     if (candidate != null && candidate != group && candidate.run == run
                             && candidate.shape().equals(group.shape())
+                            && candidate.ops.size() + group.ops.size() <= MAX_MEMBERS
                             && isConvex(group, candidate, at, b.ops(), groupOf)) {
                         group = merge(group, candidate, op, at, groupOf);
                     }

@@ -45,6 +45,27 @@ class ElementwiseFusionTest {
     }
 
     @Test
+    void aLongChainIsCutIntoFusionsOfAtMostMaxMembers() {
+        ModuleBuilder b = new ModuleBuilder(F4);
+        Value v = b.arg(0);
+        int n = 3 * ElementwiseFusion.MAX_MEMBERS + 10;
+        for (int k = 0; k < n; k++) {
+            v = b.op(k % 2 == 0 ? StableHlo.EXP : StableHlo.NEGATE, F4, v);
+        }
+        Module m = fused(b.module(v));
+
+        assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUSION, StableHlo.FUSION, StableHlo.FUSION,
+                StableHlo.FUNC_RETURN);
+        int total = 0;
+        for (Op fusion : m.main().body().ops().subList(0, 4)) {
+            int size = fusion.regions().getFirst().ops().size() - 1;
+            assertThat(size).isLessThanOrEqualTo(ElementwiseFusion.MAX_MEMBERS);
+            total += size;
+        }
+        assertThat(total).isEqualTo(n);
+    }
+
+    @Test
     void everyValueUsedOutsideTheGroupIsAResult() {
         ModuleBuilder b = new ModuleBuilder(F4);
         Value a = b.op(StableHlo.EXP, F4, b.arg(0));

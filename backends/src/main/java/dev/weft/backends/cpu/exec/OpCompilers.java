@@ -3,6 +3,7 @@ package dev.weft.backends.cpu.exec;
 import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.DotGeneral;
+import dev.weft.backends.cpu.kernels.DynamicSlices;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Op;
@@ -35,6 +36,8 @@ final class OpCompilers {
         m.put(StableHlo.SLICE, OpCompilers::slice);
         m.put(StableHlo.CONCATENATE, OpCompilers::concatenate);
         m.put(StableHlo.PAD, OpCompilers::pad);
+        m.put(StableHlo.DYNAMIC_SLICE, OpCompilers::dynamicSlice);
+        m.put(StableHlo.DYNAMIC_UPDATE_SLICE, OpCompilers::dynamicUpdateSlice);
         m.put(StableHlo.IOTA, OpCompilers::iota);
         m.put(StableHlo.DOT_GENERAL, OpCompilers::dotGeneral);
         m.put(StableHlo.REDUCE, ReduceInstruction::compile);
@@ -126,6 +129,62 @@ final class OpCompilers {
                     o.segment);
             f.define(out, o);
         };
+    }
+
+    private static Instruction dynamicSlice(Op op, ProgramBuilder b) {
+        TensorType t = op.operand(0).tensorType();
+        long[] dims = t.shape().dims(), sizes = longs(op, "slice_sizes"), step = ones(dims.length);
+        DType[] types = operandTypes(op);
+        int[] in = b.slots(op.operands());
+        int out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        return f -> {
+            MemorySegment[] s = segments(f, in);
+            long[] start = DynamicSlices.starts(types, s, 1, dims, sizes), limit = new long[dims.length];
+            for (int i = 0; i < dims.length; i++) {
+                limit[i] = start[i] + sizes[i];
+            }
+            Buffer o = f.allocate(cls);
+            DataMovement.slice(t.dtype(), s[0], dims, start, limit, step, o.segment);
+            f.define(out, o);
+        };
+    }
+
+    /**
+     * Writes the update over the operand's buffer when the operand dies here and is this frame's own: a loop that
+     * fills a carried buffer row by row then costs a row per step, not a copy of the whole buffer.
+     */
+    private static Instruction dynamicUpdateSlice(Op op, ProgramBuilder b) {
+        TensorType t = op.operand(0).tensorType();
+        long[] dims = t.shape().dims(), update = op.operand(1).tensorType().shape().dims();
+        DType[] types = operandTypes(op);
+        int[] in = b.slots(op.operands());
+        int[] candidates = b.dyingOperands(op).contains(0) ? new int[] {in[0]} : new int[0];
+        int out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        long n = t.shape().size();
+        return f -> {
+            MemorySegment[] s = segments(f, in);
+            Buffer o = ProgramBuilder.output(f, candidates, cls);
+            if (o != f.slots[in[0]]) {
+                DataMovement.copy(t.dtype(), s[0], o.segment, n);
+            }
+            DataMovement.insert(t.dtype(), s[1], update, o.segment, dims,
+                    DynamicSlices.starts(types, s, 2, dims, update));
+            f.define(out, o);
+        };
+    }
+
+    private static DType[] operandTypes(Op op) {
+        return op.operands().stream().map(v -> v.tensorType().dtype()).toArray(DType[]::new);
+    }
+
+    private static MemorySegment[] segments(Frame f, int[] slots) {
+        MemorySegment[] s = new MemorySegment[slots.length];
+        for (int i = 0; i < slots.length; i++) {
+            s[i] = f.slots[slots[i]].segment;
+        }
+        return s;
     }
 
     private static Instruction concatenate(Op op, ProgramBuilder b) {

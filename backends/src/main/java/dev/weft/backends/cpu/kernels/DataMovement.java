@@ -58,6 +58,17 @@ public final class DataMovement {
         StridedCopy.copy(in, offset, srcStrides, out, 0, strides(outDims), outDims, t.byteSize());
     }
 
+    /** Writes {@code block} (of {@code blockDims}) into {@code out} (of {@code outDims}) at {@code start}. */
+    public static void insert(DType t, MemorySegment block, long[] blockDims, MemorySegment out, long[] outDims,
+                              long[] start) {
+        long[] outStrides = strides(outDims);
+        long offset = 0;
+        for (int i = 0; i < outDims.length; i++) {
+            offset += start[i] * outStrides[i];
+        }
+        StridedCopy.copy(block, 0, strides(blockDims), out, offset, outStrides, blockDims, t.byteSize());
+    }
+
     /** Joins {@code parts} (of {@code partDims}) along {@code axis} into {@code out} of {@code outDims}. */
     public static void concatenate(DType t, MemorySegment[] parts, long[][] partDims, int axis, long[] outDims,
                                    MemorySegment out) {

@@ -182,6 +182,7 @@ public final class GpuPlanner {
             case StableHlo.TRANSPOSE, StableHlo.BROADCAST_IN_DIM, StableHlo.SLICE -> gather(op, steps);
             case StableHlo.CONCATENATE -> concatenate(op, steps);
             case StableHlo.PAD -> pad(op, steps);
+            case StableHlo.DYNAMIC_SLICE, StableHlo.DYNAMIC_UPDATE_SLICE -> dynamicSlice(op, steps);
             case StableHlo.IOTA -> {
                 TensorType t = op.result().tensorType();
                 Kernel k = add(CopyKernels.iota(kernelName(op), t.dtype(), t.shape().dims(),
@@ -250,6 +251,40 @@ public final class GpuPlanner {
         Kernel k = add(CopyKernels.affine(kernelName(op), in.dtype(), outDims, src, base, out.shape().strides(), 0));
         int from = slot(op.operand(0));
         steps.add(new Step.Launch(k, new int[] {from, allocate(op.result(), steps)}));
+    }
+
+    /**
+     * A gather from a start read on the device, or (dynamic_update_slice) a copy of the operand and a block write
+     * over it; the starts never travel to the host, so such ops in a loop body cost no synchronisation.
+     */
+    private void dynamicSlice(Op op, List<Step> steps) {
+        TensorType operand = op.operand(0).tensorType();
+        boolean update = op.name().equals(StableHlo.DYNAMIC_UPDATE_SLICE);
+        int first = update ? 2 : 1;
+        DType[] startTypes = op.operands().subList(first, op.operands().size()).stream()
+                .map(v -> v.tensorType().dtype()).toArray(DType[]::new);
+        long[] dims = operand.shape().dims();
+        int[] in = slots(op.operands());
+        int[] params = new int[startTypes.length + 2];
+        System.arraycopy(in, first, params, 1, startTypes.length);
+        if (!update) {
+            Kernel k = add(CopyKernels.dynamicSlice(kernelName(op), operand.dtype(), dims, longs(op, "slice_sizes"),
+                    startTypes));
+            params[0] = in[0];
+            params[params.length - 1] = allocate(op.result(), steps);
+            steps.add(new Step.Launch(k, params));
+            return;
+        }
+        int result = allocate(op.result(), steps);
+        long[] rowMajor = operand.shape().strides();
+        Kernel copy = add(CopyKernels.affine(kernelName(op) + "_copy", operand.dtype(), dims, rowMajor, 0, rowMajor,
+                0));
+        steps.add(new Step.Launch(copy, new int[] {in[0], result}));
+        Kernel k = add(CopyKernels.dynamicUpdate(kernelName(op), operand.dtype(), dims,
+                op.operand(1).tensorType().shape().dims(), startTypes));
+        params[0] = in[1];
+        params[params.length - 1] = result;
+        steps.add(new Step.Launch(k, params));
     }
 
     private void concatenate(Op op, List<Step> steps) {

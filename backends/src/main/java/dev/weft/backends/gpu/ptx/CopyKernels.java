@@ -80,6 +80,70 @@ public final class CopyKernels {
         return new Kernel(name, w.entry(name, 3), 3, Launch.gridStride(Indexing.size(outDims)));
     }
 
+    /**
+     * StableHLO {@code dynamic_slice}: parameters (source, start_0, ..., start_{r-1}, destination), each start an
+     * integer scalar on the device of {@code startTypes[d]}, clamped to {@code [0, inDims[d] - sizes[d]]}.
+     */
+    public static Kernel dynamicSlice(String name, DType t, long[] inDims, long[] sizes, DType[] startTypes) {
+        PtxWriter w = new PtxWriter();
+        int r = inDims.length;
+        String src = w.param(0);
+        String base = dynamicBase(w, inDims, sizes, startTypes);
+        String dst = w.param(r + 1);
+        String[] loop = Indexing.gridStride(w);
+        long n = Indexing.size(sizes);
+        String[] labels = Indexing.open(w, loop[0], n);
+        String[] c = Indexing.coordinates(w, loop[0], sizes);
+        String from = Indexing.dot(w, c, Indexing.strides(inDims), 0);
+        w.ins("add.s64 " + from + ", " + from + ", " + base);
+        int es = t.byteSize();
+        w.store(t, w.address(dst, loop[0], es), w.load(t, w.address(src, from, es)));
+        Indexing.close(w, loop[0], loop[1], labels);
+        return new Kernel(name, w.entry(name, r + 2), r + 2, Launch.gridStride(n));
+    }
+
+    /**
+     * The block write of StableHLO {@code dynamic_update_slice} into a destination already holding the operand:
+     * parameters (update, start_0, ..., start_{r-1}, destination), starts clamped to
+     * {@code [0, dims[d] - updateDims[d]]}.
+     */
+    public static Kernel dynamicUpdate(String name, DType t, long[] dims, long[] updateDims, DType[] startTypes) {
+        PtxWriter w = new PtxWriter();
+        int r = dims.length;
+        String src = w.param(0);
+        String base = dynamicBase(w, dims, updateDims, startTypes);
+        String dst = w.param(r + 1);
+        String[] loop = Indexing.gridStride(w);
+        long n = Indexing.size(updateDims);
+        String[] labels = Indexing.open(w, loop[0], n);
+        String[] c = Indexing.coordinates(w, loop[0], updateDims);
+        String to = Indexing.dot(w, c, Indexing.strides(dims), 0);
+        w.ins("add.s64 " + to + ", " + to + ", " + base);
+        int es = t.byteSize();
+        w.store(t, w.address(dst, to, es), w.load(t, w.address(src, loop[0], es)));
+        Indexing.close(w, loop[0], loop[1], labels);
+        return new Kernel(name, w.entry(name, r + 2), r + 2, Launch.gridStride(n));
+    }
+
+    /** The element offset of a block's first element, from starts in parameters 1..r, each clamped. */
+    private static String dynamicBase(PtxWriter w, long[] dims, long[] sizes, DType[] startTypes) {
+        long[] strides = Indexing.strides(dims);
+        String base = w.reg(Reg.S64);
+        w.ins("mov.u64 " + base + ", 0");
+        for (int d = 0; d < dims.length; d++) {
+            String start = w.load(startTypes[d], w.param(d + 1));
+            if (startTypes[d] != DType.I64) {
+                String wide = w.reg(Reg.S64);
+                w.ins("cvt.s64.s32 " + wide + ", " + start);
+                start = wide;
+            }
+            w.ins("max.s64 " + start + ", " + start + ", 0");
+            w.ins("min.s64 " + start + ", " + start + ", " + (dims[d] - sizes[d]));
+            w.ins("mad.lo.s64 " + base + ", " + start + ", " + strides[d] + ", " + base);
+        }
+        return base;
+    }
+
     private static void move(PtxWriter w, DType t, String to, String from) {
         w.ins("mov." + (t == DType.BOOL ? "pred" : Reg.arith(t)) + " " + to + ", " + from);
     }

@@ -110,6 +110,11 @@ class GpuParityTest {
     }
 
     @Test
+    void dynamicSlicesInALoop() {
+        check(1e-5, "prefixRows", Tensor.zeros(DType.F32, 50, 33));
+    }
+
+    @Test
     void loopWithConditional() {
         check(1e-6, "loop", Tensor.zeros(DType.F32, 5), 10);
     }

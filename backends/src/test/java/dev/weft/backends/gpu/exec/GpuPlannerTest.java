@@ -33,6 +33,7 @@ class GpuPlannerTest {
                 plan("shuffle", TensorSpec.of(DType.I64, 4, 4)),
                 plan("loop", TensorSpec.of(DType.F32, 5), 10),
                 plan("iterate", TensorSpec.of(DType.F64, 3), 4),
+                plan("prefixRows", TensorSpec.of(DType.F32, 6, 5)),
                 plan("integers", TensorSpec.of(DType.I32, 8), TensorSpec.of(DType.I32, 8)),
                 plan("casts", TensorSpec.of(DType.F32, 7)),
                 plan("total", TensorSpec.of(DType.F32, 1 << 20)));

@@ -4,6 +4,7 @@ import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
+import java.util.List;
 
 /** Traced programs shared by the planner tests and the device tests. */
 public final class Programs {
@@ -51,6 +52,20 @@ public final class Programs {
     @Compile
     public static Tensor iterate(Tensor x, int steps) {
         return Weft.fori(0, steps, x, (i, c) -> c.mul(0.5).add(i.cast(x.dtype())));
+    }
+
+    /** Row i of the result holds the running sum of x's rows 0..i (clamped reads past the end): dynamic slices. */
+    @Compile
+    public static Tensor prefixRows(Tensor x) {
+        long n = x.shape()[0], k = x.shape()[1];
+        Tensor zero = Tensor.scalar(DType.I32, 0);
+        List<Tensor> out = Weft.fori(0, (int) n + 2, List.of(Tensor.zeros(x.dtype(), n, k), Tensor.zeros(x.dtype(), 1, k)),
+                (i, c) -> {
+                    Tensor sum = c.get(1).add(x.dynamicSlice(List.of(i, zero), 1, k));
+                    return List.of(c.get(0).dynamicUpdateSlice(sum, List.of(i.cast(DType.I64), zero.cast(DType.I64))),
+                            sum);
+                });
+        return out.getFirst();
     }
 
     @Compile

@@ -86,6 +86,11 @@ class KernelAssemblyTest {
             ks.add(CopyKernels.pad(name("pad", t), t, new long[] {2, 3}, new long[] {1, 0}, new long[] {0, 1},
                     new long[] {4, 5}));
             ks.add(CopyKernels.iota(name("iota", t), t, new long[] {3, 4}, 1));
+            DType[] starts = {DType.I32, DType.I64};
+            ks.add(CopyKernels.dynamicSlice(name("dynamic_slice", t), t, new long[] {4, 5}, new long[] {2, 3},
+                    starts));
+            ks.add(CopyKernels.dynamicUpdate(name("dynamic_update", t), t, new long[] {4, 5}, new long[] {1, 5},
+                    starts));
         }
         for (DType t : NUMERIC) {
             ks.add(GemmKernel.generate(name("gemm", t), t, 33, 17, 40, 3));
