@@ -2,6 +2,8 @@ package dev.weft.ad;
 
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.prim.CondParams;
+import dev.weft.prim.LoopParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
@@ -117,8 +119,10 @@ final class JvpInterpreter extends TransformLevel {
     private <P extends Params> List<Tensor> joint(Primitive<P> prim, Params params, List<Tensor> args,
                                                   SourceLocation where) {
         JointJvpRule<P> rule = AdRules.jointJvpRule(prim).orElseThrow();
-        if (Interpreters.under(this, () -> Interpreters.current() instanceof LinearRecorder)) {
-            return LinearRecorder.controlFlowAbove(params, args);
+        LinearRecorder recorder = Interpreters.under(this, () -> Interpreters.current() instanceof LinearRecorder r
+                ? r : null);
+        if (recorder != null && !(params instanceof LoopParams)) {
+            return LinearRecorder.condAbove((CondParams) params, args);
         }
         List<Tensor> primals = new ArrayList<>(args.size());
         List<Tensor> tangents = new ArrayList<>(args.size());
@@ -127,8 +131,9 @@ final class JvpInterpreter extends TransformLevel {
             tangents.add(tangent(a));
         }
         SourceLocation at = located(where);
-        JointJvpRule.Result r = Interpreters.under(this,
-                () -> rule.jvp(prim.paramsType().cast(params), primals, tangents, at));
+        JointJvpRule.Result r = Interpreters.under(this, () -> recorder != null
+                ? ReverseLoop.apply(recorder, (LoopParams) params, primals, tangents, at)
+                : rule.jvp(prim.paramsType().cast(params), primals, tangents, at));
         List<Tensor> results = new ArrayList<>(r.outputs().size());
         for (int i = 0; i < r.outputs().size(); i++) {
             results.add(dual(r.outputs().get(i), r.tangents().get(i)));

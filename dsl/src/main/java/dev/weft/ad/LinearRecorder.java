@@ -6,7 +6,6 @@ import dev.weft.graph.GraphEvaluator;
 import dev.weft.prim.CommParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.prim.CondParams;
-import dev.weft.prim.LoopParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
@@ -22,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * Reverse mode's partial evaluator, below a {@link JvpInterpreter}: the tangents are {@link Linear} values of this
@@ -30,18 +30,32 @@ import java.util.function.Supplier;
  * with each primitive's {@link TransposeRule}, at the level where it is called. The tape keeps the known operands
  * it needs (the residuals): reverse mode's memory is what the program computes on the way, as for any tape.
  *
- * <p>A {@code fori} is unrolled (its iterations recorded one after another), and a {@code cond} on a traced
- * predicate evaluates both branches and selects their results, which is right for branches without effects
- * ({@link #controlFlowAbove}).
+ * <p>A {@code fori} is one equation ({@link ReverseLoop}): a loop forward that stores what its transpose needs, and
+ * a loop back. A {@code cond} on a traced predicate evaluates both branches and selects their results, which is
+ * right for branches without effects ({@link #condAbove}).
  */
 final class LinearRecorder extends TransformLevel {
     /** A linear value: a tangent of the function being differentiated. */
     record Linear(Aval aval, int id, LinearRecorder owner) implements Traced {
     }
 
-    /** One recorded application: {@code known} holds each constant operand, {@code null} for linear ones. */
+    /**
+     * One recorded application: {@code known} holds each constant operand, {@code null} for linear ones; or, with a
+     * {@code custom} transpose, the values it needs, {@code ids} then naming its linear inputs only. {@code ordered}
+     * equations are transposed on every rank whatever their cotangents, to keep one schedule.
+     */
     private record Equation(Primitive<?> prim, Params params, List<Tensor> known, List<Integer> ids,
-                            List<Aval> inputs, List<Linear> outputs) {
+                            List<Aval> inputs, List<Linear> outputs, boolean ordered, Transposer custom) {
+    }
+
+    /** The transpose of an equation recorded whole: cotangents of its linear inputs from those of its outputs. */
+    @FunctionalInterface
+    interface Transposer {
+        /**
+         * @param known      the equation's known values, as the caller of the pullback sees them
+         * @param cotangents of its outputs, zeros where none
+         */
+        List<Tensor> transpose(List<Tensor> known, List<Tensor> cotangents);
     }
 
     private final List<Equation> tape = new ArrayList<>();
@@ -109,7 +123,8 @@ final class LinearRecorder extends TransformLevel {
         if (prim == CommPrims.WAIT) {
             recorded = CommAdRules.waitOf((CommParams) params, (CommParams) requests.get(ids.getFirst()).params());
         }
-        Equation eq = new Equation(prim, recorded, Collections.unmodifiableList(known), ids, inputs, outs);
+        Equation eq = new Equation(prim, recorded, Collections.unmodifiableList(known), ids, inputs, outs,
+                prim.effect() == Effect.ORDERED, null);
         if (prim == CommPrims.ISEND || prim == CommPrims.IRECV) {
             requests.put(outs.getFirst().id(), eq);
         }
@@ -118,16 +133,12 @@ final class LinearRecorder extends TransformLevel {
     }
 
     /**
-     * Reverse mode of a {@code fori} or {@code cond} (its {@code params} and {@code inputs}) bound on the
-     * transform right above a recorder, which is the current interpreter: its regions are evaluated at that level, so that
-     * the recorder sees their operations one by one. A loop is unrolled; a cond on a concrete predicate evaluates
-     * the branch it picks, on a traced one (inside {@code @Compile}) both branches, selecting their results.
+     * Reverse mode of a {@code cond} (its {@code params} and {@code inputs}) bound on the transform right above a
+     * recorder, which is the current interpreter: its branches are evaluated at that level, so that the recorder
+     * sees their operations one by one. On a concrete predicate the branch it picks; on a traced one (inside
+     * {@code @Compile}) both branches, selecting their results.
      */
-    static List<Tensor> controlFlowAbove(Params params, List<Tensor> inputs) {
-        if (params instanceof LoopParams p) {
-            return GraphEvaluator.loop(p, inputs);
-        }
-        CondParams p = (CondParams) params;
+    static List<Tensor> condAbove(CondParams p, List<Tensor> inputs) {
         Tensor pred = inputs.getFirst();
         if (TensorAccess.data(pred) != null) {
             return GraphEvaluator.branch(p, inputs);
@@ -143,15 +154,67 @@ final class LinearRecorder extends TransformLevel {
     }
 
     /**
+     * Records an operation whose transpose is {@code transposer} (a loop, recorded whole), with linear inputs
+     * {@code in}; its outputs are fresh linear values of {@code outAvals}.
+     */
+    List<Tensor> record(Primitive<?> prim, List<Linear> in, List<Aval> outAvals, List<Tensor> known,
+                        boolean ordered, Transposer transposer) {
+        List<Linear> outs = new ArrayList<>(outAvals.size());
+        List<Tensor> results = new ArrayList<>(outAvals.size());
+        for (Aval a : outAvals) {
+            Linear l = new Linear(a, next++, this);
+            outs.add(l);
+            results.add(TensorAccess.traced(l));
+        }
+        tape.add(new Equation(prim, null, List.copyOf(known), in.stream().map(Linear::id).toList(),
+                in.stream().map(Linear::aval).toList(), outs, ordered, transposer));
+        return results;
+    }
+
+    /** Every known operand on the tape, in order (with repeats). */
+    List<Tensor> knownOperands() {
+        List<Tensor> out = new ArrayList<>();
+        for (Equation eq : tape) {
+            for (Tensor k : eq.known()) {
+                if (k != null) {
+                    out.add(k);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** True if an equation on the tape must be transposed on every rank (it communicates). */
+    boolean ordered() {
+        return tape.stream().anyMatch(Equation::ordered);
+    }
+
+    /**
      * The cotangents of {@code inputs} given those of {@code outputs} (tangents recorded here, or values that do
      * not depend on the inputs, whose cotangents are dropped), computed at the calling level.
      */
     List<Tensor> pullback(List<Tensor> outputs, List<Tensor> inputs, List<Tensor> cotangents) {
+        List<Linear> outs = outputs.stream().map(this::linear).toList();
+        List<Linear> ins = inputs.stream().map(this::linear).toList();
+        List<Tensor> cts = pullback(outs, cotangents, ins, UnaryOperator.identity());
+        List<Tensor> result = new ArrayList<>(inputs.size());
+        for (int i = 0; i < inputs.size(); i++) {
+            Aval a = TensorAccess.aval(inputs.get(i));
+            result.add(cts.get(i) != null ? cts.get(i) : Tensor.zeros(a.dtype(), a.shape().dims()));
+        }
+        return result;
+    }
+
+    /**
+     * The cotangents of {@code inputs} ({@code null} where zero, or for a {@code null} input) given those of
+     * {@code outputs} ({@code null} entries are skipped), each known operand read through {@code known}.
+     */
+    List<Tensor> pullback(List<Linear> outputs, List<Tensor> cotangents, List<Linear> inputs,
+                          UnaryOperator<Tensor> known) {
         Map<Integer, Tensor> ct = new HashMap<>();
         for (int k = 0; k < outputs.size(); k++) {
-            Linear l = linear(outputs.get(k));
-            if (l != null) {
-                ct.merge(l.id(), cotangents.get(k), Tensor::add);
+            if (outputs.get(k) != null) {
+                ct.merge(outputs.get(k).id(), cotangents.get(k), Tensor::add);
             }
         }
         for (int e = tape.size() - 1; e >= 0; e--) {
@@ -163,9 +226,13 @@ final class LinearRecorder extends TransformLevel {
                 any |= c != null;
                 outCts.add(c != null ? c : Tensor.zeros(l.aval().dtype(), l.aval().shape().dims()));
             }
-            // A communication is transposed on every rank, whatever its cotangents, to keep one schedule.
-            if (any || eq.prim().effect() == Effect.ORDERED) {
-                List<Tensor> inCts = transpose(eq, outCts);
+            if (any || eq.ordered()) {
+                List<Tensor> knownNow = new ArrayList<>(eq.known().size());
+                for (Tensor k : eq.known()) {
+                    knownNow.add(k == null ? null : known.apply(k));
+                }
+                List<Tensor> inCts = eq.custom() != null ? eq.custom().transpose(knownNow, outCts)
+                        : transpose(eq, knownNow, outCts);
                 for (int i = 0; i < eq.ids().size(); i++) {
                     if (eq.ids().get(i) >= 0 && inCts.get(i) != null) {
                         ct.merge(eq.ids().get(i), inCts.get(i), Tensor::add);
@@ -174,19 +241,16 @@ final class LinearRecorder extends TransformLevel {
             }
         }
         List<Tensor> result = new ArrayList<>(inputs.size());
-        for (Tensor in : inputs) {
-            Linear l = linear(in);
-            Tensor c = l == null ? null : ct.get(l.id());
-            Aval a = TensorAccess.aval(in);
-            result.add(c != null ? c : Tensor.zeros(a.dtype(), a.shape().dims()));
+        for (Linear l : inputs) {
+            result.add(l == null ? null : ct.get(l.id()));
         }
         return result;
     }
 
     @SuppressWarnings("unchecked")
-    private static <P extends Params> List<Tensor> transpose(Equation eq, List<Tensor> cts) {
+    private static <P extends Params> List<Tensor> transpose(Equation eq, List<Tensor> known, List<Tensor> cts) {
         Primitive<P> prim = (Primitive<P>) eq.prim();
         return AdRules.transposeRule(prim).orElseThrow()
-                .transpose(prim.paramsType().cast(eq.params()), cts, eq.known(), eq.inputs());
+                .transpose(prim.paramsType().cast(eq.params()), cts, known, eq.inputs());
     }
 }

@@ -31,6 +31,7 @@ import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
 import dev.weft.spi.Aval;
+import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
