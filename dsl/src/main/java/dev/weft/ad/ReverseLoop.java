@@ -4,7 +4,10 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.graph.GraphEvaluator;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
 import dev.weft.graph.RegionTrace;
+import dev.weft.graph.Var;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
@@ -16,9 +19,11 @@ import dev.weft.spi.Traced;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Reverse mode of a {@code fori} (JAX's partial evaluation of a loop body into known and linear parts): the loop
@@ -33,9 +38,10 @@ import java.util.Map;
  * step's residuals ({@code dynamic_slice}) and pulls the carries' cotangents back through the inner tape,
  * accumulating those of captured values.
  *
- * <p>Memory: the forward loop keeps every step's residuals, {@code steps × (bytes of one step's residuals)}: for a
- * body {@code c ← c·cos(c·w)} on {@code n} f64 elements, a few arrays of {@code n} per step. The body is traced
- * twice (once to learn the residuals' shapes).
+ * <p>Memory: the forward loop keeps every step's residuals, {@code steps × (bytes of one step's residuals)}, for
+ * a body {@code c ← c·cos(c·w)} on {@code n} f64 elements three arrays of {@code n} per step (c, cos(c·w),
+ * sin(c·w)); a residual that does not depend on the index or the carries is kept once. The body is traced twice
+ * (once to learn the residuals' shapes).
  */
 final class ReverseLoop {
     private final LoopParams loop;
@@ -43,6 +49,8 @@ final class ReverseLoop {
     private final boolean[] tangentCarry;
     private final boolean[] tangentCapture;
     private final SourceLocation where;
+    /** Per residual: whether it changes from step to step (stacked), or not (carried once, the last step's). */
+    private boolean[] stacked;
 
     /** The body traced with stacked residuals: its region and what the loop back needs of it. */
     private record Traced2(RegionTrace trace, LinearRecorder inner, List<LinearRecorder.Linear> linearIn,
@@ -96,15 +104,20 @@ final class ReverseLoop {
     }
 
     private JointJvpRule.Result run(LinearRecorder recorder, List<Tensor> carries, List<LinearRecorder.Linear> in) {
+        Traced2 found = body(List.of(), null);
+        Set<Var> variant = variant(found.trace().region(), 1 + carries.size());
+        stacked = new boolean[found.residuals().size()];
         List<Aval> stackAvals = new ArrayList<>();
-        for (Tensor res : body(List.of()).residuals()) {
+        for (int r = 0; r < stacked.length; r++) {
+            Tensor res = found.residuals().get(r);
             Aval a = TensorAccess.aval(res);
+            stacked[r] = variant.contains(((RegionTrace.Value) TensorAccess.traced(res)).var());
             long[] dims = new long[a.shape().rank() + 1];
             dims[0] = steps();
             System.arraycopy(a.shape().dims(), 0, dims, 1, a.shape().rank());
-            stackAvals.add(Aval.of(a.dtype(), dims));
+            stackAvals.add(stacked[r] ? Aval.of(a.dtype(), dims) : a);
         }
-        Traced2 body = body(stackAvals);
+        Traced2 body = body(stackAvals, stacked);
         if (body.residuals().size() != stackAvals.size()) {
             throw new IllegalStateException("the loop body's residuals differ between its two traces");
         }
@@ -140,10 +153,11 @@ final class ReverseLoop {
     }
 
     /**
-     * The body traced into a region with parameters [i, carries..., stacks of {@code stackAvals}...] returning
-     * [carries..., stacks with this step's residuals...]. With no stacks it only finds the residuals.
+     * The body traced into a region with parameters [i, carries..., residual buffers of {@code stackAvals}...]
+     * returning [carries..., buffers with this step's residuals...]: a {@code stacked} one has its step's row
+     * written, another is the residual itself. With no buffers it only finds the residuals.
      */
-    private Traced2 body(List<Aval> stackAvals) {
+    private Traced2 body(List<Aval> stackAvals, boolean[] stacked) {
         List<Aval> avals = new ArrayList<>();
         avals.add(Aval.of(DType.I32));
         int n = tangentCarry.length;
@@ -188,7 +202,8 @@ final class ReverseLoop {
                     long[] row = new long[value.shape().length + 1];
                     row[0] = 1;
                     System.arraycopy(value.shape(), 0, row, 1, value.shape().length);
-                    results.add(params.get(1 + n + r).dynamicUpdateSlice(value.reshape(row), at(step, row.length)));
+                    results.add(stacked[r] ? params.get(1 + n + r).dynamicUpdateSlice(value.reshape(row),
+                            at(step, row.length)) : value);
                 }
                 return null;
             });
@@ -204,6 +219,20 @@ final class ReverseLoop {
         Tensor t = inner.input(TensorAccess.aval(primal));
         in.add(inner.linear(t));
         return jvp.dual(primal, t);
+    }
+
+    /**
+     * The variables of {@code region} that depend on its first {@code params} parameters (the index and the
+     * carries): results of nodes with such an input, nested regions counted whole.
+     */
+    private static Set<Var> variant(Region region, int params) {
+        Set<Var> out = new HashSet<>(region.params().subList(0, params));
+        for (Node node : region.nodes()) {
+            if (node.inputs().stream().anyMatch(out::contains)) {
+                out.addAll(node.outputs());
+            }
+        }
+        return out;
     }
 
     /** {@code [step, 0, 0, ...]}: the start of a row of a stack of rank {@code rank}. */
@@ -238,6 +267,10 @@ final class ReverseLoop {
             Map<Object, Tensor> now = new HashMap<>();
             for (int r = 0; r < stacks; r++) {
                 Tensor stack = known.get(r);
+                if (!stacked[r]) {
+                    now.put(key(body.residuals().get(r)), stack);
+                    continue;
+                }
                 long[] row = stack.shape().clone();
                 row[0] = 1;
                 Tensor value = stack.dynamicSlice(at(step, row.length), row);
