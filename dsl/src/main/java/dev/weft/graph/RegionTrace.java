@@ -139,11 +139,6 @@ public class RegionTrace implements Interpreter {
         return new Region(all, nodes, results);
     }
 
-    /** The line of the construct that owns this region. */
-    public SourceLocation where() {
-        return where;
-    }
-
     /** {@code t} as a variable of this region: its own, a constant, or a capture. */
     private Var operand(Tensor t, SourceLocation loc) {
         Traced tr = TensorAccess.traced(t);
