@@ -57,7 +57,8 @@ public final class Weft {
      * The gradient of {@code f}, a function of one tensor returning one f32 or f64 element: {@code grad(f)(x)} has
      * {@code x}'s dtype and shape. Works eagerly and inside {@code @Compile}, and nests ({@code grad(grad(f))}).
      * Reverse mode: the primal computation runs once and keeps the values the derivative needs; a
-     * {@link #fori} inside {@code f} is unrolled for it. Integer and boolean operations pass no derivative.
+     * {@link #fori} inside {@code f} becomes a loop forward that stores each step's such values and a loop back
+     * (memory: trip count × one step's values). Integer and boolean operations pass no derivative.
      */
     public static Function<Tensor, Tensor> grad(Function<Tensor, Tensor> f) {
         return Autodiff.grad(f);
