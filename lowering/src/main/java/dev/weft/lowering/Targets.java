@@ -25,7 +25,7 @@ public final class Targets {
     /**
      * The target called {@code name}.
      *
-     * @throws WeftException naming the known targets when there is none of that name
+     * @throws WeftException at the caller's line, naming the known targets, when there is none of that name
      */
     public static Target named(String name) {
         for (Target t : all()) {
@@ -33,7 +33,7 @@ public final class Targets {
                 return t;
             }
         }
-        throw new WeftException(SourceLocation.UNKNOWN, "unknown target '" + name + "'; the targets are "
+        throw new WeftException(SourceLocation.capture(), "unknown target '" + name + "'; the targets are "
                 + all().stream().map(t -> "'" + t.name() + "'").collect(Collectors.joining(", ")));
     }
 }
