@@ -12,13 +12,9 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
-import dev.weft.spi.TensorAccess;
-import dev.weft.spi.Traced;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Forward mode of {@code fori} and {@code cond} (JAX's {@code jvp_jaxpr}): each region is replaced by its JVP, a
@@ -91,14 +87,7 @@ final class ControlFlowAdRules {
             carried[k] = results.get(k).aval().dtype().isFloating();
         }
         RegionTrace t = jvpOf(p.onTrue(), layout, carried, where), f = jvpOf(p.onFalse(), layout, carried, where);
-        Map<Traced, Tensor> union = new LinkedHashMap<>();
-        for (Tensor c : t.captured()) {
-            union.putIfAbsent(TensorAccess.traced(c), c);
-        }
-        for (Tensor c : f.captured()) {
-            union.putIfAbsent(TensorAccess.traced(c), c);
-        }
-        List<Tensor> captures = List.copyOf(union.values());
+        List<Tensor> captures = RegionTrace.sharedCaptures(t, f);
         inputs.addAll(captures);
         List<Tensor> out = Bind.bindAt(where, Prims.COND, new CondParams(t.region(captures), f.region(captures)),
                 inputs);

@@ -112,13 +112,8 @@ final class LinearRecorder extends TransformLevel {
             throw new WeftException(where != null ? where : SourceLocation.capture(), "reverse mode: " + prim.name()
                     + " is applied to a tangent but has no transpose rule (its JVP rule is not linear)");
         }
-        List<Linear> outs = new ArrayList<>(outAvals.size());
-        List<Tensor> results = new ArrayList<>(outAvals.size());
-        for (Aval a : outAvals) {
-            Linear l = new Linear(a, next++, this);
-            outs.add(l);
-            results.add(TensorAccess.traced(l));
-        }
+        List<Linear> outs = fresh(outAvals);
+        List<Tensor> results = outs.stream().map(TensorAccess::traced).toList();
         Params recorded = params;
         if (prim == CommPrims.WAIT) {
             recorded = CommAdRules.waitOf((CommParams) params, (CommParams) requests.get(ids.getFirst()).params());
@@ -159,16 +154,19 @@ final class LinearRecorder extends TransformLevel {
      */
     List<Tensor> record(Primitive<?> prim, List<Linear> in, List<Aval> outAvals, List<Tensor> known,
                         boolean ordered, Transposer transposer) {
-        List<Linear> outs = new ArrayList<>(outAvals.size());
-        List<Tensor> results = new ArrayList<>(outAvals.size());
-        for (Aval a : outAvals) {
-            Linear l = new Linear(a, next++, this);
-            outs.add(l);
-            results.add(TensorAccess.traced(l));
-        }
+        List<Linear> outs = fresh(outAvals);
+        List<Tensor> results = outs.stream().map(TensorAccess::traced).toList();
         tape.add(new Equation(prim, null, List.copyOf(known), in.stream().map(Linear::id).toList(),
                 in.stream().map(Linear::aval).toList(), outs, ordered, transposer));
         return results;
+    }
+
+    private List<Linear> fresh(List<Aval> avals) {
+        List<Linear> out = new ArrayList<>(avals.size());
+        for (Aval a : avals) {
+            out.add(new Linear(a, next++, this));
+        }
+        return out;
     }
 
     /** Every known operand on the tape, in order (with repeats). */

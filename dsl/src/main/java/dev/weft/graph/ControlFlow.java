@@ -11,11 +11,8 @@ import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
-import dev.weft.spi.Traced;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
@@ -54,14 +51,7 @@ public final class ControlFlow {
     public static List<Tensor> cond(Tensor pred, Supplier<List<Tensor>> onTrue, Supplier<List<Tensor>> onFalse,
                                     SourceLocation where) {
         RegionTrace t = branch(onTrue, where), f = branch(onFalse, where);
-        Map<Traced, Tensor> union = new LinkedHashMap<>();
-        for (Tensor c : t.captured()) {
-            union.putIfAbsent(TensorAccess.traced(c), c);
-        }
-        for (Tensor c : f.captured()) {
-            union.putIfAbsent(TensorAccess.traced(c), c);
-        }
-        List<Tensor> captures = List.copyOf(union.values());
+        List<Tensor> captures = RegionTrace.sharedCaptures(t, f);
         List<Tensor> inputs = new ArrayList<>(captures.size() + 1);
         inputs.add(pred);
         inputs.addAll(captures);

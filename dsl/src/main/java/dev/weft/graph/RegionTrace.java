@@ -17,6 +17,7 @@ import dev.weft.spi.Traced;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -116,6 +117,17 @@ public class RegionTrace implements Interpreter {
     /** The outer tensors this region captured, in the order of its capture parameters. */
     public List<Tensor> captured() {
         return List.copyOf(captured);
+    }
+
+    /** The tensors either trace captured, each once, in order: the capture list two branches share. */
+    public static List<Tensor> sharedCaptures(RegionTrace a, RegionTrace b) {
+        Map<Traced, Tensor> union = new LinkedHashMap<>();
+        for (RegionTrace r : List.of(a, b)) {
+            for (Tensor c : r.captured) {
+                union.putIfAbsent(TensorAccess.traced(c), c);
+            }
+        }
+        return List.copyOf(union.values());
     }
 
     /** The closed region: its own parameters, then one capture parameter per {@link #captured()} tensor. */

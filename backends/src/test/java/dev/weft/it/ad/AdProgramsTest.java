@@ -89,7 +89,7 @@ class AdProgramsTest {
     }
 
     /** Every element of {@code grad} against the central difference of {@code f} along that coordinate. */
-    private static void assertMatchesDifferences(Tensor grad, Tensor x, java.util.function.Function<Tensor, Tensor> f) {
+    static void assertMatchesDifferences(Tensor grad, Tensor x, java.util.function.Function<Tensor, Tensor> f) {
         double[] xs = x.toDoubleArray(), g = grad.toDoubleArray();
         double eps = 1e-6;
         for (int i = 0; i < xs.length; i++) {

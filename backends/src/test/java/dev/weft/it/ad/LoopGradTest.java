@@ -1,7 +1,7 @@
 package dev.weft.it.ad;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.within;
+import static dev.weft.it.ad.AdProgramsTest.assertMatchesDifferences;
 
 import dev.weft.Compile;
 import dev.weft.DType;
@@ -16,7 +16,6 @@ import dev.weft.testing.Ranks;
 import dev.weft.testing.TensorAssert;
 import java.util.List;
 import java.util.Random;
-import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -164,18 +163,5 @@ class LoopGradTest {
         Tensor x = AdRulesTest.random(new long[] {3}, -1, 1, false, new Random(world.rank()));
         Tensor eager = Weft.grad(v -> commCases().getFirst().f().apply(world, v).sum()).apply(x);
         TensorAssert.assertThat(commLoopGradCompiled(world, x)).isCloseTo(eager, 1e-13);
-    }
-
-    private static void assertMatchesDifferences(Tensor grad, Tensor x, Function<Tensor, Tensor> f) {
-        double[] xs = x.toDoubleArray(), g = grad.toDoubleArray();
-        double eps = 1e-6;
-        for (int i = 0; i < xs.length; i++) {
-            double[] plus = xs.clone(), minus = xs.clone();
-            plus[i] += eps;
-            minus[i] -= eps;
-            double d = (f.apply(Tensor.of(plus, x.shape())).item() - f.apply(Tensor.of(minus, x.shape())).item())
-                    / (2 * eps);
-            assertThat(g[i]).as("element %d", i).isCloseTo(d, within(1e-6 * (1 + Math.abs(d))));
-        }
     }
 }

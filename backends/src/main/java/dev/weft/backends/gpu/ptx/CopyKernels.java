@@ -85,21 +85,7 @@ public final class CopyKernels {
      * integer scalar on the device of {@code startTypes[d]}, clamped to {@code [0, inDims[d] - sizes[d]]}.
      */
     public static Kernel dynamicSlice(String name, DType t, long[] inDims, long[] sizes, DType[] startTypes) {
-        PtxWriter w = new PtxWriter();
-        int r = inDims.length;
-        String src = w.param(0);
-        String base = dynamicBase(w, inDims, sizes, startTypes);
-        String dst = w.param(r + 1);
-        String[] loop = Indexing.gridStride(w);
-        long n = Indexing.size(sizes);
-        String[] labels = Indexing.open(w, loop[0], n);
-        String[] c = Indexing.coordinates(w, loop[0], sizes);
-        String from = Indexing.dot(w, c, Indexing.strides(inDims), 0);
-        w.ins("add.s64 " + from + ", " + from + ", " + base);
-        int es = t.byteSize();
-        w.store(t, w.address(dst, loop[0], es), w.load(t, w.address(src, from, es)));
-        Indexing.close(w, loop[0], loop[1], labels);
-        return new Kernel(name, w.entry(name, r + 2), r + 2, Launch.gridStride(n));
+        return dynamicBlock(name, t, inDims, sizes, startTypes, false);
     }
 
     /**
@@ -108,19 +94,26 @@ public final class CopyKernels {
      * {@code [0, dims[d] - updateDims[d]]}.
      */
     public static Kernel dynamicUpdate(String name, DType t, long[] dims, long[] updateDims, DType[] startTypes) {
+        return dynamicBlock(name, t, dims, updateDims, startTypes, true);
+    }
+
+    /** One thread per element of the block: read from the block at a run-time start, or ({@code write}) into it. */
+    private static Kernel dynamicBlock(String name, DType t, long[] dims, long[] block, DType[] startTypes,
+                                       boolean write) {
         PtxWriter w = new PtxWriter();
         int r = dims.length;
         String src = w.param(0);
-        String base = dynamicBase(w, dims, updateDims, startTypes);
+        String base = dynamicBase(w, dims, block, startTypes);
         String dst = w.param(r + 1);
         String[] loop = Indexing.gridStride(w);
-        long n = Indexing.size(updateDims);
+        long n = Indexing.size(block);
         String[] labels = Indexing.open(w, loop[0], n);
-        String[] c = Indexing.coordinates(w, loop[0], updateDims);
-        String to = Indexing.dot(w, c, Indexing.strides(dims), 0);
-        w.ins("add.s64 " + to + ", " + to + ", " + base);
+        String[] c = Indexing.coordinates(w, loop[0], block);
+        String inFull = Indexing.dot(w, c, Indexing.strides(dims), 0);
+        w.ins("add.s64 " + inFull + ", " + inFull + ", " + base);
         int es = t.byteSize();
-        w.store(t, w.address(dst, to, es), w.load(t, w.address(src, loop[0], es)));
+        String from = write ? loop[0] : inFull, to = write ? inFull : loop[0];
+        w.store(t, w.address(dst, to, es), w.load(t, w.address(src, from, es)));
         Indexing.close(w, loop[0], loop[1], labels);
         return new Kernel(name, w.entry(name, r + 2), r + 2, Launch.gridStride(n));
     }
