@@ -3,8 +3,6 @@ package dev.weft.ad;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
-import dev.weft.prim.CommParams;
-import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
@@ -43,8 +41,6 @@ final class LinearRecorder extends TransformLevel {
     }
 
     private final List<Equation> tape = new ArrayList<>();
-    /** The recorded isend or irecv that made each linear request, by the request's id. */
-    private final Map<Integer, Equation> requests = new HashMap<>();
     private int next;
     /** Set while a JVP rule runs: a communication with no operands (a receive) is then a tangent's, recorded. */
     private boolean inRule;
@@ -88,7 +84,7 @@ final class LinearRecorder extends TransformLevel {
             inputs.add(TensorAccess.aval(a));
             linear |= l != null;
         }
-        if (!linear && !(inRule && args.isEmpty() && prim.effect() == Effect.ORDERED)) {
+        if (!linear && !(inRule && args.isEmpty() && prim.effect(params) instanceof Effect.Ordered)) {
             Tensor[] in = args.toArray(Tensor[]::new);
             return Interpreters.under(this, () -> Bind.bind(prim, params, in));
         }
@@ -103,14 +99,7 @@ final class LinearRecorder extends TransformLevel {
             outs.add(l);
             results.add(TensorAccess.traced(l));
         }
-        Params recorded = params;
-        if (prim == CommPrims.WAIT) {
-            recorded = CommAdRules.waitOf((CommParams) params, (CommParams) requests.get(ids.getFirst()).params());
-        }
-        Equation eq = new Equation(prim, recorded, Collections.unmodifiableList(known), ids, inputs, outs);
-        if (prim == CommPrims.ISEND || prim == CommPrims.IRECV) {
-            requests.put(outs.getFirst().id(), eq);
-        }
+        Equation eq = new Equation(prim, params, Collections.unmodifiableList(known), ids, inputs, outs);
         tape.add(eq);
         return results;
     }
@@ -163,7 +152,7 @@ final class LinearRecorder extends TransformLevel {
                 outCts.add(c != null ? c : Tensor.zeros(l.aval().dtype(), l.aval().shape().dims()));
             }
             // A communication is transposed on every rank, whatever its cotangents, to keep one schedule.
-            if (any || eq.prim().effect() == Effect.ORDERED) {
+            if (any || eq.prim().effect(eq.params()) instanceof Effect.Ordered) {
                 List<Tensor> inCts = transpose(eq, outCts);
                 for (int i = 0; i < eq.ids().size(); i++) {
                     if (eq.ids().get(i) >= 0 && inCts.get(i) != null) {

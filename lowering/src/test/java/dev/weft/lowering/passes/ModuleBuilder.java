@@ -14,6 +14,8 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.CommHandle;
+import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +25,34 @@ import java.util.Map;
 final class ModuleBuilder {
     static final TensorType F4 = TensorType.of(DType.F32, 4);
     static final TensorType F8 = TensorType.of(DType.F32, 8);
+
+    /** The effect of the communication calls: ordered on a communicator that is never run. */
+    private static final Effect ORDERED = new Effect.Ordered(new CommHandle() {
+        @Override
+        public int rank() {
+            return 0;
+        }
+
+        @Override
+        public int size() {
+            return 2;
+        }
+
+        @Override
+        public String name() {
+            return "world";
+        }
+
+        @Override
+        public CommHandle split(int color, int key, SourceLocation where) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public CommHandle dup(SourceLocation where) {
+            throw new UnsupportedOperationException();
+        }
+    });
 
     private final Block block;
 
@@ -39,8 +69,13 @@ final class ModuleBuilder {
     }
 
     Op op(String name, List<Value> operands, List<Type> types, Map<String, Attr> attrs, List<Block> regions) {
+        return op(name, operands, types, attrs, regions, Effect.PURE);
+    }
+
+    private Op op(String name, List<Value> operands, List<Type> types, Map<String, Attr> attrs, List<Block> regions,
+                  Effect effect) {
         Op op = new Op(name, operands, types, attrs, regions,
-                new SourceLocation("Test", "body", "Test.java", block.ops().size() + 1));
+                new SourceLocation("Test", "body", "Test.java", block.ops().size() + 1), effect);
         block.ops().add(op);
         return op;
     }
@@ -55,15 +90,16 @@ final class ModuleBuilder {
         attrs.put("call_target_name", new Attr.Str("weft.mpi.send"));
         attrs.put("has_side_effect", new Attr.Bool(true));
         attrs.put("backend_config", new Attr.Dict(Map.of("peer", Attr.Int.i64(1))));
-        return op(StableHlo.CUSTOM_CALL, List.of(x, token), List.of(x.type(), TokenType.INSTANCE), attrs, List.of());
+        return op(StableHlo.CUSTOM_CALL, List.of(x, token), List.of(x.type(), TokenType.INSTANCE), attrs, List.of(),
+                ORDERED);
     }
 
-    /** A custom call with {@code has_side_effect = true} and no token. */
+    /** A custom call ordered on a communicator, with {@code has_side_effect = true} and no token. */
     Op effect(Value x) {
         Map<String, Attr> attrs = new LinkedHashMap<>();
         attrs.put("call_target_name", new Attr.Str("weft.mpi.barrier"));
         attrs.put("has_side_effect", new Attr.Bool(true));
-        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of());
+        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of(), ORDERED);
     }
 
     Value constant(float v) {
