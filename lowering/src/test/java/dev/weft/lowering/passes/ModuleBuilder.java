@@ -26,8 +26,8 @@ final class ModuleBuilder {
     static final TensorType F4 = TensorType.of(DType.F32, 4);
     static final TensorType F8 = TensorType.of(DType.F32, 8);
 
-    /** The effect of the communication calls: ordered on a communicator that is never run. */
-    private static final Effect ORDERED = new Effect.Ordered(new CommHandle() {
+    /** A communicator that is never run: ops ordered on it only need its identity. */
+    record Comm(String name) implements CommHandle {
         @Override
         public int rank() {
             return 0;
@@ -39,11 +39,6 @@ final class ModuleBuilder {
         }
 
         @Override
-        public String name() {
-            return "world";
-        }
-
-        @Override
         public CommHandle split(int color, int key, SourceLocation where) {
             throw new UnsupportedOperationException();
         }
@@ -52,7 +47,9 @@ final class ModuleBuilder {
         public CommHandle dup(SourceLocation where) {
             throw new UnsupportedOperationException();
         }
-    });
+    }
+
+    static final Comm WORLD = new Comm("world");
 
     private final Block block;
 
@@ -91,15 +88,20 @@ final class ModuleBuilder {
         attrs.put("has_side_effect", new Attr.Bool(true));
         attrs.put("backend_config", new Attr.Dict(Map.of("peer", Attr.Int.i64(1))));
         return op(StableHlo.CUSTOM_CALL, List.of(x, token), List.of(x.type(), TokenType.INSTANCE), attrs, List.of(),
-                ORDERED);
+                new Effect.Ordered(WORLD));
     }
 
-    /** A custom call ordered on a communicator, with {@code has_side_effect = true} and no token. */
+    /** A custom call ordered on {@link #WORLD}, with {@code has_side_effect = true} and no token. */
     Op effect(Value x) {
+        return custom(x, new Effect.Ordered(WORLD));
+    }
+
+    /** A custom call with {@code has_side_effect = true}, no token and the effect {@code effect}. */
+    Op custom(Value x, Effect effect) {
         Map<String, Attr> attrs = new LinkedHashMap<>();
         attrs.put("call_target_name", new Attr.Str("weft.mpi.barrier"));
         attrs.put("has_side_effect", new Attr.Bool(true));
-        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of(), ORDERED);
+        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of(), effect);
     }
 
     Value constant(float v) {

@@ -7,7 +7,6 @@ import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 
