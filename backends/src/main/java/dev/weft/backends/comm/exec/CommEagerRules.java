@@ -1,10 +1,10 @@
 package dev.weft.backends.comm.exec;
 
+import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.backends.comm.check.ScheduleCheck;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.EagerRuleProvider;
-import dev.weft.backends.comm.ReduceOp;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
