@@ -3,10 +3,10 @@ package dev.weft.ad;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.comm.ReduceOp;
-import dev.weft.prim.CommParams;
+import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
-import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
+import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.SourceLocation;
 import java.util.Arrays;
@@ -49,22 +49,22 @@ final class CommAdRules {
         });
         AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(allreduceSum(p, ct.get(0))));
 
-        AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(CommPrims.ALLGATHER, p, t.get(0))));
-        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(bind(CommPrims.REDUCE_SCATTER,
-                CommParams.reduce(p.comm(), ReduceOp.SUM, -1), ct.get(0)).reshape(in.get(0).shape().dims())));
+        AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(bind(
+                new CommOp.ReduceScatter(p.comm(), ReduceOp.SUM), ct.get(0)).reshape(in.get(0).shape().dims())));
 
         AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
             if (p.op() != ReduceOp.SUM) {
                 throw notDifferentiable(p.op());
             }
-            return List.of(bind(CommPrims.REDUCE_SCATTER, p, t.get(0)));
+            return List.of(bind(p, t.get(0)));
         });
-        AdRules.transpose(CommPrims.REDUCE_SCATTER, (p, ct, k, in) -> List.of(bind(CommPrims.ALLGATHER,
-                CommParams.of(p.comm()), ct.get(0))));
+        AdRules.transpose(CommPrims.REDUCE_SCATTER, (p, ct, k, in) -> List.of(bind(new CommOp.AllGather(p.comm()),
+                ct.get(0))));
 
-        AdRules.jvp(CommPrims.BCAST, (p, x, t, out) -> List.of(bind(CommPrims.BCAST, p, t.get(0))));
+        AdRules.jvp(CommPrims.BCAST, (p, x, t, out) -> List.of(bind(p, t.get(0))));
         AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> {
-            Tensor sum = bind(CommPrims.REDUCE, CommParams.reduce(p.comm(), ReduceOp.SUM, p.root()), ct.get(0));
+            Tensor sum = bind(new CommOp.Reduce(p.comm(), ReduceOp.SUM, p.root()), ct.get(0));
             return List.of(p.comm().rank() == p.root() ? sum : ArrayAdRules.zerosLike(sum));
         });
 
@@ -73,42 +73,43 @@ final class CommAdRules {
             if (p.op() != ReduceOp.SUM) {
                 throw notDifferentiable(p.op());
             }
-            return List.of(bind(CommPrims.REDUCE, p, t.get(0)));
+            return List.of(bind(p, t.get(0)));
         });
         AdRules.transpose(CommPrims.REDUCE, (p, ct, k, in) -> {
-            Tensor fromRoot = bind(CommPrims.BCAST, CommParams.rooted(p.comm(), p.root()), ct.get(0));
+            Tensor fromRoot = bind(new CommOp.Bcast(p.comm(), p.root()), ct.get(0));
             return List.of(p.comm().rank() == p.root() ? fromRoot : fromRoot.add(ct.get(0)));
         });
 
-        AdRules.jvp(CommPrims.ALLTOALL, (p, x, t, out) -> List.of(bind(CommPrims.ALLTOALL, p, t.get(0))));
-        AdRules.transpose(CommPrims.ALLTOALL, (p, ct, k, in) -> List.of(bind(CommPrims.ALLTOALL, p, ct.get(0))));
+        AdRules.jvp(CommPrims.ALLTOALL, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLTOALL, (p, ct, k, in) -> List.of(bind(p, ct.get(0))));
 
         AdRules.jvp(CommPrims.SEND, (p, x, t, out) -> {
-            Bind.bind(CommPrims.SEND, p, t.get(0));
+            CommPrims.bind(p, t.get(0));
             return List.of();
         });
-        AdRules.transpose(CommPrims.SEND, (p, ct, k, in) -> List.of(bind(CommPrims.RECV,
-                CommParams.p2p(p.comm(), p.peer(), p.tag(), in.get(0)))));
+        AdRules.transpose(CommPrims.SEND, (p, ct, k, in) -> List.of(bind(
+                new CommOp.Recv(p.comm(), p.dest(), p.tag(), in.get(0)))));
 
-        AdRules.jvp(CommPrims.RECV, (p, x, t, out) -> List.of(bind(CommPrims.RECV, p)));
+        AdRules.jvp(CommPrims.RECV, (p, x, t, out) -> List.of(bind(p)));
         AdRules.transpose(CommPrims.RECV, (p, ct, k, in) -> {
-            Bind.bind(CommPrims.SEND, CommParams.p2p(p.comm(), p.peer(), p.tag(), null), ct.get(0));
+            CommPrims.bind(new CommOp.Send(p.comm(), p.source(), p.tag()), ct.get(0));
             return List.of();
         });
 
-        AdRules.jvp(CommPrims.SENDRECV, (p, x, t, out) -> List.of(bind(CommPrims.SENDRECV, p, t.get(0))));
-        AdRules.transpose(CommPrims.SENDRECV, (p, ct, k, in) -> List.of(bind(CommPrims.SENDRECV,
-                CommParams.sendrecv(p.comm(), p.source(), p.recvTag(), p.peer(), p.tag(), in.get(0)), ct.get(0))));
+        AdRules.jvp(CommPrims.SENDRECV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.SENDRECV, (p, ct, k, in) -> List.of(bind(new CommOp.SendRecv(p.comm(),
+                p.source(), p.recvTag(), p.dest(), p.sendTag(), in.get(0)), ct.get(0))));
 
         // Nonblocking messages: the tangent of a request is the request of the tangent's message. Transposed, the
         // wait (met first, backwards) starts the message back and passes its request, as the cotangent of the
         // request, to the isend or irecv, which waits it: the messages back overlap as the messages did.
-        AdRules.jvp(CommPrims.ISEND, (p, x, t, out) -> List.of(bind(CommPrims.ISEND, p, t.get(0))));
-        AdRules.transpose(CommPrims.ISEND, (p, ct, k, in) -> List.of(bind(CommPrims.WAIT,
-                CommParams.waitFor(p.comm(), in.get(0)), ct.get(0))));
-        AdRules.jvp(CommPrims.IRECV, (p, x, t, out) -> List.of(bind(CommPrims.IRECV, p)));
+        AdRules.jvp(CommPrims.ISEND, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.ISEND, (p, ct, k, in) -> List.of(bind(
+                new CommOp.Wait(new CommOp.Irecv(p.comm(), p.dest(), p.tag(), in.get(0))), ct.get(0))));
+        AdRules.jvp(CommPrims.IRECV, (p, x, t, out) -> List.of(bind(p)));
         AdRules.transpose(CommPrims.IRECV, (p, ct, k, in) -> {
-            Bind.bind(CommPrims.WAIT, CommParams.waitFor(p.comm(), null), ct.get(0), SENT_BACK.remove(ct.get(0)));
+            CommPrims.bind(new CommOp.Wait(new CommOp.Isend(p.comm(), p.source(), p.tag())), ct.get(0),
+                    SENT_BACK.remove(ct.get(0)));
             return List.of();
         });
         AdRules.jvp(CommPrims.WAIT, (p, x, t, out) -> {
@@ -116,18 +117,17 @@ final class CommAdRules {
                 throw new WeftException(SourceLocation.capture(), "a request started outside the differentiated"
                         + " function is waited inside it; start and wait it on the same side");
             }
-            List<Tensor> tangentOut = Bind.bind(CommPrims.WAIT, p, t.toArray(Tensor[]::new));
+            List<Tensor> tangentOut = CommPrims.bind(p, t.toArray(Tensor[]::new));
             return tangentOut.isEmpty() ? List.of() : List.of(tangentOut.getFirst());
         });
-        AdRules.transpose(CommPrims.WAIT, (p, ct, k, in) -> {
-            if (p.result() == null) {
-                Tensor back = bind(CommPrims.IRECV, CommParams.p2p(p.comm(), p.peer(), p.tag(), in.get(1)));
-                return Arrays.asList(back, null);
+        AdRules.transpose(CommPrims.WAIT, (p, ct, k, in) -> switch (p.start()) {
+            case CommOp.Isend s -> Arrays.asList(bind(new CommOp.Irecv(s.comm(), s.dest(), s.tag(), in.get(1))), null);
+            case CommOp.Irecv r -> {
+                Tensor sent = ct.get(0);
+                Tensor back = bind(new CommOp.Isend(r.comm(), r.source(), r.tag()), sent);
+                SENT_BACK.put(back, sent);
+                yield List.of(back);
             }
-            Tensor sent = ct.get(0);
-            Tensor back = bind(CommPrims.ISEND, CommParams.p2p(p.comm(), p.peer(), p.tag(), null), sent);
-            SENT_BACK.put(back, sent);
-            return List.of(back);
         });
 
         AdRules.notDifferentiable(CommPrims.COMM_RANK, "its result is an integer");
@@ -140,21 +140,13 @@ final class CommAdRules {
      */
     private static final Map<Tensor, Tensor> SENT_BACK = Collections.synchronizedMap(new WeakHashMap<>());
 
-    /**
-     * {@code wait}'s parameters for recording: those of the isend or irecv that made its request ({@code made}),
-     * whose peer and tag its transpose needs, with the wait's result.
-     */
-    static CommParams waitOf(CommParams wait, CommParams made) {
-        return new CommParams(wait.comm(), made.peer(), made.tag(), -1, -1, null, -1, wait.result());
+    /** Whether the tangent of an application must run on every rank whether or not its operands have tangents. */
+    static boolean exchangesTangents(Primitive<?> prim, Params params) {
+        return AdRules.hasJvp(prim) && prim.effect(params) instanceof Effect.Ordered;
     }
 
-    /** The primitives whose tangent must run on every rank whether or not this rank's operands have tangents. */
-    static boolean exchangesTangents(Primitive<?> prim) {
-        return AdRules.hasJvp(prim) && prim.effect() == Effect.ORDERED;
-    }
-
-    private static Tensor allreduceSum(CommParams p, Tensor t) {
-        return bind(CommPrims.ALLREDUCE, CommParams.reduce(p.comm(), ReduceOp.SUM, -1), t);
+    private static Tensor allreduceSum(CommOp p, Tensor t) {
+        return bind(new CommOp.AllReduce(p.comm(), ReduceOp.SUM), t);
     }
 
     private static WeftException notDifferentiable(ReduceOp op) {
@@ -163,7 +155,7 @@ final class CommAdRules {
                 + "; differentiate a SUM, or compute it outside the differentiated function");
     }
 
-    private static Tensor bind(Primitive<CommParams> prim, CommParams p, Tensor... args) {
-        return Bind.bind(prim, p, args).getFirst();
+    private static Tensor bind(CommOp op, Tensor... args) {
+        return CommPrims.bind(op, args).getFirst();
     }
 }

@@ -65,7 +65,7 @@ final class JvpInterpreter extends TransformLevel {
         Tensor[] in = primals.toArray(Tensor[]::new);
         // Communication moves tangents between ranks: every rank runs the tangent's operation, zeros where its
         // operands have none, so that all follow one schedule (another rank's operand may have a tangent).
-        boolean exchanges = CommAdRules.exchangesTangents(prim);
+        boolean exchanges = CommAdRules.exchangesTangents(prim, params);
         if (!any && !exchanges) {
             return Interpreters.under(this, () -> Bind.bind(prim, params, in));
         }

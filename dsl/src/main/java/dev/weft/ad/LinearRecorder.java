@@ -3,8 +3,6 @@ package dev.weft.ad;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.graph.GraphEvaluator;
-import dev.weft.prim.CommParams;
-import dev.weft.prim.CommPrims;
 import dev.weft.prim.CondParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
@@ -59,8 +57,6 @@ final class LinearRecorder extends TransformLevel {
     }
 
     private final List<Equation> tape = new ArrayList<>();
-    /** The recorded isend or irecv that made each linear request, by the request's id. */
-    private final Map<Integer, Equation> requests = new HashMap<>();
     private int next;
     /** Set while a JVP rule runs: a communication with no operands (a receive) is then a tangent's, recorded. */
     private boolean inRule;
@@ -104,7 +100,7 @@ final class LinearRecorder extends TransformLevel {
             inputs.add(TensorAccess.aval(a));
             linear |= l != null;
         }
-        if (!linear && !(inRule && args.isEmpty() && prim.effect() == Effect.ORDERED)) {
+        if (!linear && !(inRule && args.isEmpty() && prim.effect(params) instanceof Effect.Ordered)) {
             Tensor[] in = args.toArray(Tensor[]::new);
             return Interpreters.under(this, () -> Bind.bind(prim, params, in));
         }
@@ -114,15 +110,8 @@ final class LinearRecorder extends TransformLevel {
         }
         List<Linear> outs = fresh(outAvals);
         List<Tensor> results = outs.stream().map(TensorAccess::traced).toList();
-        Params recorded = params;
-        if (prim == CommPrims.WAIT) {
-            recorded = CommAdRules.waitOf((CommParams) params, (CommParams) requests.get(ids.getFirst()).params());
-        }
-        Equation eq = new Equation(prim, recorded, Collections.unmodifiableList(known), ids, inputs, outs,
-                prim.effect() == Effect.ORDERED, null);
-        if (prim == CommPrims.ISEND || prim == CommPrims.IRECV) {
-            requests.put(outs.getFirst().id(), eq);
-        }
+        Equation eq = new Equation(prim, params, Collections.unmodifiableList(known), ids, inputs, outs,
+                prim.effect(params) instanceof Effect.Ordered, null);
         tape.add(eq);
         return results;
     }

@@ -3,11 +3,10 @@ package dev.weft.comm;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
-import dev.weft.prim.CommParams;
+import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.AgentInstallation;
 import dev.weft.spi.Aval;
-import dev.weft.spi.Bind;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreters;
@@ -64,12 +63,12 @@ public final class Comm {
 
     /** This rank as an I32 scalar tensor: a run-time value inside {@code @Compile}. */
     public Tensor rankTensor() {
-        return one(Bind.bind(CommPrims.COMM_RANK, CommParams.of(handle)));
+        return one(CommPrims.bind(new CommOp.Rank(handle)));
     }
 
     /** Blocks until every rank has called it. */
     public void barrier() {
-        Bind.bind(CommPrims.BARRIER, CommParams.of(handle));
+        CommPrims.bind(new CommOp.Barrier(handle));
     }
 
     /**
@@ -79,12 +78,12 @@ public final class Comm {
      * wait for both.
      */
     public void send(Tensor x, int dest, int tag) {
-        Bind.bind(CommPrims.SEND, CommParams.p2p(handle, dest, tag, null), x);
+        CommPrims.bind(new CommOp.Send(handle, dest, tag), x);
     }
 
     /** Receives a tensor of {@code dtype} and {@code shape} from {@code src} with {@code tag}. */
     public Tensor recv(DType dtype, long[] shape, int src, int tag) {
-        return one(Bind.bind(CommPrims.RECV, CommParams.p2p(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
+        return one(CommPrims.bind(new CommOp.Recv(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
     }
 
     /**
@@ -92,15 +91,14 @@ public final class Comm {
      * once the matching receive has started.
      */
     public Request isend(Tensor x, int dest, int tag) {
-        Tensor h = one(Bind.bind(CommPrims.ISEND, CommParams.p2p(handle, dest, tag, null), x));
-        return Request.send(this, h, x, SourceLocation.capture());
+        CommOp.Isend start = new CommOp.Isend(handle, dest, tag);
+        return Request.send(this, start, one(CommPrims.bind(start, x)), x, SourceLocation.capture());
     }
 
     /** Starts receiving; {@link #wait(Request)} returns the tensor. */
     public Request irecv(DType dtype, long[] shape, int src, int tag) {
-        Aval result = new Aval(dtype, Shape.of(shape));
-        Tensor h = one(Bind.bind(CommPrims.IRECV, CommParams.p2p(handle, src, tag, result)));
-        return Request.receive(this, h, result, SourceLocation.capture());
+        CommOp.Irecv start = new CommOp.Irecv(handle, src, tag, new Aval(dtype, Shape.of(shape)));
+        return Request.receive(this, start, one(CommPrims.bind(start)), SourceLocation.capture());
     }
 
     /** Completes {@code r}: the received tensor, or the sent one. Each request is waited exactly once. */
@@ -111,11 +109,12 @@ public final class Comm {
                     + " waited on " + handle.name());
         }
         r.complete(where);
+        CommOp.Wait wait = new CommOp.Wait(r.start());
         if (r.sent() != null) {
-            Bind.bind(CommPrims.WAIT, CommParams.waitFor(handle, null), r.handle(), r.sent());
+            CommPrims.bind(wait, r.handle(), r.sent());
             return r.sent();
         }
-        return one(Bind.bind(CommPrims.WAIT, CommParams.waitFor(handle, r.result()), r.handle()));
+        return one(CommPrims.bind(wait, r.handle()));
     }
 
     /** Completes every request, in order. */
@@ -129,37 +128,37 @@ public final class Comm {
 
     /** Elementwise reduction of every rank's {@code x}; every rank gets the result. */
     public Tensor allreduce(Tensor x, ReduceOp op) {
-        return one(Bind.bind(CommPrims.ALLREDUCE, CommParams.reduce(handle, op, -1), x));
+        return one(CommPrims.bind(new CommOp.AllReduce(handle, op), x));
     }
 
     /** Every rank's {@code x} concatenated along axis 0 in rank order (scalars become a 1-D tensor). */
     public Tensor allgather(Tensor x) {
-        return one(Bind.bind(CommPrims.ALLGATHER, CommParams.of(handle), x));
+        return one(CommPrims.bind(new CommOp.AllGather(handle), x));
     }
 
     /** Reduces like {@link #allreduce}, then rank {@code r} keeps block {@code r} of {@code size()} along axis 0. */
     public Tensor reduceScatter(Tensor x, ReduceOp op) {
-        return one(Bind.bind(CommPrims.REDUCE_SCATTER, CommParams.reduce(handle, op, -1), x));
+        return one(CommPrims.bind(new CommOp.ReduceScatter(handle, op), x));
     }
 
     /** The root's {@code x} on every rank (other ranks' {@code x} only give the shape and dtype). */
     public Tensor bcast(Tensor x, int root) {
-        return one(Bind.bind(CommPrims.BCAST, CommParams.rooted(handle, root), x));
+        return one(CommPrims.bind(new CommOp.Bcast(handle, root), x));
     }
 
     /** The reduction at {@code root}; other ranks get their own {@code x} back. */
     public Tensor reduce(Tensor x, ReduceOp op, int root) {
-        return one(Bind.bind(CommPrims.REDUCE, CommParams.reduce(handle, op, root), x));
+        return one(CommPrims.bind(new CommOp.Reduce(handle, op, root), x));
     }
 
     /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
     public Tensor alltoall(Tensor x) {
-        return one(Bind.bind(CommPrims.ALLTOALL, CommParams.of(handle), x));
+        return one(CommPrims.bind(new CommOp.AllToAll(handle), x));
     }
 
     /** Sends {@code x} to {@code dest} and receives a tensor from {@code src}, without deadlock. */
     public Tensor sendrecv(Tensor x, int dest, int sendTag, DType dtype, long[] shape, int src, int recvTag) {
-        return one(Bind.bind(CommPrims.SENDRECV, CommParams.sendrecv(handle, dest, sendTag, src, recvTag,
+        return one(CommPrims.bind(new CommOp.SendRecv(handle, dest, sendTag, src, recvTag,
                 new Aval(dtype, Shape.of(shape))), x));
     }
 

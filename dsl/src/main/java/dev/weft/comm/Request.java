@@ -2,7 +2,7 @@ package dev.weft.comm;
 
 import dev.weft.Tensor;
 import dev.weft.WeftException;
-import dev.weft.spi.Aval;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 /**
@@ -12,26 +12,31 @@ import dev.weft.spi.SourceLocation;
  */
 public final class Request {
     private final Comm comm;
+    private final CommOp.Start start;
     private final Tensor handle;
     private final Tensor sent;
-    private final Aval result;
     private final SourceLocation origin;
     private boolean waited;
 
-    private Request(Comm comm, Tensor handle, Tensor sent, Aval result, SourceLocation origin) {
+    private Request(Comm comm, CommOp.Start start, Tensor handle, Tensor sent, SourceLocation origin) {
         this.comm = comm;
+        this.start = start;
         this.handle = handle;
         this.sent = sent;
-        this.result = result;
         this.origin = origin;
     }
 
-    static Request send(Comm comm, Tensor handle, Tensor sent, SourceLocation origin) {
-        return new Request(comm, handle, sent, null, origin);
+    static Request send(Comm comm, CommOp.Isend start, Tensor handle, Tensor sent, SourceLocation origin) {
+        return new Request(comm, start, handle, sent, origin);
     }
 
-    static Request receive(Comm comm, Tensor handle, Aval result, SourceLocation origin) {
-        return new Request(comm, handle, null, result, origin);
+    static Request receive(Comm comm, CommOp.Irecv start, Tensor handle, SourceLocation origin) {
+        return new Request(comm, start, handle, null, origin);
+    }
+
+    /** The operation that started it. */
+    CommOp.Start start() {
+        return start;
     }
 
     /** The tensor being sent, or {@code null} for a receive. */
@@ -45,11 +50,6 @@ public final class Request {
 
     Tensor handle() {
         return handle;
-    }
-
-    /** What a receive produces, or {@code null} for a send. */
-    Aval result() {
-        return result;
     }
 
     /** Marks the request completed; a second completion is an error naming both lines. */
@@ -68,6 +68,6 @@ public final class Request {
     @Override
     public String toString() {
         return "Request(" + (sent != null ? "send " + sent.dtype().specName() + java.util.Arrays.toString(sent.shape())
-                : "recv " + result) + " from " + origin + (waited ? ", completed)" : ")");
+                : "recv " + ((CommOp.Irecv) start).result()) + " from " + origin + (waited ? ", completed)" : ")");
     }
 }

@@ -3,9 +3,10 @@ package dev.weft.prim;
 import static dev.weft.spi.Errors.shape;
 
 import dev.weft.DType;
+import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.spi.Aval;
-import dev.weft.spi.Effect;
+import dev.weft.spi.Bind;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.ShapeRule;
@@ -13,9 +14,9 @@ import dev.weft.spi.SourceLocation;
 import java.util.List;
 
 /**
- * The communication primitives. All but {@link #COMM_RANK} have an ordered effect on their communicator: they
- * run once each, in program order, used or not. A request is an I64 scalar that exactly one {@link #WAIT}
- * consumes.
+ * The communication primitives, one per {@link CommOp} record, which is their parameters; an application's effect
+ * is its descriptor's ({@link CommOp#effect}): all but {@link #COMM_RANK} are ordered on their communicator, run
+ * once each, in program order, used or not. A request is an I64 scalar that exactly one {@link #WAIT} consumes.
  */
 public final class CommPrims {
     private CommPrims() {
@@ -23,99 +24,114 @@ public final class CommPrims {
 
     public static final Aval REQUEST = Aval.of(DType.I64);
 
-    /** This rank in the communicator, as an I32 scalar computed at run time. */
-    public static final Primitive<CommParams> COMM_RANK = new Primitive<>("comm_rank", CommParams.class,
-            Effect.PURE, (in, p) -> List.of(Aval.of(DType.I32)));
+    public static final Primitive<CommOp.Rank> COMM_RANK = prim("comm_rank", CommOp.Rank.class,
+            (in, p) -> List.of(Aval.of(DType.I32)));
 
-    public static final Primitive<CommParams> BARRIER = ordered("barrier", (in, p) -> List.of());
+    public static final Primitive<CommOp.Barrier> BARRIER = prim("barrier", CommOp.Barrier.class,
+            (in, p) -> List.of());
 
-    public static final Primitive<CommParams> SEND = ordered("send", (in, p) -> {
-        checkPeer(p, p.peer(), p.tag());
+    public static final Primitive<CommOp.Send> SEND = prim("send", CommOp.Send.class, (in, p) -> {
+        checkPeer(p, p.dest(), p.tag());
         return List.of();
     });
 
-    public static final Primitive<CommParams> RECV = ordered("recv", (in, p) -> {
-        checkPeer(p, p.peer(), p.tag());
+    public static final Primitive<CommOp.Recv> RECV = prim("recv", CommOp.Recv.class, (in, p) -> {
+        checkPeer(p, p.source(), p.tag());
         return List.of(p.result());
     });
 
-    public static final Primitive<CommParams> ISEND = ordered("isend", (in, p) -> {
-        checkPeer(p, p.peer(), p.tag());
+    public static final Primitive<CommOp.Isend> ISEND = prim("isend", CommOp.Isend.class, (in, p) -> {
+        checkPeer(p, p.dest(), p.tag());
         return List.of(REQUEST);
     });
 
-    public static final Primitive<CommParams> IRECV = ordered("irecv", (in, p) -> {
-        checkPeer(p, p.peer(), p.tag());
+    public static final Primitive<CommOp.Irecv> IRECV = prim("irecv", CommOp.Irecv.class, (in, p) -> {
+        checkPeer(p, p.source(), p.tag());
         return List.of(REQUEST);
     });
 
-    /**
-     * Completes a request. Receive: inputs [request], output the received tensor ({@code result}). Send: inputs
-     * [request, sent tensor] (keeping the buffer alive until the send completes), no output.
-     */
-    public static final Primitive<CommParams> WAIT = ordered("wait",
+    public static final Primitive<CommOp.Wait> WAIT = prim("wait", CommOp.Wait.class,
             (in, p) -> p.result() == null ? List.of() : List.of(p.result()));
 
-    public static final Primitive<CommParams> ALLREDUCE = ordered("allreduce", (in, p) -> {
-        numeric("allreduce", in.getFirst());
+    public static final Primitive<CommOp.AllReduce> ALLREDUCE = prim("allreduce", CommOp.AllReduce.class,
+            (in, p) -> {
+                numeric("allreduce", in.getFirst());
+                return List.of(in.getFirst());
+            });
+
+    public static final Primitive<CommOp.AllGather> ALLGATHER = prim("allgather", CommOp.AllGather.class,
+            (in, p) -> {
+                Aval a = in.getFirst();
+                long[] d = a.shape().rank() == 0 ? new long[] {1} : a.shape().dims();
+                d[0] *= p.comm().size();
+                return List.of(new Aval(a.dtype(), Shape.of(d)));
+            });
+
+    public static final Primitive<CommOp.ReduceScatter> REDUCE_SCATTER = prim("reduce_scatter",
+            CommOp.ReduceScatter.class, (in, p) -> {
+                Aval a = in.getFirst();
+                numeric("reduceScatter", a);
+                long[] d = splitAxis0("reduceScatter", a, p.comm().size());
+                d[0] /= p.comm().size();
+                return List.of(new Aval(a.dtype(), Shape.of(d)));
+            });
+
+    public static final Primitive<CommOp.Bcast> BCAST = prim("bcast", CommOp.Bcast.class, (in, p) -> {
+        checkRoot(p, p.root());
         return List.of(in.getFirst());
     });
 
-    /** Concatenation of every rank's operand along a new leading block of axis 0 (a scalar becomes 1-D). */
-    public static final Primitive<CommParams> ALLGATHER = ordered("allgather", (in, p) -> {
-        Aval a = in.getFirst();
-        long[] d = a.shape().rank() == 0 ? new long[] {1} : a.shape().dims();
-        d[0] *= p.comm().size();
-        return List.of(new Aval(a.dtype(), Shape.of(d)));
-    });
-
-    /** Reduces across ranks, then rank {@code r} keeps block {@code r} of axis 0. */
-    public static final Primitive<CommParams> REDUCE_SCATTER = ordered("reduce_scatter", (in, p) -> {
-        Aval a = in.getFirst();
-        numeric("reduceScatter", a);
-        long[] d = splitAxis0("reduceScatter", a, p.comm().size());
-        d[0] /= p.comm().size();
-        return List.of(new Aval(a.dtype(), Shape.of(d)));
-    });
-
-    public static final Primitive<CommParams> BCAST = ordered("bcast", (in, p) -> {
-        checkRoot(p);
-        return List.of(in.getFirst());
-    });
-
-    /** The reduction at the root; other ranks get their operand back. */
-    public static final Primitive<CommParams> REDUCE = ordered("reduce", (in, p) -> {
+    public static final Primitive<CommOp.Reduce> REDUCE = prim("reduce", CommOp.Reduce.class, (in, p) -> {
         numeric("reduce", in.getFirst());
-        checkRoot(p);
+        checkRoot(p, p.root());
         return List.of(in.getFirst());
     });
 
-    /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
-    public static final Primitive<CommParams> ALLTOALL = ordered("alltoall", (in, p) -> {
+    public static final Primitive<CommOp.AllToAll> ALLTOALL = prim("alltoall", CommOp.AllToAll.class, (in, p) -> {
         splitAxis0("alltoall", in.getFirst(), p.comm().size());
         return List.of(in.getFirst());
     });
 
-    public static final Primitive<CommParams> SENDRECV = ordered("sendrecv", (in, p) -> {
-        checkPeer(p, p.peer(), p.tag());
+    public static final Primitive<CommOp.SendRecv> SENDRECV = prim("sendrecv", CommOp.SendRecv.class, (in, p) -> {
+        checkPeer(p, p.dest(), p.sendTag());
         checkPeer(p, p.source(), p.recvTag());
         return List.of(p.result());
     });
 
-    /**
-     * The data an application of {@code prim} moves: its tensor operand (for {@code wait}, the sent tensor after
-     * the request), else what it receives; {@code null} for {@code barrier} and {@code comm_rank}.
-     */
-    public static Aval data(Primitive<?> prim, CommParams p, List<Aval> inputs) {
-        int first = prim == WAIT ? 1 : 0;
-        return inputs.size() > first ? inputs.get(first) : p.result();
+    /** Every communication primitive, in the order of {@link CommOp}'s records. */
+    public static final List<Primitive<? extends CommOp>> ALL = List.of(COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV,
+            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV);
+
+    /** The primitive whose parameters {@code op} is. */
+    public static Primitive<? extends CommOp> of(CommOp op) {
+        return switch (op) {
+            case CommOp.Rank r -> COMM_RANK;
+            case CommOp.Barrier b -> BARRIER;
+            case CommOp.Send s -> SEND;
+            case CommOp.Recv r -> RECV;
+            case CommOp.Isend s -> ISEND;
+            case CommOp.Irecv r -> IRECV;
+            case CommOp.Wait w -> WAIT;
+            case CommOp.AllReduce a -> ALLREDUCE;
+            case CommOp.AllGather a -> ALLGATHER;
+            case CommOp.ReduceScatter r -> REDUCE_SCATTER;
+            case CommOp.Bcast b -> BCAST;
+            case CommOp.Reduce r -> REDUCE;
+            case CommOp.AllToAll a -> ALLTOALL;
+            case CommOp.SendRecv s -> SENDRECV;
+        };
     }
 
-    private static Primitive<CommParams> ordered(String name, ShapeRule<CommParams> rule) {
-        return new Primitive<>(name, CommParams.class, Effect.ORDERED, rule);
+    /** Applies {@code op}'s primitive to {@code args}: {@code op} alone says what to do. */
+    public static List<Tensor> bind(CommOp op, Tensor... args) {
+        return Bind.bind(of(op), op, args);
     }
 
-    private static void checkPeer(CommParams p, int peer, int tag) {
+    private static <P extends CommOp> Primitive<P> prim(String name, Class<P> type, ShapeRule<P> rule) {
+        return new Primitive<>(name, type, CommOp::effect, rule);
+    }
+
+    private static void checkPeer(CommOp p, int peer, int tag) {
         int size = p.comm().size();
         if (peer < 0 || peer >= size) {
             throw new WeftException(SourceLocation.UNKNOWN,
@@ -126,11 +142,11 @@ public final class CommPrims {
         }
     }
 
-    private static void checkRoot(CommParams p) {
+    private static void checkRoot(CommOp p, int root) {
         int size = p.comm().size();
-        if (p.root() < 0 || p.root() >= size) {
+        if (root < 0 || root >= size) {
             throw new WeftException(SourceLocation.UNKNOWN,
-                    "root rank " + p.root() + " is outside [0, " + size + ") of communicator " + p.comm().name());
+                    "root rank " + root + " is outside [0, " + size + ") of communicator " + p.comm().name());
         }
     }
 

@@ -6,7 +6,6 @@ import static dev.weft.spi.Errors.shape;
 import dev.weft.DType;
 import dev.weft.graph.Var;
 import dev.weft.spi.Aval;
-import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
@@ -317,7 +316,7 @@ public final class Prims {
     }
 
     private static <P extends Params> Primitive<P> pure(String name, Class<P> type, ShapeRule<P> rule) {
-        return new Primitive<>(name, type, Effect.PURE, rule);
+        return new Primitive<>(name, type, rule);
     }
 
     /** A binary arithmetic primitive; {@code op} is the {@link dev.weft.Tensor} method that errors name. */

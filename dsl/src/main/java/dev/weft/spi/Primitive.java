@@ -2,9 +2,10 @@ package dev.weft.spi;
 
 import dev.weft.WeftException;
 import java.util.List;
+import java.util.function.Function;
 
 /**
- * One operation of the graph IR: its name, effect and shape rule. Lowering rules (per target) and eager
+ * One operation of the graph IR: its name, effect rule and shape rule. Lowering rules (per target) and eager
  * implementations are registered elsewhere, keyed by the primitive's identity, so new primitives need no
  * edits to a central switch.
  *
@@ -13,10 +14,16 @@ import java.util.List;
 public final class Primitive<P extends Params> {
     private final String name;
     private final Class<P> paramsType;
-    private final Effect effect;
+    private final Function<P, Effect> effect;
     private final ShapeRule<P> rule;
 
-    public Primitive(String name, Class<P> paramsType, Effect effect, ShapeRule<P> rule) {
+    /** A pure primitive. */
+    public Primitive(String name, Class<P> paramsType, ShapeRule<P> rule) {
+        this(name, paramsType, p -> Effect.PURE, rule);
+    }
+
+    /** A primitive whose applications have the effect {@code effect} gives for their parameters. */
+    public Primitive(String name, Class<P> paramsType, Function<P, Effect> effect, ShapeRule<P> rule) {
         this.name = name;
         this.paramsType = paramsType;
         this.effect = effect;
@@ -27,8 +34,9 @@ public final class Primitive<P extends Params> {
         return name;
     }
 
-    public Effect effect() {
-        return effect;
+    /** The effect of an application with {@code params}. */
+    public Effect effect(Params params) {
+        return effect.apply(paramsType.cast(params));
     }
 
     public Class<P> paramsType() {

@@ -14,6 +14,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +26,8 @@ import java.util.function.Function;
 
 /**
  * What a {@link LoweringRule} sees: the target, an insertion point (the end of the current block) and the source
- * location of the node being lowered, which every emitted op carries.
+ * location and effect of the node being lowered, which every op emitted for it carries (the ops of its nested
+ * regions carry their own nodes').
  */
 public final class LoweringContext {
     private final LoweringRules rules;
@@ -33,6 +35,7 @@ public final class LoweringContext {
     private final Module module;
     private Block block;
     private SourceLocation location = SourceLocation.UNKNOWN;
+    private Effect effect = Effect.PURE;
 
     LoweringContext(LoweringRules rules, Target target, Module module, Block block) {
         this.rules = rules;
@@ -44,18 +47,6 @@ public final class LoweringContext {
     /** The rules this lowering uses (to lower sub-computations such as custom reductions). */
     public LoweringRules rules() {
         return rules;
-    }
-
-    /**
-     * Attaches a run-time object (a communicator handle) to the module under {@code key}, which the IR names
-     * (e.g. in a {@code backend_config}); executors resolve it with {@link Module#resource}. Binding one key to
-     * two different objects is an error.
-     */
-    public void bindResource(String key, Object value) {
-        Object previous = module.resources().putIfAbsent(key, value);
-        if (previous != null && previous != value) {
-            throw new WeftException(location, "two different objects are both named '" + key + "' in one program");
-        }
     }
 
     /** Adds a function (a called computation) to the module unless one of that name exists; returns its name. */
@@ -76,10 +67,10 @@ public final class LoweringContext {
         return location;
     }
 
-    /** Appends an op to the current block at the current node's location and returns it. */
+    /** Appends an op to the current block with the current node's location and effect, and returns it. */
     public Op emit(String name, List<Value> operands, List<? extends Type> resultTypes, Map<String, Attr> attrs,
                    List<Block> regions) {
-        Op op = new Op(name, operands, List.copyOf(resultTypes), attrs, regions, location);
+        Op op = new Op(name, operands, List.copyOf(resultTypes), attrs, regions, location, effect);
         block.ops().add(op);
         return op;
     }
@@ -149,18 +140,21 @@ public final class LoweringContext {
             env.put(region.params().get(i), params.get(i));
         }
         SourceLocation outer = location;
+        Effect outerEffect = effect;
         try {
             for (Node node : region.nodes()) {
                 lowerNode(node, env);
             }
         } finally {
             location = outer;
+            effect = outerEffect;
         }
         return region.results().stream().map(v -> lookup(env, v)).toList();
     }
 
     private void lowerNode(Node node, Map<Var, Value> env) {
         location = node.location();
+        effect = node.prim().effect(node.params());
         List<Value> operands = node.inputs().stream().map(v -> lookup(env, v)).toList();
         LoweringRule rule = rules.lookup(node.prim(), target, node.location());
         List<Value> outs = rule.lower(this, node, operands);

@@ -96,7 +96,7 @@ public final class ParityPrograms {
         for (int i = 0; i < 4; i++) {
             seg.setAtIndex(ValueLayout.JAVA_INT, i, 10 * world.rank() + i);
         }
-        c.allreduce(seg.asSlice(0, 8), seg.asSlice(4, 8), DType.I32, 2, ReduceOps.builtin("sum"),
+        c.allreduce(seg.asSlice(0, 8), seg.asSlice(4, 8), DType.I32, 2, ReduceOps.builtin(ReduceOp.SUM),
                 SourceLocation.capture());
         out.add("overlapping allreduce = " + Arrays.toString(seg.toArray(ValueLayout.JAVA_INT)));
     }

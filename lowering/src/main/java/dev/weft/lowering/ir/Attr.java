@@ -1,5 +1,7 @@
 package dev.weft.lowering.ir;
 
+import dev.weft.prim.CommOp;
+import dev.weft.spi.Aval;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -118,6 +120,63 @@ public sealed interface Attr {
                         .append(e.getValue().mlir());
             }
             return b.append('}').toString();
+        }
+    }
+
+    /**
+     * A communication op's descriptor as the {@code backend_config} of its {@code custom_call}: runtimes read
+     * {@code op} itself; the text is its printed form, a dictionary of the communicator's name and of the fields
+     * that mean something for that op (peer, tag, source, receive tag, reduce op, root), then the dtype and count
+     * of the data it moves ({@code data}, null for none).
+     */
+    record CommConfig(CommOp op, Aval data) implements Attr {
+        /** The printed entries. */
+        public Dict dict() {
+            Map<String, Attr> c = new LinkedHashMap<>();
+            c.put("comm", new Str(op.comm().name()));
+            switch (op) {
+                case CommOp.Send(var comm, int dest, int tag) -> peer(c, dest, tag);
+                case CommOp.Isend(var comm, int dest, int tag) -> peer(c, dest, tag);
+                case CommOp.Recv(var comm, int source, int tag, var result) -> peer(c, source, tag);
+                case CommOp.Irecv(var comm, int source, int tag, var result) -> peer(c, source, tag);
+                case CommOp.SendRecv(var comm, int dest, int sendTag, int source, int recvTag, var result) -> {
+                    peer(c, dest, sendTag);
+                    c.put("source", Int.i64(source));
+                    c.put("recv_tag", Int.i64(recvTag));
+                }
+                case CommOp.AllReduce(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
+                case CommOp.ReduceScatter(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
+                case CommOp.Reduce(var comm, var reduce, int root) -> {
+                    c.put("reduce_op", new Str(reduce.name()));
+                    c.put("root", Int.i64(root));
+                }
+                case CommOp.Bcast(var comm, int root) -> c.put("root", Int.i64(root));
+                case CommOp.Rank r -> {
+                }
+                case CommOp.Barrier b -> {
+                }
+                case CommOp.Wait w -> {
+                }
+                case CommOp.AllGather a -> {
+                }
+                case CommOp.AllToAll a -> {
+                }
+            }
+            if (data != null) {
+                c.put("dtype", new Str(data.dtype().specName()));
+                c.put("count", Int.i64(data.shape().size()));
+            }
+            return new Dict(c);
+        }
+
+        private static void peer(Map<String, Attr> c, int peer, int tag) {
+            c.put("peer", Int.i64(peer));
+            c.put("tag", Int.i64(tag));
+        }
+
+        @Override
+        public String mlir() {
+            return dict().mlir();
         }
     }
 

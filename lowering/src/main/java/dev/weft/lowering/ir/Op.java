@@ -1,5 +1,6 @@
 package dev.weft.lowering.ir;
 
+import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -8,8 +9,9 @@ import java.util.Map;
 
 /**
  * One operation of the lowered module, in MLIR's generic shape: a name ({@code stablehlo.add}), operands,
- * results, attributes, regions (each a single {@link Block}) and the user's source location. Compared by
- * identity. Operands, attributes and regions may be replaced by passes; results are fixed at creation.
+ * results, attributes, regions (each a single {@link Block}) and the user's source location, and its own
+ * {@link Effect} (that of the traced application it lowers; nested ops' effects are their own). Compared by
+ * identity. Operands, attributes and regions may be replaced by passes; results and effect are fixed at creation.
  */
 public final class Op {
     private final String name;
@@ -18,9 +20,17 @@ public final class Op {
     private final Map<String, Attr> attributes;
     private final List<Block> regions;
     private final SourceLocation location;
+    private final Effect effect;
 
+    /** A pure op. */
     public Op(String name, List<Value> operands, List<Type> resultTypes, Map<String, Attr> attributes,
               List<Block> regions, SourceLocation location) {
+        this(name, operands, resultTypes, attributes, regions, location, Effect.PURE);
+    }
+
+    public Op(String name, List<Value> operands, List<Type> resultTypes, Map<String, Attr> attributes,
+              List<Block> regions, SourceLocation location, Effect effect) {
+        this.effect = effect;
         this.name = name;
         this.operands = new ArrayList<>(operands);
         this.results = resultTypes.stream().map(Value::new).toList();
@@ -69,6 +79,10 @@ public final class Op {
 
     public SourceLocation location() {
         return location;
+    }
+
+    public Effect effect() {
+        return effect;
     }
 
     /** Replaces every use of {@code from} among the operands by {@code to}. */

@@ -1,11 +1,11 @@
 package dev.weft.lowering.passes;
 
-import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.Effect;
 
 /** Which ops have effects that passes must neither remove, merge nor reorder. */
 public final class Effects {
@@ -13,12 +13,11 @@ public final class Effects {
     }
 
     /**
-     * True for a {@code custom_call} with {@code has_side_effect = true}, an op that produces or consumes a
+     * True for an op whose {@link Op#effect} is not pure, an op that produces or consumes a
      * {@code !stablehlo.token}, and an op whose regions contain such an op.
      */
     public static boolean hasEffect(Op op) {
-        if (op.name().equals(StableHlo.CUSTOM_CALL) && op.attr("has_side_effect") instanceof Attr.Bool(boolean b)
-                && b) {
+        if (!(op.effect() instanceof Effect.Pure)) {
             return true;
         }
         if (op.operands().stream().anyMatch(Effects::isToken) || op.results().stream().anyMatch(Effects::isToken)) {

@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -33,8 +34,6 @@ import java.util.Set;
  */
 public final class ReductionFusion implements Pass {
     private static final Set<String> NESTED = Set.of(StableHlo.WHILE, StableHlo.IF);
-    private static final Set<String> LIBRARY_BODIES = Set.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM,
-            StableHlo.MINIMUM);
     private static final Set<DType> DTYPES = Set.of(DType.F32, DType.F64, DType.I32, DType.I64);
 
     @Override
@@ -88,19 +87,7 @@ public final class ReductionFusion implements Pass {
                 return false;
             }
         }
-        return axes.length > 0 && isLibraryBody(op.regions().getFirst());
-    }
-
-    /** {@code ^bb0(a, b): return op(a, b)} (or {@code op(b, a)}) for a library combiner {@code op}. */
-    private static boolean isLibraryBody(Block body) {
-        if (body.arguments().size() != 2 || body.ops().size() != 2) {
-            return false;
-        }
-        Op combine = body.ops().getFirst();
-        List<Value> args = body.arguments();
-        return LIBRARY_BODIES.contains(combine.name()) && combine.operands().size() == 2
-                && Set.copyOf(combine.operands()).equals(Set.copyOf(args))
-                && body.results().equals(List.of(combine.result()));
+        return axes.length > 0 && LibraryReduction.combiner(op.regions().getFirst()) != null;
     }
 
     private static boolean isFusibleProducer(Op p) {

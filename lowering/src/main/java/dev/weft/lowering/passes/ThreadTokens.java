@@ -1,6 +1,5 @@
 package dev.weft.lowering.passes;
 
-import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
@@ -9,6 +8,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.Effect;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -20,9 +20,9 @@ import java.util.Set;
  * Threads one {@code !stablehlo.token} chain per communicator through the side-effecting custom calls, in
  * program order: each such call takes its communicator's current token and yields the next one. Loops carry the
  * tokens of the communicators used in their bodies; branches return them. The chain makes the order of effects
- * data dependence, so no later pass can drop, merge or reorder them. A call's communicator is the {@code comm}
- * entry of its {@code backend_config}; each chain starts at a {@code stablehlo.after_all} at the top of the
- * function.
+ * data dependence, so no later pass can drop, merge or reorder them. The ops threaded are those whose effect is
+ * {@link Effect.Ordered}, one chain per communicator it names; each chain starts at a {@code stablehlo.after_all}
+ * at the top of the function.
  */
 public final class ThreadTokens implements Pass {
     @Override
@@ -33,13 +33,13 @@ public final class ThreadTokens implements Pass {
     @Override
     public void run(Module m) {
         for (Func f : m.functions()) {
-            Set<String> comms = commsIn(f.body());
+            Set<Effect.Ordered> comms = commsIn(f.body());
             if (comms.isEmpty()) {
                 continue;
             }
-            Map<String, Value> tokens = new LinkedHashMap<>();
+            Map<Effect.Ordered, Value> tokens = new LinkedHashMap<>();
             List<Op> starts = new ArrayList<>();
-            for (String c : comms) {
+            for (Effect.Ordered c : comms) {
                 Op start = new Op(StableHlo.AFTER_ALL, List.of(), List.of(TokenType.INSTANCE), Map.of(), List.of(), null);
                 starts.add(start);
                 tokens.put(c, start.result());
@@ -50,13 +50,12 @@ public final class ThreadTokens implements Pass {
     }
 
     /** Rewrites {@code block} in place; {@code tokens} holds each communicator's current token, and is updated. */
-    private static void thread(Block block, Map<String, Value> tokens, Block function) {
+    private static void thread(Block block, Map<Effect.Ordered, Value> tokens, Block function) {
         List<Op> ops = block.ops();
         for (int i = 0; i < ops.size(); i++) {
             Op op = ops.get(i);
             Op replacement = null;
-            if (isEffectfulCall(op)) {
-                String c = commOf(op);
+            if (op.effect() instanceof Effect.Ordered c) {
                 List<Value> operands = new ArrayList<>(op.operands());
                 operands.add(tokens.get(c));
                 replacement = rebuild(op, operands, op.regions());
@@ -75,8 +74,8 @@ public final class ThreadTokens implements Pass {
         }
     }
 
-    private static Op threadWhile(Op op, Map<String, Value> tokens, Block function) {
-        List<String> used = List.copyOf(commsIn(op.regions().get(1)));
+    private static Op threadWhile(Op op, Map<Effect.Ordered, Value> tokens, Block function) {
+        List<Effect.Ordered> used = List.copyOf(commsIn(op.regions().get(1)));
         if (used.isEmpty()) {
             return null;
         }
@@ -84,7 +83,7 @@ public final class ThreadTokens implements Pass {
         used.forEach(c -> operands.add(tokens.get(c)));
         Block cond = withTokenArgs(op.regions().get(0), used.size());
         Block body = withTokenArgs(op.regions().get(1), used.size());
-        Map<String, Value> inner = new LinkedHashMap<>();
+        Map<Effect.Ordered, Value> inner = new LinkedHashMap<>();
         int first = body.arguments().size() - used.size();
         for (int k = 0; k < used.size(); k++) {
             inner.put(used.get(k), body.arguments().get(first + k));
@@ -99,15 +98,15 @@ public final class ThreadTokens implements Pass {
         return replacement;
     }
 
-    private static Op threadIf(Op op, Map<String, Value> tokens, Block function) {
-        Set<String> usedSet = new LinkedHashSet<>();
+    private static Op threadIf(Op op, Map<Effect.Ordered, Value> tokens, Block function) {
+        Set<Effect.Ordered> usedSet = new LinkedHashSet<>();
         op.regions().forEach(r -> usedSet.addAll(commsIn(r)));
-        List<String> used = List.copyOf(usedSet);
+        List<Effect.Ordered> used = List.copyOf(usedSet);
         if (used.isEmpty()) {
             return null;
         }
         for (Block branch : op.regions()) {
-            Map<String, Value> inner = new LinkedHashMap<>(tokens);
+            Map<Effect.Ordered, Value> inner = new LinkedHashMap<>(tokens);
             thread(branch, inner, function);
             used.forEach(c -> branch.terminator().operands().add(inner.get(c)));
         }
@@ -137,7 +136,7 @@ public final class ThreadTokens implements Pass {
         for (int k = 0; k < extraTokens; k++) {
             types.add(TokenType.INSTANCE);
         }
-        return new Op(op.name(), operands, types, op.attributes(), regions, op.location());
+        return new Op(op.name(), operands, types, op.attributes(), regions, op.location(), op.effect());
     }
 
     private static void replaceUses(Block block, Value from, Value to) {
@@ -147,27 +146,15 @@ public final class ThreadTokens implements Pass {
         }
     }
 
-    /** The communicators of the effectful calls in {@code block} and its nested regions, in order of first use. */
-    private static Set<String> commsIn(Block block) {
-        Set<String> out = new LinkedHashSet<>();
+    /** The orderings of the ops in {@code block} and its nested regions, in order of first use. */
+    private static Set<Effect.Ordered> commsIn(Block block) {
+        Set<Effect.Ordered> out = new LinkedHashSet<>();
         for (Op op : block.ops()) {
-            if (isEffectfulCall(op)) {
-                out.add(commOf(op));
+            if (op.effect() instanceof Effect.Ordered c) {
+                out.add(c);
             }
             op.regions().forEach(r -> out.addAll(commsIn(r)));
         }
         return out;
-    }
-
-    private static boolean isEffectfulCall(Op op) {
-        return op.name().equals(StableHlo.CUSTOM_CALL) && op.attr("has_side_effect") instanceof Attr.Bool(boolean b)
-                && b;
-    }
-
-    private static String commOf(Op op) {
-        if (op.attr("backend_config") instanceof Attr.Dict d && d.entries().get("comm") instanceof Attr.Str(String c)) {
-            return c;
-        }
-        return "";
     }
 }

@@ -15,6 +15,8 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.spi.CommHandle;
+import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,6 +26,31 @@ import java.util.Map;
 final class ModuleBuilder {
     static final TensorType F4 = TensorType.of(DType.F32, 4);
     static final TensorType F8 = TensorType.of(DType.F32, 8);
+
+    /** A communicator that is never run: ops ordered on it only need its identity. */
+    record Comm(String name) implements CommHandle {
+        @Override
+        public int rank() {
+            return 0;
+        }
+
+        @Override
+        public int size() {
+            return 2;
+        }
+
+        @Override
+        public CommHandle split(int color, int key, SourceLocation where) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public CommHandle dup(SourceLocation where) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    static final Comm WORLD = new Comm("world");
 
     private final Block block;
 
@@ -40,8 +67,13 @@ final class ModuleBuilder {
     }
 
     Op op(String name, List<Value> operands, List<Type> types, Map<String, Attr> attrs, List<Block> regions) {
+        return op(name, operands, types, attrs, regions, Effect.PURE);
+    }
+
+    private Op op(String name, List<Value> operands, List<Type> types, Map<String, Attr> attrs, List<Block> regions,
+                  Effect effect) {
         Op op = new Op(name, operands, types, attrs, regions,
-                new SourceLocation("Test", "body", "Test.java", block.ops().size() + 1));
+                new SourceLocation("Test", "body", "Test.java", block.ops().size() + 1), effect);
         block.ops().add(op);
         return op;
     }
@@ -56,15 +88,21 @@ final class ModuleBuilder {
         attrs.put("call_target_name", new Attr.Str("weft.mpi.send"));
         attrs.put("has_side_effect", new Attr.Bool(true));
         attrs.put("backend_config", new Attr.Dict(Map.of("peer", Attr.Int.i64(1))));
-        return op(StableHlo.CUSTOM_CALL, List.of(x, token), List.of(x.type(), TokenType.INSTANCE), attrs, List.of());
+        return op(StableHlo.CUSTOM_CALL, List.of(x, token), List.of(x.type(), TokenType.INSTANCE), attrs, List.of(),
+                new Effect.Ordered(WORLD));
     }
 
-    /** A custom call with {@code has_side_effect = true} and no token. */
+    /** A custom call ordered on {@link #WORLD}, with {@code has_side_effect = true} and no token. */
     Op effect(Value x) {
+        return custom(x, new Effect.Ordered(WORLD));
+    }
+
+    /** A custom call with {@code has_side_effect = true}, no token and the effect {@code effect}. */
+    Op custom(Value x, Effect effect) {
         Map<String, Attr> attrs = new LinkedHashMap<>();
         attrs.put("call_target_name", new Attr.Str("weft.mpi.barrier"));
         attrs.put("has_side_effect", new Attr.Bool(true));
-        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of());
+        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of(), effect);
     }
 
     Value constant(float v) {

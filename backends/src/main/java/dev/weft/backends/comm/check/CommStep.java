@@ -1,13 +1,18 @@
 package dev.weft.backends.comm.check;
 
-import dev.weft.backends.comm.exec.CommOp;
+import dev.weft.prim.CommOp;
+import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.SourceLocation;
 import java.util.Locale;
 
 /**
- * One communication operation of a schedule. A {@code sendrecv} is two steps, its send and its receive.
+ * One communication operation of a schedule, as the ranks exchange it. A {@code sendrecv} is two steps, its send
+ * and its receive.
  *
+ * @param op         the operation's {@link CommOp#kind}
+ * @param collective whether it is a {@link CommOp.Collective}: every rank of the communicator must run the same
+ *                   ones in order
  * @param receives for a point-to-point step, whether it receives ({@code peer} is then the source)
  * @param data     dtype and shape moved (operand, or what is received); null for {@code barrier}
  * @param root     root rank, or -1
@@ -15,20 +20,35 @@ import java.util.Locale;
  * @param peer     destination or source rank of a point-to-point step, or -1
  * @param tag      tag of a point-to-point step, or -1
  */
-public record CommStep(CommOp op, boolean receives, Aval data, int root, String reduce, int peer, int tag,
-                       SourceLocation where) implements ScheduleItem {
+public record CommStep(String op, boolean collective, boolean receives, Aval data, int root, String reduce,
+                       int peer, int tag, SourceLocation where) implements ScheduleItem {
+    private static final String SENDRECV = CommPrims.SENDRECV.name();
+
+    /** The step of collective {@code c} moving {@code data}. */
+    public static CommStep of(CommOp.Collective c, Aval data, SourceLocation where) {
+        return new CommStep(c.kind(), true, false, data, c instanceof CommOp.Rooted r ? r.root() : -1,
+                c instanceof CommOp.Reducing r ? r.op().name() : null, -1, -1, where);
+    }
+
+    /** One message of point-to-point {@code op}: sent to or, if {@code receives}, received from {@code peer}. */
+    public static CommStep message(CommOp op, boolean receives, Aval data, int peer, int tag, SourceLocation where) {
+        return new CommStep(op.kind(), false, receives, data, -1, null, peer, tag, where);
+    }
+
+    /** An eager {@code op} as {@link ScheduleCheck#beforeEager} compares it: collectives only, peers aside. */
+    public static CommStep eager(CommOp op, Aval data, SourceLocation where) {
+        return op instanceof CommOp.Collective c ? of(c, data, where)
+                : new CommStep(op.kind(), false, false, data, -1, null, -1, -1, where);
+    }
 
     /** Whether this step is a collective: every rank of the communicator must run the same ones in order. */
     public boolean isCollective() {
-        return switch (op) {
-            case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL -> true;
-            case SEND, RECV, ISEND, IRECV, SENDRECV, COMM_RANK, WAIT -> false;
-        };
+        return collective;
     }
 
     /** The hash of what the ranks of a collective must agree on: kind, dtype, count, root, reduce operation. */
     public long collectiveKey() {
-        return SequenceHash.mix(op.ordinal(), dtypeCode(), count(), root,
+        return SequenceHash.mix(op.hashCode(), dtypeCode(), count(), root,
                 reduce == null ? 0 : reduce.hashCode());
     }
 
@@ -57,13 +77,13 @@ public record CommStep(CommOp op, boolean receives, Aval data, int root, String 
         if (peer >= 0) {
             args.append(receives ? "from " : "to ").append(peer).append(", tag ").append(tag);
         }
-        String name = op == CommOp.SENDRECV ? (receives ? "sendrecv's recv" : "sendrecv's send") : op.irName();
+        String name = op.equals(SENDRECV) ? (receives ? "sendrecv's recv" : "sendrecv's send") : op;
         return name + (args.isEmpty() ? "" : "(" + args + ")") + (data == null ? "" : " " + data);
     }
 
     /** This step with its source line unknown: equal to another such exactly when they communicate alike. */
     public CommStep withoutLocation() {
-        return new CommStep(op, receives, data, root, reduce, peer, tag, SourceLocation.UNKNOWN);
+        return new CommStep(op, collective, receives, data, root, reduce, peer, tag, SourceLocation.UNKNOWN);
     }
 
     /** {@link #describe()} and the user's line. */

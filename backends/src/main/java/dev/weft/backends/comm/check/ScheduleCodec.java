@@ -1,7 +1,6 @@
 package dev.weft.backends.comm.check;
 
 import dev.weft.DType;
-import dev.weft.backends.comm.exec.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
@@ -47,7 +46,8 @@ final class ScheduleCodec {
             switch (item) {
                 case CommStep s -> {
                     out.writeByte(STEP);
-                    out.writeByte(s.op().ordinal());
+                    out.writeUTF(s.op());
+                    out.writeBoolean(s.isCollective());
                     out.writeBoolean(s.receives());
                     out.writeByte(s.data() == null ? -1 : s.data().dtype().ordinal());
                     if (s.data() != null) {
@@ -101,7 +101,8 @@ final class ScheduleCodec {
     }
 
     private static CommStep step(DataInputStream in) throws IOException {
-        CommOp op = CommOp.values()[in.readByte()];
+        String op = in.readUTF();
+        boolean collective = in.readBoolean();
         boolean receives = in.readBoolean();
         int dtype = in.readByte();
         Aval data = null;
@@ -116,7 +117,8 @@ final class ScheduleCodec {
         String reduce = in.readUTF();
         int peer = in.readInt();
         int tag = in.readInt();
-        return new CommStep(op, receives, data, root, reduce.isEmpty() ? null : reduce, peer, tag, location(in));
+        return new CommStep(op, collective, receives, data, root, reduce.isEmpty() ? null : reduce, peer, tag,
+                location(in));
     }
 
     private static SourceLocation location(DataInputStream in) throws IOException {

@@ -1,12 +1,10 @@
 package dev.weft.backends.comm.check;
 
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.exec.CommOp;
 import dev.weft.graph.Node;
 import dev.weft.graph.Region;
 import dev.weft.graph.Var;
-import dev.weft.prim.CommParams;
-import dev.weft.prim.CommPrims;
+import dev.weft.prim.CommOp;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
@@ -31,7 +29,7 @@ public final class ScheduleExtractor {
     public static Map<Communicator, List<ScheduleItem>> of(Region body) {
         Map<Communicator, List<ScheduleItem>> out = new LinkedHashMap<>();
         for (Node n : body.nodes()) {
-            if (n.params() instanceof CommParams p && p.comm() instanceof Communicator comm) {
+            if (n.params() instanceof CommOp p && p.comm() instanceof Communicator comm) {
                 steps(n, p, out.computeIfAbsent(comm, c -> new ArrayList<>()));
             } else if (n.prim() == Prims.FORI && n.params() instanceof LoopParams lp) {
                 long times = Math.max(0, (long) lp.hi() - lp.lo());
@@ -69,23 +67,27 @@ public final class ScheduleExtractor {
         }
     }
 
-    private static void steps(Node n, CommParams p, List<ScheduleItem> out) {
-        CommOp op = CommOp.of(n.prim().name());
+    private static void steps(Node n, CommOp p, List<ScheduleItem> out) {
         List<Aval> in = n.inputs().stream().map(Var::aval).toList();
         SourceLocation where = n.location();
-        String reduce = p.op() == null ? null : p.op().name();
-        switch (op) {
-            case COMM_RANK, WAIT -> {
+        switch (p) {
+            case CommOp.Rank r -> {
             }
-            case SEND, ISEND -> out.add(new CommStep(op, false, in.getFirst(), -1, null, p.peer(), p.tag(), where));
-            case RECV, IRECV -> out.add(new CommStep(op, true, p.result(), -1, null, p.peer(), p.tag(), where));
-            case SENDRECV -> {
-                out.add(new CommStep(op, false, in.getFirst(), -1, null, p.peer(), p.tag(), where));
-                out.add(new CommStep(op, true, p.result(), -1, null, p.source(), p.recvTag(), where));
+            case CommOp.Wait w -> {
             }
-            case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL ->
-                    out.add(new CommStep(op, false, CommPrims.data(n.prim(), p, in), p.root(), reduce, -1, -1,
-                            where));
+            case CommOp.Send(var c, int dest, int tag) -> out.add(CommStep.message(p, false, in.getFirst(), dest, tag,
+                    where));
+            case CommOp.Isend(var c, int dest, int tag) -> out.add(CommStep.message(p, false, in.getFirst(), dest, tag,
+                    where));
+            case CommOp.Recv(var c, int source, int tag, Aval result) -> out.add(CommStep.message(p, true, result,
+                    source, tag, where));
+            case CommOp.Irecv(var c, int source, int tag, Aval result) -> out.add(CommStep.message(p, true, result,
+                    source, tag, where));
+            case CommOp.SendRecv(var c, int dest, int sendTag, int source, int recvTag, Aval result) -> {
+                out.add(CommStep.message(p, false, in.getFirst(), dest, sendTag, where));
+                out.add(CommStep.message(p, true, result, source, recvTag, where));
+            }
+            case CommOp.Collective c -> out.add(CommStep.of(c, p.data(in), where));
         }
     }
 

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.exec;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.NativeMemory;
 import dev.weft.spi.SourceLocation;
@@ -15,13 +16,22 @@ import java.lang.foreign.ValueLayout;
  * {@code out} buffers, except that a completed receive returns the buffer its {@code irecv} posted. With
  * {@code WEFT_DEBUG=1} every call is logged to stderr as {@code r<rank> | <op> | <count> items | <seconds>}.
  *
- * @param op       the operation
- * @param data     dtype and shape of the data moved (the operand, or what is received); null for barrier/rank
- * @param received what {@code sendrecv} receives; null for other ops
+ * @param op     the operation's descriptor; its communicator is {@code comm}
+ * @param reduce the runtime's reduce operator of a {@link CommOp.Reducing} op; null for other ops
+ * @param data   dtype and shape of the data moved ({@link CommOp#data}); null for barrier and rank
  */
-public record CommCall(CommOp op, Communicator comm, int peer, int tag, int source, int recvTag, ReduceOp reduce,
-                       int root, Aval data, Aval received, SourceLocation where) {
+public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data, SourceLocation where) {
     private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
+
+    /** The call of {@code op} on its communicator, a runtime {@link Communicator}. */
+    public static CommCall of(CommOp op, ReduceOp reduce, Aval data, SourceLocation where) {
+        return new CommCall(op, (Communicator) op.comm(), reduce, data, where);
+    }
+
+    /** What a {@code sendrecv} receives; null for other ops. */
+    public Aval received() {
+        return op instanceof CommOp.SendRecv s ? s.result() : null;
+    }
 
     /** A communication operation bound to its arguments, taking tensor operands and filling results. */
     @FunctionalInterface
@@ -53,7 +63,7 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
             long start = System.nanoTime();
             a.run(in, out);
             // One write per line: under mpirun, the pieces of a printf interleave with other ranks' lines.
-            System.err.print(String.format("r%d | %s | %d items | %.6f%n", comm.rank(), op.irName(),
+            System.err.print(String.format("r%d | %s | %d items | %.6f%n", comm.rank(), op.kind(),
                     data == null ? 0 : data.shape().size(), (System.nanoTime() - start) / 1e9));
         };
     }
@@ -76,23 +86,30 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
-            case ALLREDUCE -> comm.bindAllreduce(t, n, reduce, where);
-            case ALLGATHER -> (in, out) -> comm.allgather(in, out, t, n, where);
-            case REDUCE_SCATTER -> (in, out) -> comm.reduceScatter(in, out, t, n / comm.size(), reduce, where);
-            case BCAST -> (in, out) -> {
+            case CommOp.AllReduce a -> comm.bindAllreduce(t, n, reduce, where);
+            case CommOp.AllGather a -> (in, out) -> comm.allgather(in, out, t, n, where);
+            case CommOp.ReduceScatter r -> (in, out) -> comm.reduceScatter(in, out, t, n / comm.size(), reduce, where);
+            case CommOp.Bcast(var c, int root) -> (in, out) -> {
                 out.copyFrom(in.asSlice(0, data.byteSize()));
                 comm.bcast(out, t, n, root, where);
             };
-            case REDUCE -> (in, out) -> {
+            case CommOp.Reduce(var c, var op, int root) -> (in, out) -> {
                 comm.reduce(in, comm.rank() == root ? out : null, t, n, reduce, root, where);
                 if (comm.rank() != root) {
                     out.copyFrom(in.asSlice(0, data.byteSize()));
                 }
             };
-            case ALLTOALL -> (in, out) -> comm.alltoall(in, out, t, n / comm.size(), where);
-            case SENDRECV -> (in, out) -> comm.sendrecv(in, t, n, peer, tag, out, received.shape().size(), source,
-                    recvTag, where);
-            case COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT -> null;
+            case CommOp.AllToAll a -> (in, out) -> comm.alltoall(in, out, t, n / comm.size(), where);
+            case CommOp.SendRecv(var c, int dest, int sendTag, int source, int recvTag, Aval received) ->
+                    (in, out) -> comm.sendrecv(in, t, n, dest, sendTag, out, received.shape().size(), source, recvTag,
+                            where);
+            case CommOp.Rank r -> null;
+            case CommOp.Barrier b -> null;
+            case CommOp.Send s -> null;
+            case CommOp.Recv r -> null;
+            case CommOp.Isend s -> null;
+            case CommOp.Irecv r -> null;
+            case CommOp.Wait w -> null;
         };
     }
 
@@ -101,25 +118,26 @@ public record CommCall(CommOp op, Communicator comm, int peer, int tag, int sour
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
-            case COMM_RANK -> (in, out) -> out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
-            case BARRIER -> (in, out) -> comm.barrier(where);
-            case SEND -> (in, out) -> comm.send(in[0], t, n, peer, tag, where);
-            case RECV -> (in, out) -> comm.recv(out[0], t, n, peer, tag, where);
-            case ISEND -> (in, out) -> out[0] = RequestTable.put(comm.isend(in[0], t, n, peer, tag, where), null,
-                    out[0]);
-            case IRECV -> (in, out) -> {
+            case CommOp.Rank r -> (in, out) -> out[0].set(ValueLayout.JAVA_INT, 0, comm.rank());
+            case CommOp.Barrier b -> (in, out) -> comm.barrier(where);
+            case CommOp.Send(var c, int dest, int tag) -> (in, out) -> comm.send(in[0], t, n, dest, tag, where);
+            case CommOp.Recv(var c, int source, int tag, var r) -> (in, out) -> comm.recv(out[0], t, n, source, tag,
+                    where);
+            case CommOp.Isend(var c, int dest, int tag) -> (in, out) -> out[0] = RequestTable.put(
+                    comm.isend(in[0], t, n, dest, tag, where), null, out[0]);
+            case CommOp.Irecv(var c, int source, int tag, var r) -> (in, out) -> {
                 MemorySegment buf = NativeMemory.allocate(data.byteSize());
-                out[0] = RequestTable.put(comm.irecv(buf, t, n, peer, tag, where), buf, out[0]);
+                out[0] = RequestTable.put(comm.irecv(buf, t, n, source, tag, where), buf, out[0]);
             };
-            case WAIT -> (in, out) -> {
+            case CommOp.Wait w -> (in, out) -> {
                 RequestTable.Pending p = RequestTable.take(in[0], where);
                 comm.wait(p.request(), where);
                 if (p.buffer() != null) {
                     out[0] = p.buffer();
                 }
             };
-            case ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV ->
-                    throw new IllegalStateException(op + " is a pair action");
+            case CommOp.Collective c -> throw new IllegalStateException(op.kind() + " is a pair action");
+            case CommOp.SendRecv s -> throw new IllegalStateException(op.kind() + " is a pair action");
         };
     }
 }

@@ -5,7 +5,6 @@ import dev.weft.Tensor;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceFunction;
 import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.lowering.CommLoweringRules;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallHandler;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
@@ -15,25 +14,23 @@ import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
-import dev.weft.spi.Aval;
-import dev.weft.spi.Shape;
+import dev.weft.prim.CommOp;
+import dev.weft.prim.CommPrims;
+import dev.weft.spi.Primitive;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /**
- * Handlers for the {@code weft.mpi.<op>} custom calls of one module: each op's {@code backend_config} is decoded
- * once, when the executable is built, into a {@link CommCall} on the communicator the module names; token
- * operands are dropped and token results returned as {@link CustomCallRegistry#TOKEN}.
+ * Handlers for the {@code weft.mpi.<op>} custom calls of one module: each op's descriptor (its
+ * {@code backend_config}, an {@link Attr.CommConfig}) becomes a {@link CommCall} once, when the executable is
+ * built; token operands are dropped and token results returned as {@link CustomCallRegistry#TOKEN}.
  */
 public final class CommCustomCalls {
     public static final String PREFIX = "weft.mpi.";
-    private static final List<String> OPS = List.of("comm_rank", "barrier", "send", "recv", "isend", "irecv", "wait",
-            "allreduce", "allgather", "reduce_scatter", "bcast", "reduce", "alltoall", "sendrecv");
 
     private CommCustomCalls() {
     }
@@ -41,13 +38,14 @@ public final class CommCustomCalls {
     /** A registry running every {@code weft.mpi.*} call of {@code module}. */
     public static CustomCallRegistry registry(Module module) {
         CustomCallRegistry r = new CustomCallRegistry();
-        for (String op : OPS) {
-            r.register(PREFIX + op, handler(module, op));
+        CustomCallHandler handler = handler(module);
+        for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
+            r.register(PREFIX + prim.name(), handler);
         }
         return r;
     }
 
-    private static CustomCallHandler handler(Module module, String opName) {
+    private static CustomCallHandler handler(Module module) {
         return new CustomCallHandler() {
             @Override
             public void call(Op op, MemorySegment[] operands, MemorySegment[] results) {
@@ -56,7 +54,7 @@ public final class CommCustomCalls {
 
             @Override
             public CustomCallHandler bind(Op op) {
-                return new BoundCall(decode(module, opName, op), op);
+                return new BoundCall(commCall(module, op), op);
             }
 
             @Override
@@ -112,23 +110,12 @@ public final class CommCustomCalls {
         }
     }
 
-    private static CommCall decode(Module module, String opName, Op op) {
-        Map<String, Attr> c = ((Attr.Dict) op.attr("backend_config")).entries();
-        String commName = ((Attr.Str) c.get("comm")).value();
-        Communicator comm = (Communicator) module.resource(CommLoweringRules.resourceKey(commName));
-        Aval data = null;
-        if (c.get("dtype") instanceof Attr.Str(String dt)) {
-            data = new Aval(DType.fromSpecName(dt), Shape.of(((Attr.Int) c.get("count")).value()));
-        }
-        ReduceOp reduce = null;
-        if (c.get("reduce_op") instanceof Attr.Str(String name)) {
-            reduce = op.attr("called_computations") instanceof Attr.Array(List<Attr> fs)
-                    ? ReduceOp.custom(name, compiled(module, ((Attr.Symbol) fs.getFirst()).name()))
-                    : ReduceOps.builtin(name);
-        }
-        Aval received = opName.equals("sendrecv") ? ((TensorType) op.results().getFirst().type()).aval() : null;
-        return new CommCall(CommOp.of(opName), comm, intOf(c, "peer"), intOf(c, "tag"), intOf(c, "source"),
-                intOf(c, "recv_tag"), reduce, intOf(c, "root"), data, received, op.location());
+    /** The call {@code op}'s descriptor says; a custom reduce op runs the module's function it calls. */
+    private static CommCall commCall(Module module, Op op) {
+        Attr.CommConfig config = (Attr.CommConfig) op.attr("backend_config");
+        ReduceOp reduce = config.op() instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> compiled(module,
+                ((Attr.Symbol) ((Attr.Array) op.attr("called_computations")).elements().getFirst()).name())) : null;
+        return CommCall.of(config.op(), reduce, config.data(), op.location());
     }
 
     /**
@@ -166,9 +153,5 @@ public final class CommCustomCalls {
             MemorySegment.copy(v, start * size, p, i * size, size);
         }
         return p;
-    }
-
-    private static int intOf(Map<String, Attr> c, String key) {
-        return c.get(key) instanceof Attr.Int(long v, String type) ? (int) v : -1;
     }
 }

@@ -1,11 +1,11 @@
 package dev.weft.backends.comm.exec;
 
-import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.backends.comm.check.ScheduleCheck;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.EagerRuleProvider;
-import dev.weft.prim.CommParams;
+import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Primitive;
@@ -20,28 +20,27 @@ import java.util.List;
 public final class CommEagerRules implements EagerRuleProvider {
     @Override
     public void register(CpuEagerInterpreter interp) {
-        for (Primitive<CommParams> prim : List.of(CommPrims.COMM_RANK, CommPrims.BARRIER, CommPrims.SEND,
-                CommPrims.RECV, CommPrims.ISEND, CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE,
-                CommPrims.ALLGATHER, CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE,
-                CommPrims.ALLTOALL, CommPrims.SENDRECV)) {
-            interp.register(prim, (p, inAvals, in, outAvals, out) -> {
-                MemorySegment[] results = out.clone();
-                CommCall call = call(prim, p, inAvals);
-                if (call.op() != CommOp.COMM_RANK) {
-                    ScheduleCheck.beforeEager(call.comm(), new CommStep(call.op(), false, call.data(), call.root(),
-                            p.op() == null ? null : p.op().name(), -1, -1, call.where()));
-                }
-                ObservedComm.action(call, call.action(), false).run(in, results);
-                copyInto(results, out, outAvals);
-            });
+        for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
+            register(interp, prim);
         }
     }
 
-    private static CommCall call(Primitive<CommParams> prim, CommParams p, List<Aval> inAvals) {
-        Aval data = CommPrims.data(prim, p, inAvals);
-        return new CommCall(CommOp.of(prim.name()), (Communicator) p.comm(), p.peer(), p.tag(), p.source(), p.recvTag(),
-                p.op() == null ? null : ReduceOps.of(p.op(), ReduceOps.viaTensors(p.op())), p.root(),
-                data, prim == CommPrims.SENDRECV ? p.result() : null, SourceLocation.capture());
+    private static <P extends CommOp> void register(CpuEagerInterpreter interp, Primitive<P> prim) {
+        interp.register(prim, (p, inAvals, in, outAvals, out) -> {
+            MemorySegment[] results = out.clone();
+            CommCall call = call(p, inAvals);
+            if (!(p instanceof CommOp.Rank)) {
+                ScheduleCheck.beforeEager(call.comm(), CommStep.eager(p, call.data(), call.where()));
+            }
+            ObservedComm.action(call, call.action(), false).run(in, results);
+            copyInto(results, out, outAvals);
+        });
+    }
+
+    private static CommCall call(CommOp p, List<Aval> inAvals) {
+        ReduceOp reduce = p instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> ReduceOps.viaTensors(r.op()))
+                : null;
+        return CommCall.of(p, reduce, p.data(inAvals), SourceLocation.capture());
     }
 
     /** Copies results the call did not write in place (a completed receive's buffer) into {@code out}. */

@@ -5,6 +5,7 @@ import dev.weft.backends.timeline.CommEvent;
 import dev.weft.backends.timeline.EventSite;
 import dev.weft.backends.timeline.JsonObjectText;
 import dev.weft.backends.timeline.Timeline;
+import dev.weft.prim.CommOp;
 
 /**
  * A communication as it runs, observed: each run is a JFR {@link CommEvent} when a recording wants one, and a
@@ -35,7 +36,7 @@ final class ObservedComm {
      * {@code comm_rank} communicates nothing and is left as it is.
      */
     static CommCall.Action action(CommCall call, CommCall.Action action, boolean compiled) {
-        if (call.op() == CommOp.COMM_RANK) {
+        if (call.op() instanceof CommOp.Rank) {
             return action;
         }
         EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
@@ -54,11 +55,11 @@ final class ObservedComm {
     private static void commit(CommEvent e, CommCall call, boolean compiled) {
         e.end();
         if (e.shouldCommit()) {
-            e.op = call.op().irName();
+            e.op = call.op().kind();
             e.communicator = call.comm().name();
             e.rank = call.comm().rank();
             e.peer = peer(call);
-            e.tag = call.tag();
+            e.tag = tag(call.op());
             e.dtype = call.data() == null ? null : call.data().dtype().specName();
             e.shape = call.data() == null ? null : call.data().shape().toString();
             e.bytes = bytes(call);
@@ -70,17 +71,18 @@ final class ObservedComm {
 
     /** The timeline's description of {@code call}. */
     private static EventSite site(CommCall call, boolean compiled) {
-        JsonObjectText args = new JsonObjectText().field("op", call.op().irName())
+        JsonObjectText args = new JsonObjectText().field("op", call.op().kind())
                 .field("communicator", call.comm().name()).field("rank", call.comm().rank());
         int peer = peer(call);
         if (peer >= 0) {
-            args.field(isRooted(call.op()) ? "root" : "peer", peer);
+            args.field(call.op() instanceof CommOp.Rooted ? "root" : "peer", peer);
         }
-        if (call.source() >= 0) {
-            args.field("source", call.source());
+        if (call.op() instanceof CommOp.SendRecv s) {
+            args.field("source", s.source());
         }
-        if (call.tag() >= 0) {
-            args.field("tag", call.tag());
+        int tag = tag(call.op());
+        if (tag >= 0) {
+            args.field("tag", tag);
         }
         if (call.reduce() != null) {
             args.field("reduce", call.reduce().name());
@@ -90,16 +92,37 @@ final class ObservedComm {
         }
         args.field("bytes", bytes(call)).field("compiled", compiled ? "yes" : "no")
                 .field("line", call.where().toString());
-        return new EventSite(EventSite.COMM, call.op().irName(), args.toString());
+        return new EventSite(EventSite.COMM, call.op().kind(), args.toString());
     }
 
-    /** The destination or source of a point-to-point operation, the root of a rooted collective, else -1. */
+    /**
+     * The destination or source of a point-to-point operation ({@code sendrecv}'s destination), the root of a
+     * rooted collective, else -1.
+     */
     private static int peer(CommCall call) {
-        return isRooted(call.op()) ? call.root() : call.peer();
+        return switch (call.op()) {
+            case CommOp.Send s -> s.dest();
+            case CommOp.Recv r -> r.source();
+            case CommOp.Start s -> s.peer();
+            case CommOp.SendRecv s -> s.dest();
+            case CommOp.Rooted r -> r.root();
+            case CommOp.Rank r -> -1;
+            case CommOp.Wait w -> -1;
+            case CommOp.Collective c -> -1;
+        };
     }
 
-    private static boolean isRooted(CommOp op) {
-        return op == CommOp.BCAST || op == CommOp.REDUCE;
+    /** The tag of a point-to-point operation ({@code sendrecv}'s send tag), else -1. */
+    private static int tag(CommOp op) {
+        return switch (op) {
+            case CommOp.Send s -> s.tag();
+            case CommOp.Recv r -> r.tag();
+            case CommOp.Start s -> s.tag();
+            case CommOp.SendRecv s -> s.sendTag();
+            case CommOp.Rank r -> -1;
+            case CommOp.Wait w -> -1;
+            case CommOp.Collective c -> -1;
+        };
     }
 
     /** The bytes this rank sends or receives: its operand's, plus what a {@code sendrecv} receives. */

@@ -10,25 +10,29 @@ import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.MemorySegment;
+import java.util.function.Supplier;
 
 /** Maps the user-facing {@link dev.weft.comm.ReduceOp} to the runtime's {@link ReduceOp}. */
 public final class ReduceOps {
     private ReduceOps() {
     }
 
-    /** The runtime operator: a built-in, or {@code custom} under the op's name. */
-    public static ReduceOp of(dev.weft.comm.ReduceOp op, ReduceFunction custom) {
-        return op.isCustom() ? ReduceOp.custom(op.name(), custom) : builtin(op.name());
+    /**
+     * The runtime operator: the library's built-in for a built-in {@code op}, else a custom one under the op's
+     * name running the function {@code custom} gives (asked for only then).
+     */
+    public static ReduceOp of(dev.weft.comm.ReduceOp op, Supplier<ReduceFunction> custom) {
+        return op.isCustom() ? ReduceOp.custom(op.name(), custom.get()) : builtin(op);
     }
 
-    /** A built-in operator by its IR name ({@code sum prod min max}). */
-    public static ReduceOp builtin(String name) {
-        return switch (name) {
-            case "sum" -> ReduceOp.SUM;
-            case "prod" -> ReduceOp.PROD;
-            case "min" -> ReduceOp.MIN;
-            case "max" -> ReduceOp.MAX;
-            default -> throw new IllegalArgumentException("no built-in reduce op '" + name + "'");
+    /** The library's operator of the built-in {@code op} ({@code sum prod min max}). */
+    public static ReduceOp.Builtin builtin(dev.weft.comm.ReduceOp op) {
+        return switch (op.name()) {
+            case "sum" -> ReduceOp.Builtin.SUM;
+            case "prod" -> ReduceOp.Builtin.PROD;
+            case "min" -> ReduceOp.Builtin.MIN;
+            case "max" -> ReduceOp.Builtin.MAX;
+            default -> throw new IllegalArgumentException("no built-in reduce op '" + op.name() + "'");
         };
     }
 

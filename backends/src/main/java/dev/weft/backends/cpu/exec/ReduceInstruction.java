@@ -5,12 +5,12 @@ import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.Reduction;
 import dev.weft.backends.cpu.kernels.Reductions;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -73,19 +73,9 @@ final class ReduceInstruction {
         };
     }
 
-    /** The library reduction a body computes, or {@code null} if it is anything else. */
+    /** The library reduction a body computes ({@link LibraryReduction}), or {@code null} if it is anything else. */
     static Reduction libraryReduction(Block body) {
-        List<Op> ops = body.ops();
-        if (ops.size() != 2 || body.arguments().size() != 2) {
-            return null;
-        }
-        Op combine = ops.getFirst();
-        Reduction r = LIBRARY.get(combine.name());
-        List<?> args = body.arguments();
-        boolean onArguments = combine.operands().size() == 2
-                && (combine.operand(0) == args.get(0) && combine.operand(1) == args.get(1)
-                    || combine.operand(0) == args.get(1) && combine.operand(1) == args.get(0));
-        boolean returnsIt = body.results().size() == 1 && body.results().getFirst() == combine.result();
-        return r != null && onArguments && returnsIt ? r : null;
+        String combiner = LibraryReduction.combiner(body);
+        return combiner == null ? null : LIBRARY.get(combiner);
     }
 }

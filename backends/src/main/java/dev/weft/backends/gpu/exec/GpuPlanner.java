@@ -11,6 +11,7 @@ import dev.weft.backends.gpu.ptx.ReduceKernels;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -345,18 +346,11 @@ public final class GpuPlanner {
 
     /** The op of a reduction body that combines its two arguments once and returns the result. */
     private static String combiner(Block body) {
-        List<Op> ops = body.ops();
-        Set<String> library = Set.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM, StableHlo.MINIMUM);
-        if (ops.size() == 2 && body.arguments().size() == 2 && library.contains(ops.getFirst().name())) {
-            Op c = ops.getFirst();
-            Set<Value> args = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
-            args.addAll(body.arguments());
-            if (c.operands().size() == 2 && args.contains(c.operand(0)) && args.contains(c.operand(1))
-                    && c.operand(0) != c.operand(1) && body.results().equals(List.of(c.result()))) {
-                return c.name();
-            }
+        String combiner = LibraryReduction.combiner(body);
+        if (combiner == null) {
+            throw new IllegalArgumentException("only add, multiply, maximum and minimum reduction bodies are supported");
         }
-        throw new IllegalArgumentException("only add, multiply, maximum and minimum reduction bodies are supported");
+        return combiner;
     }
 
     /** Only the canonical matmul form, as on the CPU: batch axes first on both sides, contracting lhs-last/rhs-first. */

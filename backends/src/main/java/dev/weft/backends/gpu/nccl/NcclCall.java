@@ -1,76 +1,72 @@
 package dev.weft.backends.gpu.nccl;
 
 import dev.weft.DType;
-import dev.weft.WeftException;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.lowering.ir.Func;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
- * One {@code weft.nccl.<op>} custom call with its {@code backend_config} decoded: runs the op on device buffers
+ * One {@code weft.nccl.<op>} custom call, from its descriptor (the {@code backend_config}): runs the op on device buffers
  * by queueing NCCL calls (and, for custom reduce ops, a gather and a local reduction kernel) on a stream. The
  * semantics are those of the CPU runtime's {@code CommCall}: {@code bcast} and {@code reduce} write a result on
  * every rank (a non-root rank's {@code reduce} result is its own operand), {@code barrier} is a one-element
  * allreduce (it orders the streams of all ranks; the host does not wait), {@code comm_rank} uploads the rank.
  *
- * @param op       the primitive's name ({@code allreduce}, {@code isend}, ...)
- * @param dtype    the element type of the data moved; null for {@code barrier} and {@code comm_rank}
- * @param count    the elements of the operand (or of the received tensor)
- * @param peer     destination of a send, source of a receive; -1 if none
- * @param source   the receive side of {@code sendrecv}; -1 otherwise
- * @param received the elements {@code sendrecv} receives; 0 otherwise
- * @param builtin  the built-in reduce op; null if none or custom
- * @param custom   the module's reduction function of a custom reduce op; null otherwise
+ * @param op      the operation's descriptor
+ * @param dtype   the element type of the data moved; null for {@code barrier} and {@code comm_rank}
+ * @param count   the elements of the operand (or of the received tensor)
+ * @param builtin the built-in reduce op; null if none or custom
+ * @param custom  the module's reduction function of a custom reduce op; null otherwise
  */
-record NcclCall(String op, NcclCommunicator comm, DType dtype, long count, int peer, int source, long received,
-                int root, ReduceOp.Builtin builtin, Func custom, SourceLocation where) {
+record NcclCall(CommOp op, NcclCommunicator comm, DType dtype, long count, ReduceOp.Builtin builtin, Func custom,
+                SourceLocation where) {
 
     /** Queues the op on {@code stream}; returns the device buffers of its tensor results (see the handler contract). */
     List<Long> run(NcclContext ctx, long[] in, long[] out, long stream) {
         DeviceMemory memory = ctx.memory();
         long bytes = dtype == null ? 0 : count * dtype.byteSize();
         return switch (op) {
-            case "comm_rank" -> {
+            case CommOp.Rank r -> {
                 try (Arena arena = Arena.ofConfined()) {
                     memory.upload(stream, arena.allocateFrom(ValueLayout.JAVA_INT, comm.rank()), out[0]);
                 }
                 yield List.of(out[0]);
             }
-            case "barrier" -> {
+            case CommOp.Barrier b -> {
                 long scratch = memory.allocate(stream, DType.I32.byteSize());
                 comm.allreduce(scratch, scratch, DType.I32, 1, ReduceOp.Builtin.SUM, stream, where);
                 memory.free(stream, scratch);
                 yield List.of();
             }
-            case "send" -> {
-                comm.send(in[0], dtype, count, peer, stream, where);
+            case CommOp.Send s -> {
+                comm.send(in[0], dtype, count, s.dest(), stream, where);
                 yield List.of();
             }
-            case "recv" -> {
-                comm.recv(out[0], dtype, count, peer, stream, where);
+            case CommOp.Recv r -> {
+                comm.recv(out[0], dtype, count, r.source(), stream, where);
                 yield List.of(out[0]);
             }
-            case "isend" -> {
-                ctx.put(out[0], new NcclContext.Pending(comm.isend(in[0], dtype, count, peer, stream, where), 0));
+            case CommOp.Isend s -> {
+                ctx.put(out[0], new NcclContext.Pending(comm.isend(in[0], dtype, count, s.dest(), stream, where), 0));
                 yield List.of(out[0]);
             }
-            case "irecv" -> {
+            case CommOp.Irecv r -> {
                 long buffer = memory.allocate(stream, bytes);
-                ctx.put(out[0], new NcclContext.Pending(comm.irecv(buffer, dtype, count, peer, stream, where),
+                ctx.put(out[0], new NcclContext.Pending(comm.irecv(buffer, dtype, count, r.source(), stream, where),
                         buffer));
                 yield List.of(out[0]);
             }
-            case "wait" -> {
+            case CommOp.Wait w -> {
                 NcclContext.Pending p = ctx.take(in[0], where);
                 comm.wait(p.request(), stream, where);
                 yield p.buffer() == 0 ? List.of() : List.of(p.buffer());
             }
-            case "allreduce" -> {
+            case CommOp.AllReduce a -> {
                 if (builtin != null) {
                     comm.allreduce(in[0], out[0], dtype, count, builtin, stream, where);
                 } else {
@@ -78,11 +74,11 @@ record NcclCall(String op, NcclCommunicator comm, DType dtype, long count, int p
                 }
                 yield List.of(out[0]);
             }
-            case "allgather" -> {
+            case CommOp.AllGather a -> {
                 comm.allgather(in[0], out[0], dtype, count, stream, where);
                 yield List.of(out[0]);
             }
-            case "reduce_scatter" -> {
+            case CommOp.ReduceScatter r -> {
                 long perRank = count / comm.size();
                 if (builtin != null) {
                     comm.reduceScatter(in[0], out[0], dtype, perRank, builtin, stream, where);
@@ -94,14 +90,14 @@ record NcclCall(String op, NcclCommunicator comm, DType dtype, long count, int p
                 }
                 yield List.of(out[0]);
             }
-            case "bcast" -> {
-                comm.bcast(in[0], out[0], dtype, count, root, stream, where);
+            case CommOp.Bcast b -> {
+                comm.bcast(in[0], out[0], dtype, count, b.root(), stream, where);
                 yield List.of(out[0]);
             }
-            case "reduce" -> {
-                boolean isRoot = comm.rank() == root;
+            case CommOp.Reduce r -> {
+                boolean isRoot = comm.rank() == r.root();
                 if (builtin != null) {
-                    comm.reduce(in[0], out[0], dtype, count, builtin, root, stream, where);
+                    comm.reduce(in[0], out[0], dtype, count, builtin, r.root(), stream, where);
                 } else {
                     gatherAndReduce(ctx, in[0], isRoot ? out[0] : 0, stream);
                 }
@@ -110,15 +106,15 @@ record NcclCall(String op, NcclCommunicator comm, DType dtype, long count, int p
                 }
                 yield List.of(out[0]);
             }
-            case "alltoall" -> {
+            case CommOp.AllToAll a -> {
                 comm.alltoall(in[0], out[0], dtype, count / comm.size(), stream, where);
                 yield List.of(out[0]);
             }
-            case "sendrecv" -> {
-                comm.sendrecv(in[0], count, peer, out[0], received, source, dtype, stream, where);
+            case CommOp.SendRecv s -> {
+                comm.sendrecv(in[0], count, s.dest(), out[0], s.result().shape().size(), s.source(), dtype, stream,
+                        where);
                 yield List.of(out[0]);
             }
-            default -> throw new WeftException(where, "unknown NCCL communication op '" + op + "'");
         };
     }
 

@@ -1,8 +1,8 @@
 package dev.weft.backends.gpu.nccl;
 
-import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.exec.ReduceOps;
 import dev.weft.backends.comm.lowering.CommLoweringRules;
 
 import dev.weft.lowering.ir.Attr;
@@ -10,23 +10,25 @@ import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
-import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.CommOp;
+import dev.weft.prim.CommPrims;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Primitive;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Handlers for the {@code weft.nccl.<op>} custom calls of one module (see {@link CommLoweringRules} for their
- * {@code backend_config}). Building them creates, collectively and in the module's order, the NCCL communicator
- * of every communicator the module names; each op's {@code backend_config} is decoded once, on its first call,
- * into an {@link NcclCall}. Token operands are skipped and token results returned as
+ * Handlers for the {@code weft.nccl.<op>} custom calls of one module (see {@link CommLoweringRules}). Building
+ * them creates, collectively and in the module's order, the NCCL communicator of every communicator the module
+ * names; each op's descriptor (its {@code backend_config}, an {@link Attr.CommConfig}) becomes an
+ * {@link NcclCall} once, on its first call. Token operands are skipped and token results returned as
  * {@link NcclCallHandler#TOKEN}.
  *
  * <p>An {@code isend}'s buffer must stay unchanged until its {@code wait}, which takes it as an operand for that
@@ -37,8 +39,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class NcclCustomCalls {
     public static final String PREFIX = "weft.nccl.";
-    private static final List<String> OPS = List.of("comm_rank", "barrier", "send", "recv", "isend", "irecv", "wait",
-            "allreduce", "allgather", "reduce_scatter", "bcast", "reduce", "alltoall", "sendrecv");
 
     private NcclCustomCalls() {
     }
@@ -48,11 +48,11 @@ public final class NcclCustomCalls {
         for (Func f : module.functions()) {
             createCommunicators(module, ctx, f.body());
         }
-        Map<Op, NcclCall> decoded = new ConcurrentHashMap<>();
+        Map<Op, NcclCall> calls = new ConcurrentHashMap<>();
         Map<String, NcclCallHandler> handlers = new LinkedHashMap<>();
-        for (String name : OPS) {
-            handlers.put(PREFIX + name, (op, operands, results, stream) -> {
-                NcclCall call = decoded.computeIfAbsent(op, o -> decode(module, ctx, name, o));
+        for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
+            handlers.put(PREFIX + prim.name(), (op, operands, results, stream) -> {
+                NcclCall call = calls.computeIfAbsent(op, o -> call(module, ctx, o));
                 List<Long> out = new ArrayList<>(call.run(ctx, tensors(op.operands(), operands),
                         tensors(op.results(), results), stream));
                 for (var v : op.results()) {
@@ -70,7 +70,7 @@ public final class NcclCustomCalls {
     private static void createCommunicators(Module module, NcclContext ctx, Block block) {
         for (Op op : block.ops()) {
             if (op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(PREFIX)) {
-                ctx.communicator(bootstrap(module, op), op.location());
+                ctx.communicator(bootstrap(op), op.location());
             }
             for (Block region : op.regions()) {
                 createCommunicators(module, ctx, region);
@@ -78,9 +78,13 @@ public final class NcclCustomCalls {
         }
     }
 
-    private static Communicator bootstrap(Module module, Op op) {
-        Map<String, Attr> c = ((Attr.Dict) op.attr("backend_config")).entries();
-        return (Communicator) module.resource(CommLoweringRules.resourceKey(((Attr.Str) c.get("comm")).value()));
+    /** The communicator {@code op} runs on, whose ranks bootstrap its NCCL communicator. */
+    private static Communicator bootstrap(Op op) {
+        return (Communicator) config(op).op().comm();
+    }
+
+    private static Attr.CommConfig config(Op op) {
+        return (Attr.CommConfig) op.attr("backend_config");
     }
 
     /** The entries of {@code ptrs} whose values are tensors, in order. */
@@ -95,27 +99,22 @@ public final class NcclCustomCalls {
         return Arrays.copyOf(t, n);
     }
 
-    private static NcclCall decode(Module module, NcclContext ctx, String opName, Op op) {
-        Map<String, Attr> c = ((Attr.Dict) op.attr("backend_config")).entries();
-        NcclCommunicator comm = ctx.communicator(bootstrap(module, op), op.location());
-        DType dtype = c.get("dtype") instanceof Attr.Str(String dt) ? DType.fromSpecName(dt) : null;
-        long count = c.get("count") instanceof Attr.Int(long v, String type) ? v : 0;
+    /** The call {@code op}'s descriptor says; a custom reduce op runs the module's function it calls. */
+    private static NcclCall call(Module module, NcclContext ctx, Op op) {
+        Attr.CommConfig config = config(op);
+        NcclCommunicator comm = ctx.communicator(bootstrap(op), op.location());
+        Aval data = config.data();
         ReduceOp.Builtin builtin = null;
         Func custom = null;
-        if (c.get("reduce_op") instanceof Attr.Str(String name)) {
-            if (op.attr("called_computations") instanceof Attr.Array(List<Attr> fs)) {
-                custom = module.function(((Attr.Symbol) fs.getFirst()).name());
+        if (config.op() instanceof CommOp.Reducing r) {
+            if (r.op().isCustom()) {
+                custom = module.function(((Attr.Symbol) ((Attr.Array) op.attr("called_computations")).elements()
+                        .getFirst()).name());
             } else {
-                builtin = ReduceOp.Builtin.valueOf(name.toUpperCase(Locale.ROOT));
+                builtin = ReduceOps.builtin(r.op());
             }
         }
-        long received = opName.equals("sendrecv")
-                ? ((TensorType) op.results().getFirst().type()).shape().size() : 0;
-        return new NcclCall(opName, comm, dtype, count, intOf(c, "peer"), intOf(c, "source"), received,
-                intOf(c, "root"), builtin, custom, op.location());
-    }
-
-    private static int intOf(Map<String, Attr> c, String key) {
-        return c.get(key) instanceof Attr.Int(long v, String type) ? (int) v : -1;
+        return new NcclCall(config.op(), comm, data == null ? null : data.dtype(),
+                data == null ? 0 : data.shape().size(), builtin, custom, op.location());
     }
 }

@@ -3,9 +3,9 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.lowering.CommLoweringRules;
-
 import dev.weft.backends.gpu.GpuTarget;
 import dev.weft.backends.gpu.NativeStub;
+import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
@@ -16,16 +16,23 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.CommOp;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Effect;
+import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * One rank's view of a module of {@code weft.nccl.*} calls built by hand (the shape {@link CommLoweringRules}
- * emits), its handlers over the NCCL stub, and the logs of what they did.
+ * emits), its handlers over the NCCL stub, and the logs of what they did. Tests write each call once for every
+ * rank, its descriptor's fields as a dictionary ({@link #op}); the fixture makes the rank's call, whose
+ * {@code backend_config} is the descriptor on that rank's world.
  */
 final class NcclFixture {
     static final TokenType TOKEN = TokenType.INSTANCE;
@@ -33,14 +40,15 @@ final class NcclFixture {
     final NativeStub stub = stub();
     final DeviceLog device = new DeviceLog();
     final Map<String, NcclCallHandler> handlers;
+    private final Map<Op, Op> onRank = new IdentityHashMap<>();
 
     /** Builds the handlers for {@code ops} on {@code world}'s rank, then clears the stub's log of the set-up calls. */
     NcclFixture(Communicator world, List<Op> ops, Func... reductions) {
+        ops.forEach(op -> onRank.put(op, onRank(world, op)));
         List<Func> functions = new ArrayList<>();
-        functions.add(new Func("main", new Block(List.of(), ops)));
+        functions.add(new Func("main", new Block(List.of(), ops.stream().map(onRank::get).toList())));
         functions.addAll(List.of(reductions));
         Module module = new Module(new GpuTarget(), functions);
-        module.resources().put(CommLoweringRules.resourceKey(world.name()), world);
         stub.reset();
         handlers = NcclCustomCalls.handlers(module, new NcclContext(
                 new NcclCommunicators(NcclLibrary.load(), device), device, device));
@@ -53,10 +61,61 @@ final class NcclFixture {
         return s;
     }
 
-    /** Runs {@code op} through its handler. */
+    /** Runs this rank's {@code op} through its handler. */
     List<Long> call(Op op, long[] operands, long[] results, long stream) {
         String target = ((Attr.Str) op.attr("call_target_name")).value();
-        return handlers.get(target).call(op, operands, results, stream);
+        return handlers.get(target).call(onRank.get(op), operands, results, stream);
+    }
+
+    /** {@code op} on {@code world}: its dictionary made the descriptor it stands for. */
+    private static Op onRank(Communicator world, Op op) {
+        String name = ((Attr.Str) op.attr("call_target_name")).value().substring(NcclCustomCalls.PREFIX.length());
+        Map<String, Attr> c = ((Attr.Dict) op.attr("backend_config")).entries();
+        Aval data = c.get("dtype") instanceof Attr.Str(String dt)
+                ? new Aval(DType.fromSpecName(dt), Shape.of(number(c, "count"))) : null;
+        Map<String, Attr> attrs = new LinkedHashMap<>(op.attributes());
+        attrs.put("backend_config", new Attr.CommConfig(descriptor(world, name, c, data, op), data));
+        return new Op(op.name(), op.operands(), op.results().stream().map(Value::type).toList(), attrs, op.regions(),
+                op.location(), new Effect.Ordered(world));
+    }
+
+    private static CommOp descriptor(Communicator world, String name, Map<String, Attr> c, Aval data, Op op) {
+        int peer = (int) number(c, "peer");
+        int tag = (int) number(c, "tag");
+        int root = (int) number(c, "root");
+        ReduceOp reduce = c.get("reduce_op") instanceof Attr.Str(String r) ? reduceOp(r, op) : null;
+        return switch (name) {
+            case "comm_rank" -> new CommOp.Rank(world);
+            case "barrier" -> new CommOp.Barrier(world);
+            case "send" -> new CommOp.Send(world, peer, tag);
+            case "recv" -> new CommOp.Recv(world, peer, tag, data);
+            case "isend" -> new CommOp.Isend(world, peer, tag);
+            case "irecv" -> new CommOp.Irecv(world, peer, tag, data);
+            case "wait" -> new CommOp.Wait(op.results().stream().anyMatch(v -> v.type() instanceof TensorType)
+                    ? new CommOp.Irecv(world, 0, 0, data) : new CommOp.Isend(world, 0, 0));
+            case "allreduce" -> new CommOp.AllReduce(world, reduce);
+            case "allgather" -> new CommOp.AllGather(world);
+            case "reduce_scatter" -> new CommOp.ReduceScatter(world, reduce);
+            case "bcast" -> new CommOp.Bcast(world, root);
+            case "reduce" -> new CommOp.Reduce(world, reduce, root);
+            case "alltoall" -> new CommOp.AllToAll(world);
+            case "sendrecv" -> new CommOp.SendRecv(world, peer, tag, (int) number(c, "source"),
+                    (int) number(c, "recv_tag"), ((TensorType) op.results().getFirst().type()).aval());
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    /** A built-in by name, or a custom op when {@code op} calls a reduction function. */
+    private static ReduceOp reduceOp(String name, Op op) {
+        if (op.attr("called_computations") != null) {
+            return ReduceOp.custom(name, (a, b) -> a);
+        }
+        return List.of(ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MIN, ReduceOp.MAX).stream()
+                .filter(r -> r.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    private static long number(Map<String, Attr> c, String key) {
+        return c.get(key) instanceof Attr.Int(long v, String type) ? v : -1;
     }
 
     /** The NCCL calls this thread made since the last {@link #clear}, {@code ncclCommGetAsyncError} included. */
