@@ -48,7 +48,13 @@ public final class Verifier implements Pass {
         }
     }
 
+    /**
+     * Checks {@code b}, whose uses may see {@code visible} (values defined before it); adds what {@code b} defines to
+     * {@code visible} and takes it out again at the end, so a nested region shares its parent's set rather than a
+     * copy (copying made verification quadratic in programs with many reductions).
+     */
     private void block(Block b, String terminator, Set<Value> visible) {
+        List<Value> defined = new ArrayList<>(b.arguments());
         visible.addAll(b.arguments());
         if (b.ops().isEmpty()) {
             throw new WeftException(null, "verify: empty block, expected " + terminator);
@@ -70,14 +76,12 @@ public final class Verifier implements Pass {
             regions(op);
             boolean isolated = op.name().equals(StableHlo.FUSION) || op.name().equals(StableHlo.FUSED_REDUCE);
             for (Block region : op.regions()) {
-                Set<Value> inner = newScope();
-                if (!isolated) {
-                    inner.addAll(visible);
-                }
-                block(region, StableHlo.RETURN, inner);
+                block(region, StableHlo.RETURN, isolated ? newScope() : visible);
             }
             visible.addAll(op.results());
+            defined.addAll(op.results());
         }
+        defined.forEach(visible::remove);
     }
 
     private static void elementwise(Op op) {
