@@ -1,0 +1,161 @@
+package dev.weft.it.shard;
+
+import static dev.weft.testing.TensorAssert.assertThat;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.weft.Compile;
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.TracedValueException;
+import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.shard.Mesh;
+import dev.weft.shard.Sharding;
+import dev.weft.testing.Ranks;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * Global programs on sharded tensors equal the same programs on whole arrays, on 1 to 4 fake ranks, with sizes that
+ * do not divide evenly and on a 2-D mesh; put, gather and localBlock follow the documented block layout.
+ */
+class ShardingTest {
+    @BeforeAll
+    static void install() {
+        Weft.install();
+    }
+
+    /** A deterministic f64 tensor of {@code shape} with distinct values. */
+    static Tensor data(long... shape) {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        double[] v = new double[(int) n];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = Math.sin(i * 0.7 + shape.length) + 0.1 * i;
+        }
+        return Tensor.of(v, shape);
+    }
+
+    @Compile
+    static Tensor elementwise(Tensor x, Tensor y) {
+        return x.mul(2).add(y.exp()).sub(1.5).tanh();
+    }
+
+    @Compile
+    static Tensor sumRows(Tensor x) {
+        return x.sum(0);
+    }
+
+    @Compile
+    static Tensor total(Tensor x) {
+        return x.mul(x).sum();
+    }
+
+    @Compile
+    static Tensor matmul(Tensor a, Tensor b) {
+        return a.matmul(b);
+    }
+
+    @Compile
+    static Tensor layers(Tensor x, Tensor w, Tensor bias) {
+        Tensor h = x.matmul(w).add(bias).tanh();
+        return h.transpose(1, 0).max(1);
+    }
+
+    @Compile
+    static Tensor constrained(Tensor x, Sharding to) {
+        return Sharding.constrain(x.add(1), to).mul(3);
+    }
+
+    @Ranks({1, 2, 3, 4})
+    void putKeepsTheDocumentedBlockAndGatherGivesTheWhole(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Tensor full = data(10, 3);
+        Tensor rows = Sharding.put(full, Sharding.of(mesh, "x", null));
+        int n = world.size(), r = world.rank();
+        long c = (10 + n - 1) / n, start = Math.min(r * c, 10), end = Math.min(start + c, 10);
+        assertThat(rows.shape()).containsExactly(10, 3);
+        assertThat(Sharding.localBlock(rows)).isEqualTo(full.slice(new long[] {start, 0}, new long[] {end, 3}));
+        assertThat(Sharding.gather(rows)).isEqualTo(full);
+        Tensor cols = Sharding.put(full, Sharding.of(mesh, null, "x"));
+        assertThat(Sharding.gather(cols)).isEqualTo(full);
+        assertThat(Sharding.gather(Sharding.put(rows, Sharding.of(mesh, null, "x")))).isEqualTo(full);
+        assertThat(Sharding.localBlock(Sharding.put(rows, Sharding.of(mesh, null, "x"))))
+                .isEqualTo(Sharding.localBlock(cols));
+    }
+
+    @Ranks({4})
+    void blocksOfTenOverFourRanksAreThreeThreeThreeOne(Comm world) {
+        Tensor t = Sharding.put(Tensor.arange(DType.I32, 10), Sharding.of(Mesh.of(world, "x"), "x"));
+        assertThat(Sharding.localBlock(t).shape()[0]).isEqualTo(new long[] {3, 3, 3, 1}[world.rank()]);
+    }
+
+    @Ranks({2})
+    void eagerOperationsOnShardedTensorsNameTheLine(Comm world) {
+        Tensor t = Sharding.put(data(6), Sharding.of(Mesh.of(world, "x"), "x"));
+        assertThatThrownBy(() -> t.add(1)).isInstanceOf(TracedValueException.class)
+                .hasMessageStartingWith("ShardingTest.java:")
+                .hasMessageContaining("sharded tensor f64[6]").hasMessageContaining("@Compile");
+        assertThatThrownBy(t::toDoubleArray).isInstanceOf(TracedValueException.class)
+                .hasMessageStartingWith("ShardingTest.java:").hasMessageContaining("Sharding.gather");
+    }
+
+    @Ranks({1, 2, 3, 4})
+    void globalProgramsEqualTheSameProgramsOnWholeArrays(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null), cols = Sharding.of(mesh, null, "x");
+        Sharding replicated = Sharding.of(mesh, null, null);
+        Tensor x = data(7, 5), y = data(7, 5).mul(0.3), w = data(5, 6).mul(0.2), bias = data(6);
+        for (Sharding s : List.of(rows, cols, replicated)) {
+            Tensor xs = Sharding.put(x, s);
+            Tensor e = elementwise(xs, Sharding.put(y, rows));
+            assertThat(Sharding.gather(e)).isCloseTo(elementwise(x, y), 1e-12);
+            assertThat(Sharding.gather(sumRows(xs))).isCloseTo(sumRows(x), 1e-12);
+            assertThat(total(xs)).isCloseTo(total(x), 1e-12);
+            assertThat(Sharding.gather(matmul(xs, Sharding.put(w, rows)))).isCloseTo(matmul(x, w), 1e-12);
+            assertThat(Sharding.gather(layers(xs, w, bias))).isCloseTo(layers(x, w, bias), 1e-12);
+            for (Sharding to : List.of(rows, cols, replicated)) {
+                assertThat(Sharding.gather(constrained(xs, to))).isCloseTo(Sharding.gather(constrained(x, to)), 1e-12);
+            }
+        }
+    }
+
+    @Ranks({2, 3})
+    void resultsKeepTheirSharding(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null);
+        Tensor e = elementwise(Sharding.put(data(7, 5), rows), Sharding.put(data(7, 5), rows));
+        assertThat(Sharding.of(e)).isEqualTo(rows);
+        assertThat(e.shape()).containsExactly(7, 5);
+        assertThat(Sharding.of(total(Sharding.put(data(7, 5), rows)))).as("a replicated result is plain").isNull();
+        Sharding cols = Sharding.of(mesh, null, "x");
+        assertThat(Sharding.of(constrained(Sharding.put(data(7, 5), rows), cols))).isEqualTo(cols);
+    }
+
+    @Ranks({4})
+    void twoDimensionalMesh(Comm world) {
+        Mesh mesh = Mesh.of(world, new int[] {2, 2}, "x", "y");
+        Tensor a = data(5, 7), b = data(7, 3).mul(0.5);
+        List<Sharding> shardings = new ArrayList<>();
+        for (String[] axes : List.of(new String[] {"x", "y"}, new String[] {"y", "x"}, new String[] {"x", null},
+                new String[] {null, "y"})) {
+            shardings.add(Sharding.of(mesh, axes));
+        }
+        for (Sharding s : shardings) {
+            Tensor as = Sharding.put(a, s);
+            assertThat(Sharding.gather(as)).isEqualTo(a);
+            assertThat(Sharding.gather(elementwise(as, Sharding.put(a, shardings.getFirst()))))
+                    .isCloseTo(elementwise(a, a), 1e-12);
+            assertThat(Sharding.gather(sumRows(as))).isCloseTo(sumRows(a), 1e-12);
+            assertThat(total(as)).isCloseTo(total(a), 1e-12);
+            assertThat(Sharding.gather(matmul(as, Sharding.put(b, Sharding.of(mesh, "y", null)))))
+                    .isCloseTo(matmul(a, b), 1e-12);
+            assertThat(Sharding.gather(constrained(as, shardings.get(1)))).isCloseTo(
+                    Sharding.gather(constrained(a, shardings.get(1))), 1e-12);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dev.weft.shard;
+
+import dev.weft.Tensor;
+import dev.weft.comm.Comm;
+import java.util.Objects;
+
+/**
+ * Moves a block from one sharding to another with tensor and {@link Comm} operations, so it runs eagerly and is
+ * recorded in a trace alike: a dimension that stops being split is gathered over its axis (each block padded to
+ * the {@link Blocks} size, one {@code allgather}, the padding sliced off); a dimension that becomes split is a
+ * local slice of this rank's block (no communication).
+ */
+final class Reshard {
+    private Reshard() {
+    }
+
+    /** {@code local}, this rank's block of a tensor of {@code global} shape laid out by {@code from}, as {@code to}. */
+    static Tensor reshard(Tensor local, Sharding from, Sharding to, long[] global) {
+        Tensor t = local;
+        for (int d = 0; d < global.length; d++) {
+            String a = from.axis(d);
+            if (a != null && !a.equals(to.axis(d))) {
+                t = gather(t, d, global[d], from.mesh(), a);
+            }
+        }
+        for (int d = 0; d < global.length; d++) {
+            String b = to.axis(d);
+            if (b != null && !Objects.equals(from.axis(d), b)) {
+                t = block(t, d, global[d], to.mesh(), b);
+            }
+        }
+        return t;
+    }
+
+    /** The whole dimension {@code dim} (of size {@code size}) of {@code t}, split over {@code axis}. */
+    static Tensor gather(Tensor t, int dim, long size, Mesh mesh, String axis) {
+        int n = mesh.size(axis);
+        if (n == 1) {
+            return t;
+        }
+        long c = Blocks.padded(size, n);
+        long[] shape = t.shape();
+        Tensor padded = t;
+        if (shape[dim] < c) {
+            long[] high = new long[shape.length];
+            high[dim] = c - shape[dim];
+            padded = t.pad(new long[shape.length], high);
+        }
+        int[] perm = frontFirst(shape.length, dim);
+        Tensor gathered = mesh.axisComm(axis).allgather(dim == 0 ? padded : padded.transpose(perm));
+        if (c * n != size) {
+            long[] start = new long[shape.length];
+            long[] limit = gathered.shape();
+            limit[0] = size;
+            gathered = gathered.slice(start, limit);
+        }
+        return dim == 0 ? gathered : gathered.transpose(inverse(perm));
+    }
+
+    /** This rank's block along {@code axis} of the whole dimension {@code dim} of {@code t}. */
+    static Tensor block(Tensor t, int dim, long size, Mesh mesh, String axis) {
+        int n = mesh.size(axis);
+        if (n == 1) {
+            return t;
+        }
+        long[] start = new long[t.rank()];
+        long[] limit = t.shape();
+        start[dim] = Blocks.start(size, n, mesh.coordinate(axis));
+        limit[dim] = start[dim] + Blocks.size(size, n, mesh.coordinate(axis));
+        return t.slice(start, limit);
+    }
+
+    /** The permutation that moves axis {@code dim} to the front, keeping the others in order. */
+    private static int[] frontFirst(int rank, int dim) {
+        int[] perm = new int[rank];
+        perm[0] = dim;
+        for (int i = 0, j = 1; i < rank; i++) {
+            if (i != dim) {
+                perm[j++] = i;
+            }
+        }
+        return perm;
+    }
+
+    private static int[] inverse(int[] perm) {
+        int[] inv = new int[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            inv[perm[i]] = i;
+        }
+        return inv;
+    }
+}
