@@ -56,6 +56,16 @@ class ShardingTest {
     }
 
     @Compile
+    static Tensor extremes(Tensor x) {
+        return x.max(0).sub(x.min(0));
+    }
+
+    @Compile
+    static Tensor looped(Tensor x) {
+        return Weft.fori(0, 3, x, (i, c) -> c.mul(0.5).add(c.sum(0)));
+    }
+
+    @Compile
     static Tensor matmul(Tensor a, Tensor b) {
         return a.matmul(b);
     }
@@ -92,6 +102,24 @@ class ShardingTest {
     void blocksOfTenOverFourRanksAreThreeThreeThreeOne(Comm world) {
         Tensor t = Sharding.put(Tensor.arange(DType.I32, 10), Sharding.of(Mesh.of(world, "x"), "x"));
         assertThat(Sharding.localBlock(t).shape()[0]).isEqualTo(new long[] {3, 3, 3, 1}[world.rank()]);
+    }
+
+    @Ranks({4})
+    void aRankMayHoldAnEmptyBlock(Comm world) {
+        Sharding rows = Sharding.of(Mesh.of(world, "x"), "x", null);
+        Tensor x = data(5, 3), xs = Sharding.put(x, rows);
+        assertThat(Sharding.localBlock(xs).shape()[0]).isEqualTo(new long[] {2, 2, 1, 0}[world.rank()]);
+        assertThat(Sharding.gather(xs)).isEqualTo(x);
+        assertThat(Sharding.gather(elementwise(xs, xs))).isCloseTo(elementwise(x, x), 1e-12);
+        assertThat(Sharding.gather(sumRows(xs))).isCloseTo(sumRows(x), 1e-12);
+        assertThat(total(xs)).isCloseTo(total(x), 1e-12);
+        assertThat(Sharding.gather(extremes(xs))).isCloseTo(extremes(x), 1e-12);
+    }
+
+    @Ranks({1, 3})
+    void aLoopOnShardedOperandsRunsOnWholeArrays(Comm world) {
+        Tensor x = data(7, 5), xs = Sharding.put(x, Sharding.of(Mesh.of(world, "x"), "x", null));
+        assertThat(Sharding.gather(looped(xs))).isCloseTo(looped(x), 1e-12);
     }
 
     @Ranks({2})
