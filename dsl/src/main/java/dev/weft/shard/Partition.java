@@ -1,10 +1,15 @@
 package dev.weft.shard;
 
 import dev.weft.Tensor;
+import dev.weft.WeftException;
+import dev.weft.graph.GraphEvaluator;
 import dev.weft.graph.Node;
+import dev.weft.graph.Region;
 import dev.weft.graph.Var;
+import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Params;
+import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -14,6 +19,12 @@ import java.util.Map;
 final class Partition {
     private final Mesh mesh;
     private final Map<Tensor, Sharding> shardings = new IdentityHashMap<>();
+    /** Replicated results of {@code broadcast_in_dim}, by the node and operand that made them. */
+    private final Map<Tensor, Broadcast> broadcasts = new IdentityHashMap<>();
+
+    /** A broadcast {@link #input} may redo straight to a split layout instead of slicing its whole result. */
+    private record Broadcast(Node node, Tensor operand) {
+    }
 
     Partition(Mesh mesh) {
         this.mesh = mesh;
@@ -35,12 +46,48 @@ final class Partition {
         return t;
     }
 
-    /** Input {@code k} of {@code node} ({@code in.get(k)}) resharded to {@code target}. */
+    /**
+     * Input {@code k} of {@code node} ({@code in.get(k)}) resharded to {@code target}. A replicated broadcast is
+     * broadcast again from its operand to {@code target}'s block, rather than made whole and sliced.
+     */
     Tensor input(Node node, List<Tensor> in, int k, Sharding target) {
         Tensor t = in.get(k);
         Var v = node.inputs().get(k);
-        return place(Reshard.reshard(t, sharding(t, v.aval().shape().rank()), target, v.aval().shape().dims()),
-                target);
+        Sharding from = sharding(t, v.aval().shape().rank());
+        Broadcast b = broadcasts.get(t);
+        if (b != null && !from.equals(target)) {
+            return ShardingRules.broadcastTo(b.node(), b.operand(), target, this);
+        }
+        return place(Reshard.reshard(t, from, target, v.aval().shape().dims()), target);
+    }
+
+    /** The local block {@code t} of a value of {@code global} aval, resharded to {@code target}. */
+    Tensor reshard(Tensor t, Aval global, Sharding target) {
+        return place(Reshard.reshard(t, sharding(t, global.shape().rank()), target, global.shape().dims()), target);
+    }
+
+    /** Notes that {@code result}, replicated, is {@code node} (a {@code broadcast_in_dim}) of {@code operand}. */
+    void broadcast(Tensor result, Node node, Tensor operand) {
+        broadcasts.put(result, new Broadcast(node, operand));
+    }
+
+    /** {@code region} (on global avals) on the local blocks {@code args}, each node by its rule. */
+    List<Tensor> evaluate(Region region, List<Tensor> args) {
+        return GraphEvaluator.evaluate(region, args, (n, in) -> SourceLocation.attributing(n.location(),
+                () -> apply(n, in)));
+    }
+
+    private List<Tensor> apply(Node n, List<Tensor> in) {
+        ShardingRule rule = ShardingRules.rule(n.prim());
+        if (rule == null) {
+            throw new WeftException(n.location(), n.prim() + " cannot run on sharded tensors: "
+                    + ShardingRules.whyNotShardable(n.prim()).orElse("it has no sharding rule"));
+        }
+        if (n.prim() == ShardPrims.CONSTRAIN && ((ConstrainParams) n.params()).sharding().mesh() != mesh) {
+            throw new WeftException(n.location(), "Sharding.constrain: " + ((ConstrainParams) n.params()).sharding()
+                    + " is on another mesh than " + mesh + " of the program's sharded arguments");
+        }
+        return rule.apply(n, in, this);
     }
 
     /** A sharding over this mesh with {@code axes} per dimension. */

@@ -2,7 +2,6 @@ package dev.weft.shard;
 
 import dev.weft.Tensor;
 import dev.weft.WeftException;
-import dev.weft.graph.GraphEvaluator;
 import dev.weft.graph.Node;
 import dev.weft.graph.Region;
 import dev.weft.spi.Aval;
@@ -13,7 +12,7 @@ import java.util.List;
 
 /**
  * The partitioning transform: a program traced on global arrays becomes the program of one rank on its blocks.
- * {@link #partition} evaluates the global region node by node ({@link GraphEvaluator}) on this rank's blocks with
+ * {@link #partition} evaluates the global region node by node ({@link dev.weft.graph.GraphEvaluator}) on this rank's blocks with
  * each primitive's {@link ShardingRules} entry, under whatever interpreter is current (the compile pipeline runs it
  * in a fresh trace, so the result is a graph of local operations and the communication the rules insert, made with
  * the public {@link dev.weft.comm.Comm} calls: token chain, schedule check and flight recorder see it as any other).
@@ -47,8 +46,8 @@ public final class Partitioner {
      * {@code body} (on global avals) run on this rank's blocks {@code locals}, laid out by {@code in} ({@code null}
      * for a plain argument: replicated).
      *
-     * @throws WeftException naming the line of a communication operation, or of a {@code Sharding.constrain} inside
-     *     {@code Weft.fori}/{@code Weft.cond}, or of a constraint on another mesh than the arguments'
+     * @throws WeftException naming the line of a communication operation, of a {@code Sharding.constrain} inside
+     *     {@code Weft.cond}, or of a constraint on another mesh than the arguments'
      */
     public static Result partition(Region body, List<Tensor> locals, List<Sharding> in) {
         Partition p = new Partition(mesh(body, in));
@@ -57,33 +56,12 @@ public final class Partitioner {
                 p.place(locals.get(k), in.get(k));
             }
         }
-        List<Tensor> out = GraphEvaluator.evaluate(body, locals, (n, args) -> SourceLocation.attributing(
-                n.location(), () -> apply(n, args, p)));
+        List<Tensor> out = p.evaluate(body, locals);
         List<Sharding> shardings = new ArrayList<>(out.size());
         for (int k = 0; k < out.size(); k++) {
             shardings.add(p.sharding(out.get(k), body.results().get(k).aval().shape().rank()));
         }
         return new Result(out, shardings, p.mesh());
-    }
-
-    private static List<Tensor> apply(Node n, List<Tensor> args, Partition p) {
-        ShardingRule rule = ShardingRules.rule(n.prim());
-        if (rule == null) {
-            throw new WeftException(n.location(), n.prim() + " cannot run on sharded tensors: "
-                    + ShardingRules.whyNotShardable(n.prim()).orElse("it has no sharding rule"));
-        }
-        for (Region r : n.regions()) {
-            Node c = constraint(r);
-            if (c != null) {
-                throw new WeftException(c.location(), "Sharding.constrain inside Weft.fori or Weft.cond is not"
-                        + " supported; constrain the loop's or branch's operands and results outside it");
-            }
-        }
-        if (n.prim() == ShardPrims.CONSTRAIN && ((ConstrainParams) n.params()).sharding().mesh() != p.mesh()) {
-            throw new WeftException(n.location(), "Sharding.constrain: " + ((ConstrainParams) n.params()).sharding()
-                    + " is on another mesh than " + p.mesh() + " of the program's sharded arguments");
-        }
-        return rule.apply(n, args, p);
     }
 
     /** The mesh of the arguments, else of the first constraint; they must all share one. */
@@ -103,7 +81,7 @@ public final class Partitioner {
     }
 
     /** The first constraint node in {@code r} or its nested regions, or {@code null}. */
-    private static Node constraint(Region r) {
+    static Node constraint(Region r) {
         for (Node n : r.nodes()) {
             if (n.prim() == ShardPrims.CONSTRAIN) {
                 return n;

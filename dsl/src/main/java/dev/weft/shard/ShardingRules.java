@@ -1,14 +1,21 @@
 package dev.weft.shard;
 
 import dev.weft.Tensor;
+import dev.weft.WeftException;
 import dev.weft.comm.ReduceOp;
+import dev.weft.graph.ControlFlow;
 import dev.weft.graph.Node;
+import dev.weft.graph.Region;
 import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.CommPrims;
+import dev.weft.prim.ConcatParams;
+import dev.weft.prim.LoopParams;
+import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
+import dev.weft.spi.Bind;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import java.util.ArrayList;
@@ -32,9 +39,15 @@ import java.util.Set;
  *   <li>{@code matmul}: batch and free dimensions keep their axes; a split contracted dimension (the other operand
  *       is sliced to match) gives local products summed by one {@code allreduce}.</li>
  *   <li>{@code transpose} permutes the sharding; {@code broadcast_in_dim} keeps the axes of the dimensions it does
- *       not stretch; {@code slice} keeps a split dimension it takes whole (others are gathered first).</li>
- *   <li>Others ({@code reshape}, {@code concat}, {@code pad}, dynamic slices, {@code iota}, {@code fori},
- *       {@code cond}): operands are gathered and the operation runs on whole arrays, its results replicated.</li>
+ *       not stretch (and a replicated broadcast that an operation needs split is redone at the block's shape, not
+ *       sliced from the whole).</li>
+ *   <li>{@code slice}, {@code pad}, {@code concat} keep the sharding; along a split dimension each rank fetches the
+ *       elements of its block of the result from the ranks holding them ({@link Halo}: for a stencil's shifts, a
+ *       halo exchange with the neighbours).</li>
+ *   <li>{@code fori}: the body is partitioned with the carries laid out as on entry; each step's new carries are
+ *       resharded to that layout.</li>
+ *   <li>Others ({@code reshape}, dynamic slices, {@code iota}, {@code cond}): operands are gathered and the
+ *       operation runs on whole arrays, its results replicated.</li>
  *   <li>Communication primitives are not shardable: a program on sharded tensors gets its communication from the
  *       partitioner; hand-written communication belongs in programs on {@link Sharding#localBlock}s.</li>
  * </ul>
@@ -58,8 +71,11 @@ public final class ShardingRules {
         RULES.put(Prims.TRANSPOSE, ShardingRules::transpose);
         RULES.put(Prims.BROADCAST_IN_DIM, ShardingRules::broadcast);
         RULES.put(Prims.SLICE, ShardingRules::slice);
-        for (Primitive<?> p : List.of(Prims.RESHAPE, Prims.CONCAT, Prims.PAD, Prims.DYNAMIC_SLICE,
-                Prims.DYNAMIC_UPDATE_SLICE, Prims.IOTA, Prims.CONSTANT, Prims.FORI, Prims.COND)) {
+        RULES.put(Prims.PAD, ShardingRules::pad);
+        RULES.put(Prims.CONCAT, ShardingRules::concat);
+        RULES.put(Prims.FORI, ShardingRules::fori);
+        for (Primitive<?> p : List.of(Prims.RESHAPE, Prims.DYNAMIC_SLICE, Prims.DYNAMIC_UPDATE_SLICE, Prims.IOTA,
+                Prims.CONSTANT, Prims.COND)) {
             RULES.put(p, ShardingRules::replicated);
         }
         RULES.put(ShardPrims.CONSTRAIN, ShardingRules::constrain);
@@ -192,43 +208,177 @@ public final class ShardingRules {
         Shape from = n.inputs().getFirst().aval().shape();
         int[] dims = bp.dimsArray();
         Sharding s = p.sharding(in.getFirst(), from.rank());
-        String[] operand = new String[from.rank()], out = new String[bp.shape().rank()];
+        String[] out = new String[bp.shape().rank()];
         for (int i = 0; i < dims.length; i++) {
             if (from.dim(i) == bp.shape().dim(dims[i])) {
-                operand[i] = out[dims[i]] = s.axis(i);
+                out[dims[i]] = s.axis(i);
             }
         }
-        Sharding result = p.sharding(out);
-        Tensor local = p.input(n, in, 0, p.sharding(operand));
-        long[] shape = result.localShape(bp.shape().dims());
-        return p.bind(n, new BroadcastParams(Shape.of(shape), bp.dims()), List.of(local), List.of(result));
+        Tensor result = broadcastTo(n, in.getFirst(), p.sharding(out), p);
+        p.broadcast(result, n, in.getFirst());
+        return List.of(result);
     }
 
+    /** The {@code broadcast_in_dim} {@code node} of {@code operand} (its local block) made straight as {@code target}. */
+    static Tensor broadcastTo(Node node, Tensor operand, Sharding target, Partition p) {
+        BroadcastParams bp = (BroadcastParams) node.params();
+        Shape from = node.inputs().getFirst().aval().shape();
+        int[] dims = bp.dimsArray();
+        String[] axes = new String[from.rank()];
+        for (int i = 0; i < dims.length; i++) {
+            if (from.dim(i) == bp.shape().dim(dims[i])) {
+                axes[i] = target.axis(dims[i]);
+            }
+        }
+        Tensor local = p.reshard(operand, node.inputs().getFirst().aval(), p.sharding(axes));
+        long[] shape = target.localShape(bp.shape().dims());
+        return p.bind(node, new BroadcastParams(Shape.of(shape), bp.dims()), List.of(local), List.of(target))
+                .getFirst();
+    }
+
+    /**
+     * A slice keeps the operand's sharding: along a split dimension, each rank's block of the result is fetched from
+     * the ranks holding it ({@link Halo}: the neighbours, for a stencil's shifts).
+     */
     private static List<Tensor> slice(Node n, List<Tensor> in, Partition p) {
         SliceParams sp = (SliceParams) n.params();
         long[] global = n.inputs().getFirst().aval().shape().dims();
         long[] start = sp.startArray(), limit = sp.limitArray();
         Sharding s = p.sharding(in.getFirst(), global.length);
-        String[] axes = new String[global.length];
+        Tensor local = in.getFirst();
+        long[] localStart = start.clone(), localLimit = limit.clone();
         for (int d = 0; d < global.length; d++) {
-            if (start[d] == 0 && limit[d] == global[d]) {
-                axes[d] = s.axis(d);
+            String a = s.axis(d);
+            if (a == null) {
+                continue;
+            }
+            if (start[d] != 0 || limit[d] != global[d]) {
+                long m = limit[d] - start[d], offset = start[d];
+                Mesh mesh = p.mesh();
+                int parts = mesh.size(a);
+                local = Halo.fetch(local, d, global[d], mesh, a, j -> shifted(Halo.block(m, parts, j), offset));
+            }
+            localStart[d] = 0;
+            localLimit[d] = local.shape()[d];
+        }
+        return p.bind(n, new SliceParams(boxed(localStart), boxed(localLimit)), List.of(local), List.of(s));
+    }
+
+    /**
+     * A pad keeps the operand's sharding: along a split dimension, each rank fetches the operand's elements that its
+     * block of the result holds and pads what falls outside them locally.
+     */
+    private static List<Tensor> pad(Node n, List<Tensor> in, Partition p) {
+        PadParams pp = (PadParams) n.params();
+        long[] global = n.inputs().getFirst().aval().shape().dims();
+        long[] lo = pp.lowArray(), hi = pp.highArray();
+        Sharding s = p.sharding(in.getFirst(), global.length);
+        Tensor local = in.getFirst();
+        long[] localLo = lo.clone(), localHi = hi.clone();
+        for (int d = 0; d < global.length; d++) {
+            String a = s.axis(d);
+            if (a == null || lo[d] == 0 && hi[d] == 0) {
+                continue;
+            }
+            long m = global[d] + lo[d] + hi[d], low = lo[d];
+            Mesh mesh = p.mesh();
+            int parts = mesh.size(a);
+            long[] mine = Halo.block(m, parts, mesh.coordinate(a));
+            local = Halo.fetch(local, d, global[d], mesh, a, j -> shifted(Halo.block(m, parts, j), -low));
+            localLo[d] = Math.clamp(low - mine[0], 0, mine[1] - mine[0]);
+            localHi[d] = mine[1] - mine[0] - localLo[d] - local.shape()[d];
+        }
+        PadParams params = new PadParams(boxed(localLo), boxed(localHi), pp.value());
+        return p.bind(n, params, List.of(local), List.of(s));
+    }
+
+    /**
+     * A concatenation: the operands are brought to one sharding (as for elementwise operations, the concatenated
+     * dimension included); along a split concatenated dimension each rank fetches, from each operand, the part its
+     * block of the result holds.
+     */
+    private static List<Tensor> concat(Node n, List<Tensor> in, Partition p) {
+        int axis = ((ConcatParams) n.params()).axis();
+        int rank = n.outputs().getFirst().aval().shape().rank();
+        String[] axes = new String[rank];
+        Set<String> used = new HashSet<>();
+        for (Tensor t : in) {
+            Sharding s = p.sharding(t, rank);
+            for (int d = 0; d < rank; d++) {
+                if (axes[d] == null && s.axis(d) != null && used.add(s.axis(d))) {
+                    axes[d] = s.axis(d);
+                }
             }
         }
-        Sharding kept = p.sharding(axes);
-        Tensor local = p.input(n, in, 0, kept);
-        long[] localLimit = limit.clone();
-        long[] shape = local.shape();
-        for (int d = 0; d < global.length; d++) {
-            if (axes[d] != null) {
-                localLimit[d] = shape[d];
-            }
+        Sharding target = p.sharding(axes);
+        List<Tensor> local = new ArrayList<>(in.size());
+        for (int k = 0; k < in.size(); k++) {
+            local.add(p.input(n, in, k, target));
         }
-        SliceParams params = new SliceParams(boxed(start), boxed(localLimit));
-        return p.bind(n, params, List.of(local), List.of(kept));
+        String a = axes[axis];
+        if (a == null) {
+            return p.bind(n, n.params(), local, List.of(target));
+        }
+        Mesh mesh = p.mesh();
+        int parts = mesh.size(a);
+        long m = n.outputs().getFirst().aval().shape().dim(axis);
+        List<Tensor> pieces = new ArrayList<>();
+        long offset = 0;
+        for (int k = 0; k < in.size(); k++) {
+            long size = n.inputs().get(k).aval().shape().dim(axis), off = offset;
+            Tensor piece = Halo.fetch(local.get(k), axis, size, mesh, a, j -> shifted(Halo.block(m, parts, j), -off));
+            if (piece.shape()[axis] > 0 || pieces.isEmpty() && k == in.size() - 1) {
+                pieces.add(piece);
+            }
+            offset += size;
+        }
+        return List.of(p.place(pieces.size() == 1 ? pieces.getFirst()
+                : Bind.bindAt(n.location(), n.prim(), n.params(), pieces).getFirst(), target));
+    }
+
+    /** {@code range} moved by {@code offset}. */
+    private static long[] shifted(long[] range, long offset) {
+        return new long[] {range[0] + offset, range[1] + offset};
+    }
+
+    private static List<Tensor> fori(Node n, List<Tensor> in, Partition p) {
+        LoopParams lp = (LoopParams) n.params();
+        Region body = lp.body();
+        int count = body.results().size();
+        List<Sharding> carried = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) {
+            carried.add(p.sharding(in.get(k), n.inputs().get(k).aval().shape().rank()));
+        }
+        List<Tensor> captures = in.subList(count, in.size());
+        List<Tensor> out = ControlFlow.fori(lp.lo(), lp.hi(), in.subList(0, count), (i, carries) -> {
+            List<Tensor> args = new ArrayList<>(in.size() + 1);
+            args.add(i);
+            for (int k = 0; k < count; k++) {
+                args.add(p.place(carries.get(k), carried.get(k)));
+            }
+            args.addAll(captures);
+            List<Tensor> results = p.evaluate(body, args);
+            List<Tensor> next = new ArrayList<>(count);
+            for (int k = 0; k < count; k++) {
+                next.add(p.reshard(results.get(k), body.results().get(k).aval(), carried.get(k)));
+            }
+            return next;
+        }, n.location());
+        List<Tensor> placed = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) {
+            placed.add(p.place(out.get(k), carried.get(k)));
+        }
+        return placed;
     }
 
     private static List<Tensor> replicated(Node n, List<Tensor> in, Partition p) {
+        for (Region r : n.regions()) {
+            Node c = Partitioner.constraint(r);
+            if (c != null) {
+                throw new WeftException(c.location(), "Sharding.constrain inside Weft.cond is not supported;"
+                        + " constrain the branches' operands and results outside it");
+            }
+        }
         List<Tensor> whole = new ArrayList<>(in.size());
         for (int k = 0; k < in.size(); k++) {
             whole.add(p.input(n, in, k, Sharding.replicated(p.mesh(), n.inputs().get(k).aval().shape().rank())));

@@ -49,6 +49,11 @@ class ShardingIrTest {
         return Sharding.constrain(x, to).neg();
     }
 
+    @Compile
+    static Tensor diffuse(Tensor u) {
+        return ShardingTest.smooth(u, 10);
+    }
+
     /** The communication custom calls of {@code method} lowered for these arguments, in order. */
     private static List<String> calls(String method, Object... args) {
         return calls(Weft.lower(ShardingIrTest.class, method, args).toMlir());
@@ -70,7 +75,9 @@ class ShardingIrTest {
         Sharding replicated = Sharding.of(mesh, null, null);
         Tensor x = Sharding.put(ShardingTest.data(7, 5), rows), xc = Sharding.put(ShardingTest.data(7, 5), cols);
         Tensor w = ShardingTest.data(5, 4), wr = Sharding.put(w, rows);
-        assertThat(calls("elementwise", x, x)).as("elementwise").isEmpty();
+        String elementwise = Weft.lower(ShardingIrTest.class, "elementwise", x, x).toMlir();
+        assertThat(calls(elementwise)).as("elementwise").isEmpty();
+        assertThat(elementwise).as("the scalar is broadcast to the block, not to the whole").doesNotContain("7x5");
         assertThat(calls("elementwise", x, ShardingTest.data(7, 5))).as("with a replicated operand").isEmpty();
         assertThat(calls("matmul", x, w)).as("row-sharded @ replicated").isEmpty();
         assertThat(calls("sumRows", x)).as("sum over the sharded dimension").containsExactly("allreduce");
@@ -84,6 +91,19 @@ class ShardingIrTest {
         assertThat(calls(sliced)).as("shard a replicated dimension: a local slice").isEmpty();
         assertThat(sliced).contains("stablehlo.slice");
         assertThat(calls("constrained", x, cols)).as("rows to columns").containsExactly("allgather");
+    }
+
+    @Ranks({3})
+    void aStencilInALoopExchangesHalosWithTheNeighboursOnly(Comm world) {
+        Tensor u = Sharding.put(ShardingTest.data(12, 4), Sharding.of(Mesh.of(world, "x"), "x", null));
+        String mlir = Weft.lower(ShardingIrTest.class, "diffuse", u).toMlir();
+        assertThat(mlir).contains("stablehlo.while");
+        assertThat(calls(mlir)).doesNotContain("allgather", "allreduce").contains("isend", "irecv", "wait");
+        Matcher peers = Pattern.compile("weft\\.mpi\\.i(?:send|recv)\".*?peer = (\\d+)").matcher(mlir);
+        int me = world.rank();
+        while (peers.find()) {
+            assertThat(Math.abs(Integer.parseInt(peers.group(1)) - me)).as(peers.group()).isEqualTo(1);
+        }
     }
 
     @Ranks({4})

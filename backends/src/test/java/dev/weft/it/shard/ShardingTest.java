@@ -65,6 +65,45 @@ class ShardingTest {
         return Weft.fori(0, 3, x, (i, c) -> c.mul(0.5).add(c.sum(0)));
     }
 
+    /** A second difference along rows, zero on the first and last row: shifted slices, then a pad. */
+    @Compile
+    static Tensor stencil(Tensor u) {
+        long n = u.shape()[0], m = u.shape()[1];
+        Tensor up = u.slice(new long[] {0, 0}, new long[] {n - 2, m});
+        Tensor mid = u.slice(new long[] {1, 0}, new long[] {n - 1, m});
+        Tensor down = u.slice(new long[] {2, 0}, new long[] {n, m});
+        return up.add(down).sub(mid.mul(2)).pad(new long[] {1, 0}, new long[] {1, 0});
+    }
+
+    @Compile
+    static Tensor padded(Tensor u) {
+        return u.pad(new long[] {3, 1}, new long[] {2, 0}, 0.5).exp();
+    }
+
+    @Compile
+    static Tensor joined(Tensor a, Tensor b) {
+        return Tensor.concat(0, a, b.mul(2), a.slice(new long[] {2, 0}, new long[] {3, a.shape()[1]}));
+    }
+
+    /** Explicit diffusion along rows in a loop, the boundary rows held fixed by a concatenation. */
+    @Compile
+    static Tensor diffuse(Tensor u, int steps) {
+        return Weft.fori(0, steps, u, (i, c) -> {
+            long n = c.shape()[0], m = c.shape()[1];
+            Tensor inner = c.slice(new long[] {1, 0}, new long[] {n - 1, m});
+            Tensor lap = c.slice(new long[] {0, 0}, new long[] {n - 2, m}).add(c.slice(new long[] {2, 0},
+                    new long[] {n, m})).sub(inner.mul(2));
+            return Tensor.concat(0, c.slice(new long[] {0, 0}, new long[] {1, m}), inner.add(lap.mul(0.2)),
+                    c.slice(new long[] {n - 1, 0}, new long[] {n, m}));
+        });
+    }
+
+    /** {@link #diffuse} with the update padded by zeros instead of concatenated with the boundary rows. */
+    @Compile
+    static Tensor smooth(Tensor u, int steps) {
+        return Weft.fori(0, steps, u, (i, c) -> c.add(stencil(c).mul(0.2)));
+    }
+
     @Compile
     static Tensor matmul(Tensor a, Tensor b) {
         return a.matmul(b);
@@ -117,9 +156,26 @@ class ShardingTest {
     }
 
     @Ranks({1, 3})
-    void aLoopOnShardedOperandsRunsOnWholeArrays(Comm world) {
+    void aLoopOnShardedOperandsEqualsItOnWholeArrays(Comm world) {
         Tensor x = data(7, 5), xs = Sharding.put(x, Sharding.of(Mesh.of(world, "x"), "x", null));
         assertThat(Sharding.gather(looped(xs))).isCloseTo(looped(x), 1e-12);
+    }
+
+    @Ranks({1, 2, 3, 4})
+    void slicesPadsAndConcatenationsAlongASplitDimension(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Tensor u = data(10, 3), b = data(4, 3);
+        for (Sharding s : List.of(Sharding.of(mesh, "x", null), Sharding.of(mesh, null, "x"))) {
+            Tensor us = Sharding.put(u, s);
+            assertThat(Sharding.gather(stencil(us))).isCloseTo(stencil(u), 1e-12);
+            assertThat(Sharding.gather(joined(us, Sharding.put(b, s)))).isCloseTo(joined(u, b), 1e-12);
+            assertThat(Sharding.gather(joined(us, b))).isCloseTo(joined(u, b), 1e-12);
+            Tensor d = diffuse(us, 5);
+            assertThat(Sharding.of(d)).isEqualTo(s);
+            assertThat(Sharding.gather(d)).isCloseTo(diffuse(u, 5), 1e-12);
+            assertThat(Sharding.gather(smooth(us, 5))).isCloseTo(smooth(u, 5), 1e-12);
+            assertThat(Sharding.gather(padded(us))).isCloseTo(padded(u), 1e-12);
+        }
     }
 
     @Ranks({2})
