@@ -32,6 +32,8 @@ public final class ShardingChecks {
                     ShardingTest.matmul(x, w));
             ok += check(s + " layers", Sharding.gather(ShardingTest.layers(xs, w, bias)),
                     ShardingTest.layers(x, w, bias));
+            ok += check(s + " stencil", Sharding.gather(ShardingTest.stencil(xs)), ShardingTest.stencil(x));
+            ok += check(s + " stencil loop", Sharding.gather(ShardingTest.smooth(xs, 4)), ShardingTest.smooth(x, 4));
             ok += check(s + " constrain", Sharding.gather(ShardingTest.constrained(xs, rows.equals(s) ? cols : rows)),
                     Sharding.gather(ShardingTest.constrained(x, rows)));
         }
