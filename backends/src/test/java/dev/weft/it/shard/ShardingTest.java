@@ -8,11 +8,17 @@ import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TracedValueException;
+import dev.weft.WeftException;
 import dev.weft.Weft;
 import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
 import dev.weft.shard.Mesh;
 import dev.weft.shard.Sharding;
 import dev.weft.testing.Ranks;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -105,6 +111,16 @@ class ShardingTest {
     }
 
     @Compile
+    static Tensor communicates(Tensor x, Comm comm) {
+        return comm.allreduce(x.mul(2), ReduceOp.SUM);
+    }
+
+    @Compile
+    static Tensor constrainsInABranch(Tensor x, Sharding to) {
+        return Weft.cond(x.sum().gt(0), () -> Sharding.constrain(x, to), () -> x);
+    }
+
+    @Compile
     static Tensor matmul(Tensor a, Tensor b) {
         return a.matmul(b);
     }
@@ -176,6 +192,41 @@ class ShardingTest {
             assertThat(Sharding.gather(smooth(us, 5))).isCloseTo(smooth(u, 5), 1e-12);
             assertThat(Sharding.gather(padded(us))).isCloseTo(padded(u), 1e-12);
         }
+    }
+
+    @Ranks({2})
+    void unsupportedUsesInsideCompiledProgramsNameTheLine(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Tensor xs = Sharding.put(data(6), Sharding.of(mesh, "x"));
+        assertThatThrownBy(() -> communicates(xs, world)).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("ShardingTest.java:" + lineOf("comm.allreduce(x.mul(2)"))
+                .hasMessageContaining("allreduce cannot run on sharded tensors");
+        assertThatThrownBy(() -> constrainsInABranch(data(6), Sharding.of(mesh, "x")))
+                .isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("ShardingTest.java:" + lineOf("() -> Sharding.constrain(x, to)"))
+                .hasMessageContaining("inside Weft.cond");
+        Tensor other = Sharding.put(data(6), Sharding.of(Mesh.of(world, "y"), "y"));
+        assertThatThrownBy(() -> elementwise(xs, other)).isInstanceOf(WeftException.class)
+                .hasMessageContaining("different meshes");
+        assertThatThrownBy(() -> Sharding.of(mesh, "x", "x")).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("ShardingTest.java:").hasMessageContaining("splits two dimensions");
+        assertThatThrownBy(() -> Sharding.put(data(6), Sharding.of(mesh, "x", null)))
+                .isInstanceOf(WeftException.class).hasMessageContaining("lays out 2 dimensions");
+    }
+
+    /** The line of this file that holds {@code text} (once). */
+    private static int lineOf(String text) {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("src/test/java/dev/weft/it/shard/ShardingTest.java"));
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).contains(text)) {
+                    return i + 1;
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        throw new IllegalArgumentException(text);
     }
 
     @Ranks({2})
