@@ -110,6 +110,26 @@ class ShardingTest {
         return Weft.fori(0, steps, u, (i, c) -> c.add(stencil(c).mul(0.2)));
     }
 
+    /** Five-point diffusion steps on a 2-D grid with zero boundaries: pads and shifted slices in both dimensions. */
+    @Compile
+    static Tensor heat(Tensor u, int steps) {
+        return Weft.fori(0, steps, u, (i, g) -> {
+            long n = g.shape()[0], m = g.shape()[1];
+            Tensor p = g.pad(new long[] {1, 1}, new long[] {1, 1});
+            Tensor near = p.slice(new long[] {0, 1}, new long[] {n, m + 1})
+                    .add(p.slice(new long[] {2, 1}, new long[] {n + 2, m + 1}))
+                    .add(p.slice(new long[] {1, 0}, new long[] {n + 1, m}))
+                    .add(p.slice(new long[] {1, 2}, new long[] {n + 1, m + 2}));
+            return g.add(near.sub(g.mul(4)).mul(0.1));
+        });
+    }
+
+    /** The gradient of a loss of a row-sharded batch with respect to replicated weights. */
+    @Compile
+    static Tensor gradient(Tensor x, Tensor w) {
+        return Weft.grad(v -> x.matmul(v).tanh().sum()).apply(w);
+    }
+
     @Compile
     static Tensor communicates(Tensor x, Comm comm) {
         return comm.allreduce(x.mul(2), ReduceOp.SUM);
@@ -192,6 +212,25 @@ class ShardingTest {
             assertThat(Sharding.gather(smooth(us, 5))).isCloseTo(smooth(u, 5), 1e-12);
             assertThat(Sharding.gather(padded(us))).isCloseTo(padded(u), 1e-12);
         }
+    }
+
+    @Ranks({4})
+    void aStencilOnATwoDimensionalMeshWithUnevenBlocks(Comm world) {
+        Mesh mesh = Mesh.of(world, new int[] {2, 2}, "x", "y");
+        Tensor u = data(11, 9);
+        for (Sharding s : List.of(Sharding.of(mesh, "x", "y"), Sharding.of(mesh, "y", "x"),
+                Sharding.of(mesh, null, "x"))) {
+            Tensor h = heat(Sharding.put(u, s), 6);
+            assertThat(Sharding.of(h)).isEqualTo(s);
+            assertThat(Sharding.gather(h)).isCloseTo(heat(u, 6), 1e-12);
+        }
+    }
+
+    @Ranks({1, 3})
+    void theGradientOfAShardedProgramEqualsItOnWholeArrays(Comm world) {
+        Tensor x = data(7, 5), w = data(5, 2).mul(0.3);
+        Tensor xs = Sharding.put(x, Sharding.of(Mesh.of(world, "x"), "x", null));
+        assertThat(Sharding.gather(gradient(xs, w))).isCloseTo(gradient(x, w), 1e-12);
     }
 
     @Ranks({2})
