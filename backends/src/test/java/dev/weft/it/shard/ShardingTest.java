@@ -130,6 +130,12 @@ class ShardingTest {
         return Weft.grad(v -> x.matmul(v).tanh().sum()).apply(w);
     }
 
+    /** {@link #gradient} with the hidden layer constrained to the given sharding. */
+    @Compile
+    static Tensor constrainedGradient(Tensor x, Tensor w, Sharding hidden) {
+        return Weft.grad(v -> Sharding.constrain(x.matmul(v), hidden).tanh().sum()).apply(w);
+    }
+
     @Compile
     static Tensor communicates(Tensor x, Comm comm) {
         return comm.allreduce(x.mul(2), ReduceOp.SUM);
@@ -231,6 +237,11 @@ class ShardingTest {
         Tensor x = data(7, 5), w = data(5, 2).mul(0.3);
         Tensor xs = Sharding.put(x, Sharding.of(Mesh.of(world, "x"), "x", null));
         assertThat(Sharding.gather(gradient(xs, w))).isCloseTo(gradient(x, w), 1e-12);
+        Mesh mesh = Sharding.of(xs).mesh();
+        for (Sharding hidden : List.of(Sharding.of(mesh, null, "x"), Sharding.of(mesh, null, null))) {
+            assertThat(Sharding.gather(constrainedGradient(xs, w, hidden))).isCloseTo(gradient(x, w), 1e-12);
+            assertThat(Sharding.gather(constrainedGradient(x, w, hidden))).isCloseTo(gradient(x, w), 1e-12);
+        }
     }
 
     @Ranks({2})
