@@ -95,7 +95,10 @@ final class Partition {
         return Sharding.of(mesh, axes);
     }
 
-    /** {@code node}'s primitive bound at its line on {@code in} with {@code params}; outputs laid out by {@code out}. */
+    /**
+     * {@code node}'s primitive bound at its line on {@code in} with {@code params}; its outputs laid out by
+     * {@code out}.
+     */
     List<Tensor> bind(Node node, Params params, List<Tensor> in, List<Sharding> out) {
         List<Tensor> results = Bind.bindAt(node.location(), node.prim(), params, in);
         List<Tensor> placed = new ArrayList<>(results.size());

@@ -12,10 +12,11 @@ import java.util.List;
 
 /**
  * The partitioning transform: a program traced on global arrays becomes the program of one rank on its blocks.
- * {@link #partition} evaluates the global region node by node ({@link dev.weft.graph.GraphEvaluator}) on this rank's blocks with
- * each primitive's {@link ShardingRules} entry, under whatever interpreter is current (the compile pipeline runs it
- * in a fresh trace, so the result is a graph of local operations and the communication the rules insert, made with
- * the public {@link dev.weft.comm.Comm} calls: token chain, schedule check and flight recorder see it as any other).
+ * {@link #partition} evaluates the global region node by node ({@link dev.weft.graph.GraphEvaluator}) on this
+ * rank's blocks with each primitive's {@link ShardingRules} entry, under whatever interpreter is current (the
+ * compile pipeline runs it in a fresh trace, so the result is a graph of local operations and the communication
+ * the rules insert, made with the public {@link dev.weft.comm.Comm} calls: token chain, schedule check and flight
+ * recorder see it as any other).
  * The program is specialised to this rank (block sizes differ where a size does not divide evenly). Used by the
  * compile pipeline; not user API.
  */
@@ -32,7 +33,7 @@ public final class Partitioner {
         return in.stream().anyMatch(s -> s != null) || constraint(body) != null;
     }
 
-    /** The shape of this rank's block of a tensor of {@code global} aval laid out by {@code s} ({@code null}: plain). */
+    /** The aval of this rank's block of a tensor of {@code global} aval laid out by {@code s} (null: plain). */
     public static Aval localAval(Aval global, Sharding s) {
         return s == null ? global : new Aval(global.dtype(), Shape.of(s.localShape(global.shape().dims())));
     }

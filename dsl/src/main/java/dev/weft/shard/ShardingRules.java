@@ -219,7 +219,7 @@ public final class ShardingRules {
         return List.of(result);
     }
 
-    /** The {@code broadcast_in_dim} {@code node} of {@code operand} (its local block) made straight as {@code target}. */
+    /** The {@code broadcast_in_dim} {@code node} of {@code operand} (a local block) made directly as {@code target}. */
     static Tensor broadcastTo(Node node, Tensor operand, Sharding target, Partition p) {
         BroadcastParams bp = (BroadcastParams) node.params();
         Shape from = node.inputs().getFirst().aval().shape();

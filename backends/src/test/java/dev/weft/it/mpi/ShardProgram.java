@@ -4,7 +4,9 @@ import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.it.shard.ShardingChecks;
 
-/** Run by {@link MpiShardTest} under {@code mpirun}: the sharding checks; prints {@code rank R: N sharding checks ok}. */
+/**
+ * Run by {@link MpiShardTest} under {@code mpirun}: the sharding checks; prints {@code rank R: N sharding checks ok}.
+ */
 public final class ShardProgram {
     private ShardProgram() {
     }
