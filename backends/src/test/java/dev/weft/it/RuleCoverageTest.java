@@ -6,6 +6,8 @@ import dev.weft.ad.AdRules;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.CpuEagerInterpreterProvider;
 import dev.weft.lowering.LoweringRules;
+import dev.weft.lowering.Target;
+import dev.weft.lowering.Targets;
 import dev.weft.prim.CommPrims;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Primitive;
@@ -16,8 +18,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every primitive, array and communication, has each of its rules: shape (by construction), eager, lowering on the
- * cpu and the gpu target, and a JVP rule or a stated reason to have none.
+ * Every primitive, array and communication, has each of its rules: shape (by construction), eager, lowering on
+ * every target (cpu and gpu), and a JVP rule or a stated reason to have none.
  */
 public class RuleCoverageTest {
     @Test
@@ -29,9 +31,9 @@ public class RuleCoverageTest {
             if (!eager.has(p)) {
                 missing.add(p.name() + ": eager");
             }
-            for (String target : List.of("cpu", "gpu")) {
+            for (Target target : Targets.all()) {
                 if (!lowering.has(p, target)) {
-                    missing.add(p.name() + ": lowering on " + target);
+                    missing.add(p.name() + ": lowering on " + target.name());
                 }
             }
             if (!AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
@@ -40,6 +42,7 @@ public class RuleCoverageTest {
         }
         assertThat(missing).isEmpty();
         assertThat(primitives()).hasSizeGreaterThan(50);
+        assertThat(Targets.all()).extracting(Target::name).containsExactly("cpu", "gpu");
     }
 
     /** Every primitive of {@link Prims} and {@link CommPrims}. */

@@ -23,12 +23,12 @@ public final class Lowerer {
      * {@code func.func @main} whose arguments are the graph body's parameters and which ends in
      * {@code func.return} of the graph's results, lowered with the rules of {@code target}.
      */
-    public Module lower(Graph graph, String target) {
+    public Module lower(Graph graph, Target target) {
         return lower(graph, target, "main");
     }
 
-    /** As {@link #lower(Graph, String)}, naming the function {@code name}. */
-    public Module lower(Graph graph, String target, String name) {
+    /** As {@link #lower(Graph, Target)}, naming the function {@code name}. */
+    public Module lower(Graph graph, Target target, String name) {
         Block body = Block.withArgs(graph.body().params().stream().map(Var::aval).map(TensorType::of).toList());
         Module module = new Module(target, List.of(new Func(name, body)));
         LoweringContext ctx = new LoweringContext(rules, target, module, body);

@@ -2,10 +2,9 @@ package dev.weft.lowering;
 
 import dev.weft.graph.Graph;
 import dev.weft.lowering.ir.Module;
-import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.StageListener;
 
-/** The entry point of backends: graph to final lowered module with the discovered rules and the standard passes. */
+/** The entry point of backends: graph to final lowered module with the discovered rules and the target's passes. */
 public final class Lowering {
     private Lowering() {
     }
@@ -16,17 +15,11 @@ public final class Lowering {
     }
 
     /**
-     * Lowers {@code graph} for {@code target} ({@code "cpu"} or {@code "gpu"}) with the rules of every
-     * {@link LoweringRuleProvider} on the class path, then runs {@link Pipeline#standard()}, reporting each stage
-     * to {@code listener} (use {@link StageListener#NONE} for none).
+     * Lowers {@code graph} for {@code target} with the rules of every {@link LoweringRuleProvider} on the class
+     * path, then runs the target's {@link Target#pipeline()}, reporting each stage to {@code listener} (use
+     * {@link StageListener#NONE} for none).
      */
-    public static Module lower(Graph graph, String target, StageListener listener) {
-        return lower(graph, target, Discovered.RULES, Pipeline.standard(), listener);
-    }
-
-    /** Lowers {@code graph} with {@code rules}, then runs {@code pipeline}. */
-    public static Module lower(Graph graph, String target, LoweringRules rules, Pipeline pipeline,
-                               StageListener listener) {
-        return pipeline.run(new Lowerer(rules).lower(graph, target), listener);
+    public static Module lower(Graph graph, Target target, StageListener listener) {
+        return target.pipeline().run(new Lowerer(Discovered.RULES).lower(graph, target), listener);
     }
 }

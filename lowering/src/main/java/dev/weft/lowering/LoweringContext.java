@@ -29,12 +29,12 @@ import java.util.function.Function;
  */
 public final class LoweringContext {
     private final LoweringRules rules;
-    private final String target;
+    private final Target target;
     private final Module module;
     private Block block;
     private SourceLocation location = SourceLocation.UNKNOWN;
 
-    LoweringContext(LoweringRules rules, String target, Module module, Block block) {
+    LoweringContext(LoweringRules rules, Target target, Module module, Block block) {
         this.rules = rules;
         this.target = target;
         this.module = module;
@@ -66,8 +66,8 @@ public final class LoweringContext {
         return f.name();
     }
 
-    /** {@code "cpu"} or {@code "gpu"}. */
-    public String target() {
+    /** The target being lowered for. */
+    public Target target() {
         return target;
     }
 

@@ -7,16 +7,14 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.ServiceLoader;
-import java.util.Set;
 
 /**
- * The lowering table: one rule per (primitive, target), where the target is {@code "cpu"}, {@code "gpu"} or
+ * The lowering table: one rule per (primitive, target name), where the name is a {@link Target#name()} or
  * {@link #ANY_TARGET}. Lookup prefers the target's own rule and falls back to the {@code "*"} rule.
  */
 public final class LoweringRules {
     /** The target of rules that apply on every target. */
     public static final String ANY_TARGET = "*";
-    private static final Set<String> TARGETS = Set.of("cpu", "gpu", ANY_TARGET);
 
     private final Map<Primitive<?>, Map<String, LoweringRule>> rules = new IdentityHashMap<>();
 
@@ -35,13 +33,10 @@ public final class LoweringRules {
     }
 
     /**
-     * Registers {@code rule} for {@code prim} on {@code target}; a second rule for the same pair is an error,
-     * since which of two providers would win is undefined.
+     * Registers {@code rule} for {@code prim} on the target named {@code target} (or on {@link #ANY_TARGET}); a
+     * second rule for the same pair is an error, since which of two providers would win is undefined.
      */
     public LoweringRules register(Primitive<?> prim, String target, LoweringRule rule) {
-        if (!TARGETS.contains(target)) {
-            throw new IllegalArgumentException("unknown lowering target '" + target + "' (cpu, gpu or *)");
-        }
         LoweringRule old = rules.computeIfAbsent(prim, p -> new HashMap<>()).putIfAbsent(target, rule);
         if (old != null) {
             throw new IllegalStateException("two lowering rules for " + prim.name() + " on target " + target);
@@ -50,9 +45,9 @@ public final class LoweringRules {
     }
 
     /** True if {@link #lookup} finds a rule. */
-    public boolean has(Primitive<?> prim, String target) {
+    public boolean has(Primitive<?> prim, Target target) {
         Map<String, LoweringRule> byTarget = rules.get(prim);
-        return byTarget != null && (byTarget.containsKey(target) || byTarget.containsKey(ANY_TARGET));
+        return byTarget != null && (byTarget.containsKey(target.name()) || byTarget.containsKey(ANY_TARGET));
     }
 
     /**
@@ -60,12 +55,12 @@ public final class LoweringRules {
      *
      * @throws WeftException at {@code where} when there is neither
      */
-    public LoweringRule lookup(Primitive<?> prim, String target, SourceLocation where) {
+    public LoweringRule lookup(Primitive<?> prim, Target target, SourceLocation where) {
         Map<String, LoweringRule> byTarget = rules.getOrDefault(prim, Map.of());
-        LoweringRule rule = byTarget.getOrDefault(target, byTarget.get(ANY_TARGET));
+        LoweringRule rule = byTarget.getOrDefault(target.name(), byTarget.get(ANY_TARGET));
         if (rule == null) {
             throw new WeftException(where, "no lowering rule for primitive '" + prim.name() + "' on target '"
-                    + target + "'");
+                    + target.name() + "'");
         }
         return rule;
     }

@@ -45,7 +45,7 @@ class ArrayLoweringRulesTest {
         for (int i = 0; i < inputs.length; i++) {
             args[i] = g.param(inputs[i]);
         }
-        Module m = lowerer.lower(g.graph(g.op(prim, params, args)), "cpu");
+        Module m = lowerer.lower(g.graph(g.op(prim, params, args)), TestTarget.CPU);
         return m.main().body();
     }
 

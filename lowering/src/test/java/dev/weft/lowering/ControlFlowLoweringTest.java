@@ -42,7 +42,7 @@ class ControlFlowLoweringTest {
         Var cap = body.param(F4);
         Region region = body.region(body.op(Prims.ADD, carry, cap));
         Var out = g.node(Prims.FORI, new LoopParams(2, 5, region), List.of(x, c), List.of(F4)).getFirst();
-        Module m = lowerer.lower(g.graph(out), "cpu");
+        Module m = lowerer.lower(g.graph(out), TestTarget.CPU);
 
         Block main = m.main().body();
         assertThat(names(main)).containsExactly(StableHlo.CONSTANT, StableHlo.WHILE, StableHlo.FUNC_RETURN);
@@ -88,7 +88,7 @@ class ControlFlowLoweringTest {
         Var p = onFalse.param(F4);
         Region f = onFalse.region(p);
         Var out = g.node(Prims.COND, new CondParams(t, f), List.of(pred, a), List.of(F4)).getFirst();
-        Module m = lowerer.lower(g.graph(out), "cpu");
+        Module m = lowerer.lower(g.graph(out), TestTarget.CPU);
 
         Block main = m.main().body();
         assertThat(names(main)).containsExactly(StableHlo.IF, StableHlo.FUNC_RETURN);

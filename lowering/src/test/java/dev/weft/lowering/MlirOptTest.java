@@ -15,7 +15,6 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
-import dev.weft.lowering.passes.Pipeline;
 import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.ConcatParams;
@@ -164,10 +163,10 @@ class MlirOptTest {
                 assertThat(used).as("graph uses " + prim.name()).contains(prim);
             }
         }
-        Module m = new Lowerer(LoweringRules.discover()).lower(graph, "cpu");
+        Module m = new Lowerer(LoweringRules.discover()).lower(graph, TestTarget.CPU);
         addCustomCall(m);
         Map<String, String> stages = new LinkedHashMap<>();
-        Pipeline.standard().run(m, stages::put);
+        TestTarget.CPU.pipeline().run(m, stages::put);
 
         assertThat(stages.get("plan-buffers")).contains("\"stablehlo.custom_call\"", "!stablehlo.token",
                 "backend_config = {comm = \"world\"", "\"weft.fusion\"", "\"weft.fused_reduce\"",

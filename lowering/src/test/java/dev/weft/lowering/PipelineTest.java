@@ -37,17 +37,17 @@ class PipelineTest {
     }
 
     @Test
-    void standardPipelineReportsEveryStageInOrder() {
+    void pipelineReportsEveryStageInOrder() {
         List<String> stages = new ArrayList<>();
         List<String> texts = new ArrayList<>();
-        Module m = Lowering.lower(graph(), "cpu", (stage, mlir) -> {
+        Module m = Lowering.lower(graph(), TestTarget.CPU, (stage, mlir) -> {
             stages.add(stage);
             texts.add(mlir);
         });
 
         assertThat(stages).containsExactly("lowered", "verify", "thread-tokens", "dce", "cse", "fuse-elementwise",
                 "fuse-reductions", "verify", "plan-buffers");
-        assertThat(Pipeline.standard().passes()).extracting(Pass::name).containsExactlyElementsOf(stages.subList(1, 9));
+        assertThat(TestTarget.CPU.pipeline().passes()).extracting(Pass::name).containsExactlyElementsOf(stages.subList(1, 9));
         assertThat(texts.get(0)).contains("stablehlo.tanh");
         assertThat(texts.get(3)).doesNotContain("stablehlo.tanh");
         assertThat(texts.get(8)).isEqualTo(m.toMlir()).contains("weft.last_use = array<i64");
@@ -62,7 +62,7 @@ class PipelineTest {
     @Test
     void directoryListenerWritesNumberedStageFiles(@TempDir Path dir) throws IOException {
         Path out = dir.resolve("dump");
-        Lowering.lower(graph(), "cpu", StageListener.toDirectory(out));
+        Lowering.lower(graph(), TestTarget.CPU, StageListener.toDirectory(out));
         try (Stream<Path> files = Files.list(out)) {
             assertThat(files.map(p -> p.getFileName().toString()).sorted()).containsExactly("00-lowered.mlir",
                     "01-verify.mlir", "02-thread-tokens.mlir", "03-dce.mlir", "04-cse.mlir", "05-fuse-elementwise.mlir",
@@ -75,7 +75,7 @@ class PipelineTest {
     void customPipelinesRunOnlyTheirPasses() {
         List<String> stages = new ArrayList<>();
         Module m = Pipeline.of().then(new DeadCodeElimination())
-                .run(new Lowerer(LoweringRules.discover()).lower(graph(), "cpu"), (s, t) -> stages.add(s));
+                .run(new Lowerer(LoweringRules.discover()).lower(graph(), TestTarget.CPU), (s, t) -> stages.add(s));
         assertThat(stages).containsExactly("lowered", "dce");
         assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.EXP, StableHlo.ADD, StableHlo.NEGATE,
                 StableHlo.FUNC_RETURN);

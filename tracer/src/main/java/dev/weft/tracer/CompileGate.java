@@ -34,7 +34,7 @@ import java.util.stream.Stream;
  * classified arguments: a {@link Tensor} by its dtype and shape (it becomes a graph input), any other argument by
  * its {@link ArgumentKind}'s key. The first call of a key traces the method, compiles the graph with the
  * {@link CompilePipeline} found by {@link ServiceLoader} for the target named by the system property
- * {@code weft.target} (default {@code cpu}) and caches the executable; every call then runs the cached
+ * {@code weft.target} (default: the pipeline's {@link CompilePipeline#defaultTarget()}, {@code cpu}) and caches the executable; every call then runs the cached
  * executable on its tensors. Each method has its own {@link CompileCache}, which keeps at most
  * {@value CompileCache#DEFAULT_SIZE} executables by default (system property {@value CompileCache#SIZE_PROPERTY} or
  * environment variable {@value CompileCache#SIZE_ENV}) and evicts the least recently used beyond that; fake ranks
@@ -47,7 +47,6 @@ public final class CompileGate {
     private static final Object VOID_DONE = new Object();
     /** System property naming the target a call compiles for; read on every call, so it can change. */
     public static final String TARGET_PROPERTY = "weft.target";
-    private static final String DEFAULT_TARGET = "cpu";
 
     private static final ClassValue<Map<String, InterceptedMethod>> METHODS = new ClassValue<>() {
         @Override
@@ -78,8 +77,9 @@ public final class CompileGate {
         for (int i = 0; i < args.length; i++) {
             key[i] = classify(method, i, args[i], tensors);
         }
+        String target = System.getProperty(TARGET_PROPERTY);
         CallKey callKey = new CallKey(method.isStatic() ? null : receiver, CommBinding.bound(),
-                System.getProperty(TARGET_PROPERTY, DEFAULT_TARGET), Arrays.asList(key));
+                target != null ? target : pipeline().defaultTarget(), Arrays.asList(key));
         Executable exe = method.executables().get(callKey);
         if (exe == null) {
             exe = compile(method, callKey, receiver, args);

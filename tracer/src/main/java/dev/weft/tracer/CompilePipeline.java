@@ -7,6 +7,12 @@ import dev.weft.graph.Graph;
  * {@link java.util.ServiceLoader}. Errors are {@link dev.weft.WeftException}s naming the user's source line.
  */
 public interface CompilePipeline {
-    /** Lowers {@code graph} for {@code target} ({@code "cpu"} or {@code "gpu"}) and prepares it to run. */
+    /** The name of the target a call compiles for when the system property {@code weft.target} is not set. */
+    String defaultTarget();
+
+    /**
+     * Lowers {@code graph} for the target named {@code target} and prepares it to run; an unknown name is an
+     * error listing the known ones.
+     */
     Executable compile(Graph graph, String target);
 }

@@ -27,6 +27,11 @@ public final class GraphEvaluatingPipeline implements CompilePipeline {
     public static final List<Graph> COMPILED = new CopyOnWriteArrayList<>();
 
     @Override
+    public String defaultTarget() {
+        return "graph";
+    }
+
+    @Override
     public Executable compile(Graph graph, String target) {
         COMPILED.add(graph);
         return args -> run(graph, args);

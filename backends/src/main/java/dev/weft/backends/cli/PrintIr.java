@@ -1,11 +1,11 @@
 package dev.weft.backends.cli;
 
-import dev.weft.LoweredModule;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.WeftException;
-import dev.weft.backends.gpu.exec.GpuPlanner;
-import dev.weft.backends.gpu.ptx.PtxTarget;
+import dev.weft.backends.cpu.CpuTarget;
+import dev.weft.lowering.Target;
+import dev.weft.lowering.Targets;
 import dev.weft.lowering.ir.Module;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,23 +14,28 @@ import java.util.List;
  * {@code bin/weft ir [--target cpu|gpu] [-cp PATH] CLASS#METHOD SPEC...}: prints the lowered module of a method
  * of CLASS (an example's bare name, or the user's class on the class path, see {@link UserClass}). Each SPEC
  * is a tensor ({@code f32[64,64]}), an integer, a decimal number, {@code true}/{@code false}, or {@code world}
- * for {@code Comm.world()}. For {@code --target gpu} the PTX of every kernel follows the module (generating it needs
- * no GPU).
+ * for {@code Comm.world()}. The target's {@link Target#listing} follows the module: for {@code --target gpu} the PTX
+ * of every kernel (generating it needs no GPU).
  */
 public final class PrintIr {
     private PrintIr() {
     }
 
     public static void main(String[] args) {
-        String target = "cpu";
+        String target = CpuTarget.NAME;
         int i = 0;
         if (args.length > 1 && args[0].equals("--target")) {
             target = args[1];
             i = 2;
         }
-        if (args.length <= i || !args[i].contains("#") || !target.equals("cpu") && !target.equals("gpu")) {
-            System.err.println("usage: weft ir [--target cpu|gpu] [-cp PATH] CLASS#METHOD SPEC...");
-            System.exit(2);
+        if (args.length <= i || !args[i].contains("#")) {
+            usage();
+        }
+        try {
+            Targets.named(target);
+        } catch (WeftException e) {
+            System.err.println("weft ir: " + e.getMessage());
+            usage();
         }
         String[] ref = args[i].split("#", 2);
         try {
@@ -39,11 +44,8 @@ public final class PrintIr {
             for (int k = i + 1; k < args.length; k++) {
                 specs.add(parse(args[k]));
             }
-            LoweredModule lowered = Weft.lower(target, cls, ref[1], specs.toArray());
-            System.out.print(lowered.toMlir());
-            if (target.equals("gpu")) {
-                System.out.print("\n" + GpuPlanner.plan((Module) lowered, PtxTarget.fromSystemProperties()).ptx());
-            }
+            Module lowered = (Module) Weft.lower(target, cls, ref[1], specs.toArray());
+            System.out.print(lowered.target().listing(lowered));
         } catch (IllegalArgumentException e) {
             System.err.println("weft ir: " + e.getMessage());
             System.exit(2);
@@ -51,6 +53,11 @@ public final class PrintIr {
             System.err.println("weft ir: " + e.getMessage());
             System.exit(1);
         }
+    }
+
+    private static void usage() {
+        System.err.println("usage: weft ir [--target cpu|gpu] [-cp PATH] CLASS#METHOD SPEC...");
+        System.exit(2);
     }
 
     private static Object parse(String spec) {

@@ -1,6 +1,7 @@
 package dev.weft.lowering.ir;
 
 import dev.weft.LoweredModule;
+import dev.weft.lowering.Target;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -9,16 +10,16 @@ import java.util.Map;
 /** The lowered program: {@code @main} first, then any functions it calls (custom reductions). */
 public final class Module implements LoweredModule {
     private final List<Func> functions;
-    private final String target;
+    private final Target target;
     private final Map<String, Object> resources = new LinkedHashMap<>();
 
-    public Module(String target, List<Func> functions) {
+    public Module(Target target, List<Func> functions) {
         this.target = target;
         this.functions = new ArrayList<>(functions);
     }
 
-    /** {@code "cpu"} or {@code "gpu"}: the target whose lowering rules produced it. */
-    public String target() {
+    /** The target whose lowering rules produced it, and whose pipeline and executor it is for. */
+    public Target target() {
         return target;
     }
 

@@ -33,13 +33,22 @@ import java.util.TreeSet;
  * definition). Groups never span an op with an effect, so the order of effects is unchanged. Fusion looks
  * inside {@code while} and {@code if} bodies, not inside reductions' combiners.
  *
- * <p>For the CPU target, unit-stride {@code slice}s, {@code concatenate}s and edge-only {@code pad}s whose results
- * only fusions (or other such ops) use are absorbed as well ({@link FusionInputs}): an input that is a window of one
- * value becomes a view of it ({@link StableHlo#FUSION_SLICE_STARTS}); one assembled from several values and pad
- * values becomes piecewise ({@link StableHlo#FUSION_PIECES}), its sources joining the fusion's operands. Either
- * way nothing is copied before the fusion runs.
+ * <p>With {@link Inputs#VIEWS} (a target whose fused loops read strided inputs, the CPU's), unit-stride
+ * {@code slice}s, {@code concatenate}s and edge-only {@code pad}s whose results only fusions (or other such ops) use
+ * are absorbed as well ({@link FusionInputs}): an input that is a window of one value becomes a view of it
+ * ({@link StableHlo#FUSION_SLICE_STARTS}); one assembled from several values and pad values becomes piecewise
+ * ({@link StableHlo#FUSION_PIECES}), its sources joining the fusion's operands. Either way nothing is copied before
+ * the fusion runs.
  */
 public final class ElementwiseFusion implements Pass {
+    /** What a fusion's executor can read as an input. */
+    public enum Inputs {
+        /** Only whole values: slices, concatenations and pads stay ops of their own. */
+        WHOLE,
+        /** Strided windows of values, and inputs assembled piecewise from several values and pads. */
+        VIEWS
+    }
+
     private static final Set<String> NESTED = Set.of(StableHlo.WHILE, StableHlo.IF);
     /**
      * The most ops one fusion holds. A CPU fusion becomes one generated method of about 26 bytes of bytecode per
@@ -47,6 +56,12 @@ public final class ElementwiseFusion implements Pass {
      * chain (a Java loop unrolled while tracing) is cut into fusions of this size.
      */
     static final int MAX_MEMBERS = 256;
+    private final Inputs inputs;
+
+    /** The pass for a target whose fusions read {@code inputs}. */
+    public ElementwiseFusion(Inputs inputs) {
+        this.inputs = inputs;
+    }
 
     @Override
     public String name() {
@@ -55,7 +70,7 @@ public final class ElementwiseFusion implements Pass {
 
     @Override
     public void run(Module m) {
-        boolean views = m.target().equals("cpu");
+        boolean views = inputs == Inputs.VIEWS;
         for (Func f : m.functions()) {
             fuse(f.body(), views);
         }

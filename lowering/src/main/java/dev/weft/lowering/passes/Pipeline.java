@@ -6,9 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * An ordered list of passes. {@link #run} reports the module's text to a {@link StageListener} after lowering
- * (stage {@code lowered}) and after each pass; when the environment variable {@code WEFT_DUMP} names a
- * directory, every stage is also written there as {@code NN-<stage>.mlir}.
+ * An ordered list of passes: the script a {@link dev.weft.lowering.Target} runs on the modules lowered for it.
+ * {@link #run} reports the module's text to a {@link StageListener} after lowering (stage {@code lowered}) and
+ * after each pass; when the environment variable {@code WEFT_DUMP} names a directory, every stage is also written
+ * there as {@code NN-<stage>.mlir}.
  */
 public final class Pipeline {
     /** The environment variable naming the dump directory. */
@@ -20,25 +21,9 @@ public final class Pipeline {
         this.passes = List.copyOf(passes);
     }
 
+    /** The pipeline running {@code passes} in this order. */
     public static Pipeline of(Pass... passes) {
         return new Pipeline(List.of(passes));
-    }
-
-    /**
-     * verify, thread-tokens, dce, cse, fuse-elementwise, fuse-reductions, verify, plan-buffers. Passes that only
-     * apply to one target check the module's target themselves: {@code fuse-reductions} (and the views of
-     * {@code fuse-elementwise}) act on the CPU target only.
-     */
-    public static Pipeline standard() {
-        return of(
-                new Verifier(),
-                new ThreadTokens(),
-                new DeadCodeElimination(),
-                new CommonSubexpressionElimination(),
-                new ElementwiseFusion(),
-                new ReductionFusion(),
-                new Verifier(),
-                new BufferPlanning());
     }
 
     /** This pipeline's passes followed by {@code more}. */

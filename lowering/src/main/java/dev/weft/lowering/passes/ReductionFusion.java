@@ -20,10 +20,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The {@code fuse-reductions} pass, for the CPU target (elsewhere it changes nothing: the GPU has its own reduce
- * kernels). A {@code reduce} of one f32, f64, i32 or i64 operand over trailing axes (all axes included) whose body
- * is a single add, multiply, maximum or minimum of its two arguments, and whose operand is the one result of a
- * {@code weft.fusion} or of a lone elementwise op that nothing else uses, becomes one
+ * The {@code fuse-reductions} pass, in the pipeline of targets whose executor runs {@link StableHlo#FUSED_REDUCE}
+ * (the CPU's; the GPU has its own reduce kernels and leaves the pass out). A {@code reduce} of one f32, f64, i32 or
+ * i64 operand over trailing axes (all axes included) whose body is a single add, multiply, maximum or minimum of its
+ * two arguments, and whose operand is the one result of a {@code weft.fusion} or of a lone elementwise op that
+ * nothing else uses, becomes one
  * {@link StableHlo#FUSED_REDUCE} in the reduce's place: the fusion's operands, attributes and region carry over
  * (a lone op gets a region of its own), then the init; the reduce's body is the second region. The reduced value is
  * then never materialised. Everything else is left alone: other axes (the executor folds each output's contiguous
@@ -43,9 +44,6 @@ public final class ReductionFusion implements Pass {
 
     @Override
     public void run(Module m) {
-        if (!m.target().equals("cpu")) {
-            return;
-        }
         for (Func f : m.functions()) {
             fuse(f.body(), Uses.of(f.body()));
         }

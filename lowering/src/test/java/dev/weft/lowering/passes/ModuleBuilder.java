@@ -4,6 +4,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.Arena;
 import dev.weft.DType;
+import dev.weft.lowering.TestTarget;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
@@ -82,6 +83,6 @@ final class ModuleBuilder {
 
     Module module(Value... results) {
         op(StableHlo.FUNC_RETURN, List.of(results), List.of(), Map.of(), List.of());
-        return new Module("cpu", List.of(new Func("main", block)));
+        return new Module(TestTarget.CPU, List.of(new Func("main", block)));
     }
 }

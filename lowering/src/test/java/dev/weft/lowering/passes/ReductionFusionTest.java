@@ -23,7 +23,7 @@ class ReductionFusionTest {
     private static final TensorType F34 = TensorType.of(DType.F32, 3, 4);
 
     private static Module fused(Module m) {
-        new ElementwiseFusion().run(m);
+        new ElementwiseFusion(ElementwiseFusion.Inputs.VIEWS).run(m);
         new ReductionFusion().run(m);
         new Verifier().run(m);
         return m;
@@ -89,7 +89,7 @@ class ReductionFusionTest {
     }
 
     @Test
-    void leadingAxesOtherBodiesAndOtherTargetsAreLeftAlone() {
+    void leadingAxesAndOtherBodiesAreLeftAlone() {
         ModuleBuilder leading = new ModuleBuilder(F34);
         Value a = leading.op(StableHlo.ABS, F34, leading.arg(0));
         assertThat(names(fused(leading.module(reduce(leading, a, body(StableHlo.ADD), 0)))))
@@ -99,11 +99,6 @@ class ReductionFusionTest {
         Value n = other.op(StableHlo.NEGATE, F4, other.arg(0));
         assertThat(names(fused(other.module(reduce(other, n, body(StableHlo.SUBTRACT), 0)))))
                 .contains(StableHlo.NEGATE, StableHlo.REDUCE);
-
-        ModuleBuilder gpu = new ModuleBuilder(F4);
-        Value g = gpu.op(StableHlo.NEGATE, F4, gpu.arg(0));
-        Module cpu = gpu.module(reduce(gpu, g, body(StableHlo.ADD), 0));
-        assertThat(names(fused(new Module("gpu", cpu.functions())))).contains(StableHlo.NEGATE, StableHlo.REDUCE);
     }
 
     @Test

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weft.DType;
 import dev.weft.WeftException;
+import dev.weft.lowering.TestTarget;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
@@ -62,7 +63,7 @@ class VerifierTest {
     void rejectsMissingTerminator() {
         ModuleBuilder b = new ModuleBuilder(F4);
         b.op(StableHlo.EXP, F4, b.arg(0));
-        Module m = new Module("cpu", List.of(new Func("main", b.block())));
+        Module m = new Module(TestTarget.CPU, List.of(new Func("main", b.block())));
         assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
                 .hasMessageContaining("does not end in func.return");
     }

@@ -1,5 +1,9 @@
 package dev.weft.backends.comm.lowering;
 
+import dev.weft.backends.comm.exec.CommCustomCalls;
+import dev.weft.backends.cpu.CpuTarget;
+import dev.weft.backends.gpu.GpuTarget;
+import dev.weft.backends.gpu.nccl.NcclCustomCalls;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.Graph;
 import dev.weft.graph.Node;
@@ -38,10 +42,15 @@ public final class CommLoweringRules implements LoweringRuleProvider {
         return "comm:" + name;
     }
 
+    /** Each target's namespace of communication custom calls: the runtime its executor dispatches them to. */
+    private static final Map<String, String> CALL_PREFIX = Map.of(
+            CpuTarget.NAME, CommCustomCalls.PREFIX,
+            GpuTarget.NAME, NcclCustomCalls.PREFIX);
+
     @Override
     public void register(LoweringRules rules) {
-        for (String target : List.of("cpu", "gpu")) {
-            String prefix = target.equals("cpu") ? "weft.mpi." : "weft.nccl.";
+        for (String target : CALL_PREFIX.keySet()) {
+            String prefix = CALL_PREFIX.get(target);
             reg(rules, target, prefix, CommPrims.COMM_RANK, "comm_rank", false);
             reg(rules, target, prefix, CommPrims.BARRIER, "barrier", true);
             reg(rules, target, prefix, CommPrims.SEND, "send", true);

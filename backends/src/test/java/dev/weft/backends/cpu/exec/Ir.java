@@ -1,6 +1,7 @@
 package dev.weft.backends.cpu.exec;
 
 import dev.weft.DType;
+import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
@@ -89,6 +90,6 @@ final class Ir {
     Module module(List<Value> arguments, Value... results) {
         List<Op> ops = open.getFirst();
         ops.add(new Op(StableHlo.FUNC_RETURN, List.of(results), List.of(), Map.of(), List.of(), LOC));
-        return new Module("cpu", List.of(new Func("main", new Block(arguments, ops))));
+        return new Module(new CpuTarget(), List.of(new Func("main", new Block(arguments, ops))));
     }
 }

@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.lowering.CommLoweringRules;
 
+import dev.weft.backends.gpu.GpuTarget;
 import dev.weft.backends.gpu.NativeStub;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
@@ -38,7 +39,7 @@ final class NcclFixture {
         List<Func> functions = new ArrayList<>();
         functions.add(new Func("main", new Block(List.of(), ops)));
         functions.addAll(List.of(reductions));
-        Module module = new Module("gpu", functions);
+        Module module = new Module(new GpuTarget(), functions);
         module.resources().put(CommLoweringRules.resourceKey(world.name()), world);
         stub.reset();
         handlers = NcclCustomCalls.handlers(module, new NcclContext(

@@ -1,0 +1,49 @@
+package dev.weft.backends.cpu;
+
+import dev.weft.backends.comm.exec.CommCustomCalls;
+import dev.weft.backends.cpu.exec.CpuExecutable;
+import dev.weft.lowering.Target;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.passes.BufferPlanning;
+import dev.weft.lowering.passes.CommonSubexpressionElimination;
+import dev.weft.lowering.passes.DeadCodeElimination;
+import dev.weft.lowering.passes.ElementwiseFusion;
+import dev.weft.lowering.passes.Pipeline;
+import dev.weft.lowering.passes.ReductionFusion;
+import dev.weft.lowering.passes.ThreadTokens;
+import dev.weft.lowering.passes.Verifier;
+import dev.weft.tracer.Executable;
+
+/**
+ * The {@code cpu} target (the default): modules run on the {@link CpuExecutable}, communication custom calls
+ * ({@code weft.mpi.*}) on the bound communicator's runtime (fake ranks or MPI).
+ */
+public record CpuTarget() implements Target {
+    /** The name users type. */
+    public static final String NAME = "cpu";
+
+    private static final Pipeline PIPELINE = Pipeline.of(
+            new Verifier(),
+            new ThreadTokens(),
+            new DeadCodeElimination(),
+            new CommonSubexpressionElimination(),
+            new ElementwiseFusion(ElementwiseFusion.Inputs.VIEWS),  // fused loops read windows and pieces in place
+            new ReductionFusion(),                                  // the executor runs weft.fused_reduce
+            new Verifier(),
+            new BufferPlanning());
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Pipeline pipeline() {
+        return PIPELINE;
+    }
+
+    @Override
+    public Executable executable(Module module) {
+        return new CpuExecutable(module, CommCustomCalls.registry(module));
+    }
+}
