@@ -6,9 +6,10 @@ import java.util.Objects;
 
 /**
  * Moves a block from one sharding to another with tensor and {@link Comm} operations, so it runs eagerly and is
- * recorded in a trace alike: a dimension that stops being split is gathered over its axis (each block padded to
- * the {@link Blocks} size, one {@code allgather}, the padding sliced off); a dimension that becomes split is a
- * local slice of this rank's block (no communication).
+ * recorded in a trace alike: an axis that moves from one dimension to another is one {@code alltoall}; a dimension
+ * that stops being split is gathered over its axis (each block padded to the {@link Blocks} size, one
+ * {@code allgather}, the padding sliced off); a dimension that becomes split is a local slice of this rank's block
+ * (no communication).
  */
 final class Reshard {
     private Reshard() {
@@ -17,19 +18,76 @@ final class Reshard {
     /** {@code local}, this rank's block of a tensor of {@code global} shape laid out by {@code from}, as {@code to}. */
     static Tensor reshard(Tensor local, Sharding from, Sharding to, long[] global) {
         Tensor t = local;
+        String[] now = from.axes().toArray(String[]::new);
         for (int d = 0; d < global.length; d++) {
-            String a = from.axis(d);
+            String a = now[d];
+            int moved = a == null || a.equals(to.axis(d)) ? -1 : to.axes().indexOf(a);
+            if (moved >= 0 && now[moved] == null) {
+                t = swap(t, d, moved, global, from.mesh(), a);
+                now[d] = null;
+                now[moved] = a;
+            }
+        }
+        for (int d = 0; d < global.length; d++) {
+            String a = now[d];
             if (a != null && !a.equals(to.axis(d))) {
                 t = gather(t, d, global[d], from.mesh(), a);
             }
         }
         for (int d = 0; d < global.length; d++) {
             String b = to.axis(d);
-            if (b != null && !Objects.equals(from.axis(d), b)) {
+            if (b != null && !Objects.equals(now[d], b)) {
                 t = block(t, d, global[d], to.mesh(), b);
             }
         }
         return t;
+    }
+
+    /**
+     * {@code t}, split over {@code axis} along {@code from} (whole along {@code to}), as split along {@code to}
+     * (whole along {@code from}): one {@code alltoall} of the blocks, each padded to the {@link Blocks} size, then
+     * the padding sliced off. It moves each element once, where gathering and slicing would move every element to
+     * every rank.
+     */
+    static Tensor swap(Tensor t, int from, int to, long[] global, Mesh mesh, String axis) {
+        int n = mesh.size(axis);
+        if (n == 1) {
+            return t;
+        }
+        int rank = global.length;
+        long c0 = Blocks.padded(global[from], n), c1 = Blocks.padded(global[to], n);
+        int[] perm = new int[rank];
+        perm[0] = from;
+        perm[1] = to;
+        for (int i = 0, j = 2; i < rank; i++) {
+            if (i != from && i != to) {
+                perm[j++] = i;
+            }
+        }
+        Tensor u = t.transpose(perm);
+        long[] shape = u.shape();
+        long[] high = new long[rank];
+        high[0] = c0 - shape[0];
+        high[1] = n * c1 - shape[1];
+        long[] split = new long[rank + 1];
+        split[0] = c0;
+        split[1] = n;
+        split[2] = c1;
+        System.arraycopy(shape, 2, split, 3, rank - 2);
+        int[] blocksFirst = new int[rank + 1];
+        blocksFirst[0] = 1;
+        for (int i = 1; i <= rank; i++) {
+            blocksFirst[i] = i == 1 ? 0 : i;
+        }
+        Tensor exchanged = mesh.axisComm(axis).alltoall(u.pad(new long[rank], high).reshape(split)
+                .transpose(blocksFirst));
+        long[] joined = shape.clone();
+        joined[0] = n * c0;
+        joined[1] = c1;
+        long[] limit = joined.clone();
+        limit[0] = global[from];
+        limit[1] = Blocks.size(global[to], n, mesh.coordinate(axis));
+        return exchanged.reshape(joined).slice(new long[rank], limit).transpose(inverse(perm));
     }
 
     /** The whole dimension {@code dim} (of size {@code size}) of {@code t}, split over {@code axis}. */

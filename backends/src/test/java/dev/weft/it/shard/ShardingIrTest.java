@@ -90,7 +90,7 @@ class ShardingIrTest {
         String sliced = Weft.lower(ShardingIrTest.class, "constrained", ShardingTest.data(7, 5), rows).toMlir();
         assertThat(calls(sliced)).as("shard a replicated dimension: a local slice").isEmpty();
         assertThat(sliced).contains("stablehlo.slice");
-        assertThat(calls("constrained", x, cols)).as("rows to columns").containsExactly("allgather");
+        assertThat(calls("constrained", x, cols)).as("rows to columns").containsExactly("alltoall");
     }
 
     @Ranks({3})
