@@ -6,19 +6,26 @@ import dev.weft.graph.GraphEvaluator;
 import dev.weft.graph.Node;
 import dev.weft.graph.Region;
 import dev.weft.graph.Var;
+import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Params;
 import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** The state of one partitioning: the mesh and the sharding of each local block made so far. */
 final class Partition {
     private final Mesh mesh;
     private final Map<Tensor, Sharding> shardings = new IdentityHashMap<>();
+    /** Nodes whose result stays a per-rank partial sum for the constraint that uses it ({@link #defers}). */
+    private final Set<Node> deferred = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** Partial sums and the axis they are to be summed over. */
+    private final Map<Tensor, String> pendingSums = new IdentityHashMap<>();
     /** Replicated results of {@code broadcast_in_dim}, by the node and operand that made them. */
     private final Map<Tensor, Broadcast> broadcasts = new IdentityHashMap<>();
 
@@ -73,8 +80,47 @@ final class Partition {
 
     /** {@code region} (on global avals) on the local blocks {@code args}, each node by its rule. */
     List<Tensor> evaluate(Region region, List<Tensor> args) {
+        deferSumsOnlyConstrained(region);
         return GraphEvaluator.evaluate(region, args, (n, in) -> SourceLocation.attributing(n.location(),
                 () -> apply(n, in)));
+    }
+
+    /**
+     * Notes the {@code matmul}s of {@code region} whose only use is a constraint: their rule may leave a sum over
+     * ranks pending ({@link #pending}) for the constraint, which can then reduce and scatter in one operation.
+     */
+    private void deferSumsOnlyConstrained(Region region) {
+        Map<Var, Integer> uses = new IdentityHashMap<>();
+        Map<Var, Node> producers = new IdentityHashMap<>();
+        for (Node n : region.nodes()) {
+            for (Var v : n.inputs()) {
+                uses.merge(v, 1, Integer::sum);
+            }
+            n.outputs().forEach(v -> producers.put(v, n));
+        }
+        region.results().forEach(v -> uses.merge(v, 1, Integer::sum));
+        for (Node n : region.nodes()) {
+            Node producer = n.prim() == ShardPrims.CONSTRAIN ? producers.get(n.inputs().getFirst()) : null;
+            if (producer != null && producer.prim() == Prims.MATMUL && uses.get(n.inputs().getFirst()) == 1) {
+                deferred.add(producer);
+            }
+        }
+    }
+
+    /** Whether {@code node}'s only use is a constraint that takes its pending sum. */
+    boolean defers(Node node) {
+        return deferred.contains(node);
+    }
+
+    /** Declares that {@code t}, laid out by {@code s}, still has to be summed over the ranks of {@code axis}. */
+    Tensor pending(Tensor t, Sharding s, String axis) {
+        pendingSums.put(t, axis);
+        return place(t, s);
+    }
+
+    /** The axis over which {@code t} still has to be summed, or {@code null}. */
+    String pendingSum(Tensor t) {
+        return pendingSums.get(t);
     }
 
     private List<Tensor> apply(Node n, List<Tensor> in) {

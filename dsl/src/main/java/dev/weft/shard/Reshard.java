@@ -2,6 +2,7 @@ package dev.weft.shard;
 
 import dev.weft.Tensor;
 import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
 import java.util.Objects;
 
 /**
@@ -113,6 +114,26 @@ final class Reshard {
             gathered = gathered.slice(start, limit);
         }
         return dim == 0 ? gathered : gathered.transpose(inverse(perm));
+    }
+
+    /**
+     * This rank's block along {@code axis} of dimension {@code dim} (of {@code size}) of the sum over the ranks of
+     * {@code axis} of their {@code t}: one {@code reduceScatter} of {@code t} padded to the {@link Blocks} size.
+     */
+    static Tensor reduceScatter(Tensor t, int dim, long size, Mesh mesh, String axis) {
+        int n = mesh.size(axis);
+        if (n == 1) {
+            return t;
+        }
+        long[] shape = t.shape();
+        long[] high = new long[shape.length];
+        high[dim] = n * Blocks.padded(size, n) - size;
+        int[] perm = frontFirst(shape.length, dim);
+        Tensor front = t.pad(new long[shape.length], high).transpose(perm);
+        Tensor mine = mesh.axisComm(axis).reduceScatter(front, ReduceOp.SUM);
+        long[] limit = mine.shape();
+        limit[0] = Blocks.size(size, n, mesh.coordinate(axis));
+        return mine.slice(new long[shape.length], limit).transpose(inverse(perm));
     }
 
     /** This rank's block along {@code axis} of the whole dimension {@code dim} of {@code t}. */

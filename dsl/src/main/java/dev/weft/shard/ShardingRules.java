@@ -6,6 +6,7 @@ import dev.weft.comm.ReduceOp;
 import dev.weft.graph.ControlFlow;
 import dev.weft.graph.Node;
 import dev.weft.graph.Region;
+import dev.weft.graph.Var;
 import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.CommPrims;
@@ -37,7 +38,8 @@ import java.util.Set;
  *   <li>Reductions: local reduction, then one {@code allreduce} (of the matching op) over the axes of the reduced
  *       dimensions that were split.</li>
  *   <li>{@code matmul}: batch and free dimensions keep their axes; a split contracted dimension (the other operand
- *       is sliced to match) gives local products summed by one {@code allreduce}.</li>
+ *       is sliced to match) gives local products summed by one {@code allreduce}, or by one {@code reduceScatter}
+ *       when the product's only use is a constraint that splits it over that axis.</li>
  *   <li>{@code transpose} permutes the sharding; {@code broadcast_in_dim} keeps the axes of the dimensions it does
  *       not stretch (and a replicated broadcast that an operation needs split is redone at the block's shape, not
  *       sliced from the whole).</li>
@@ -180,6 +182,9 @@ public final class ShardingRules {
         Sharding result = p.sharding(out.toArray(String[]::new));
         List<Tensor> local = List.of(p.input(n, in, 0, p.sharding(a)), p.input(n, in, 1, p.sharding(b)));
         Tensor product = p.bind(n, n.params(), local, List.of(result)).getFirst();
+        if (k != null && p.defers(n)) {
+            return List.of(p.pending(product, result, k));
+        }
         return List.of(p.place(k == null ? product : p.mesh().axisComm(k).allreduce(product, ReduceOp.SUM), result));
     }
 
@@ -388,8 +393,29 @@ public final class ShardingRules {
         return p.bind(n, n.params(), whole, out);
     }
 
+    /**
+     * A constraint reshards its operand. A pending sum (a {@code matmul} with a split contracted dimension used only
+     * here) that the constraint splits over the summed axis becomes one {@code reduceScatter}, else an
+     * {@code allreduce} first.
+     */
     private static List<Tensor> constrain(Node n, List<Tensor> in, Partition p) {
-        return List.of(p.input(n, in, 0, ((ConstrainParams) n.params()).sharding()));
+        Sharding target = ((ConstrainParams) n.params()).sharding();
+        Tensor t = in.getFirst();
+        String axis = p.pendingSum(t);
+        if (axis != null) {
+            Var v = n.inputs().getFirst();
+            Sharding s = p.sharding(t, v.aval().shape().rank());
+            int dim = target.axes().indexOf(axis);
+            if (dim >= 0 && s.axis(dim) == null) {
+                String[] axes = s.axes().toArray(String[]::new);
+                axes[dim] = axis;
+                t = p.place(Reshard.reduceScatter(t, dim, v.aval().shape().dim(dim), p.mesh(), axis),
+                        p.sharding(axes));
+            } else {
+                t = p.place(p.mesh().axisComm(axis).allreduce(t, ReduceOp.SUM), s);
+            }
+        }
+        return List.of(p.input(n, List.of(t), 0, target));
     }
 
     private static List<Long> boxed(long[] values) {

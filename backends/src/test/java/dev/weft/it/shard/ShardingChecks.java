@@ -37,6 +37,8 @@ public final class ShardingChecks {
             ok += check(s + " constrain", Sharding.gather(ShardingTest.constrained(xs, rows.equals(s) ? cols : rows)),
                     Sharding.gather(ShardingTest.constrained(x, rows)));
         }
+        Tensor product = ShardingTest.splitProduct(Sharding.put(x, cols), Sharding.put(w, rows), rows);
+        ok += check("reduce-scatter", Sharding.gather(product), x.matmul(w).exp());
         return ok;
     }
 

@@ -54,6 +54,11 @@ class ShardingIrTest {
         return ShardingTest.smooth(u, 10);
     }
 
+    @Compile
+    static Tensor splitProduct(Tensor a, Tensor b, Sharding s) {
+        return Sharding.constrain(a.matmul(b), s);
+    }
+
     /** The communication custom calls of {@code method} lowered for these arguments, in order. */
     private static List<String> calls(String method, Object... args) {
         return calls(Weft.lower(ShardingIrTest.class, method, args).toMlir());
@@ -86,6 +91,10 @@ class ShardingIrTest {
         assertThat(calls(contracted)).as("contracted dimension sharded").containsExactly("allreduce");
         assertThat(contracted).contains("stablehlo.dot");
         assertThat(calls("matmul", xc, w)).as("contracted sharded, replicated rhs sliced").containsExactly("allreduce");
+        assertThat(calls("splitProduct", xc, wr, rows)).as("contracted, then split: reduce-scatter")
+                .containsExactly("reduce_scatter");
+        assertThat(calls("splitProduct", xc, wr, replicated)).as("contracted, then replicated")
+                .containsExactly("allreduce");
         assertThat(calls("constrained", x, replicated)).as("replicate: allgather").containsExactly("allgather");
         String sliced = Weft.lower(ShardingIrTest.class, "constrained", ShardingTest.data(7, 5), rows).toMlir();
         assertThat(calls(sliced)).as("shard a replicated dimension: a local slice").isEmpty();

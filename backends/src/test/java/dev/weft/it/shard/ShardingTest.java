@@ -137,6 +137,11 @@ class ShardingTest {
     }
 
     @Compile
+    static Tensor splitProduct(Tensor a, Tensor b, Sharding s) {
+        return Sharding.constrain(a.matmul(b), s).exp();
+    }
+
+    @Compile
     static Tensor communicates(Tensor x, Comm comm) {
         return comm.allreduce(x.mul(2), ReduceOp.SUM);
     }
@@ -195,6 +200,19 @@ class ShardingTest {
         assertThat(Sharding.gather(sumRows(xs))).isCloseTo(sumRows(x), 1e-12);
         assertThat(total(xs)).isCloseTo(total(x), 1e-12);
         assertThat(Sharding.gather(extremes(xs))).isCloseTo(extremes(x), 1e-12);
+    }
+
+    @Ranks({1, 2, 3, 4})
+    void aProductWithASplitContractionConstrainedToASplitLayout(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Tensor a = data(7, 5), b = data(5, 6).mul(0.2);
+        Tensor as = Sharding.put(a, Sharding.of(mesh, null, "x")), bs = Sharding.put(b, Sharding.of(mesh, "x", null));
+        for (Sharding s : List.of(Sharding.of(mesh, "x", null), Sharding.of(mesh, null, "x"),
+                Sharding.of(mesh, null, null))) {
+            Tensor r = splitProduct(as, bs, s);
+            assertThat(Sharding.of(r)).isEqualTo(s.isReplicated() ? null : s);
+            assertThat(Sharding.gather(r)).isCloseTo(a.matmul(b).exp(), 1e-12);
+        }
     }
 
     @Ranks({1, 3})
