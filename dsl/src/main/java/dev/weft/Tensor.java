@@ -190,7 +190,10 @@ public final class Tensor {
         return aval.shape().size();
     }
 
-    /** True for a traced tensor (inside a {@link Compile} method), which has no data. */
+    /**
+     * True for a traced tensor (inside a {@link Compile} method) and for a sharded one ({@code dev.weft.shard}):
+     * neither has data here.
+     */
     public boolean isTraced() {
         return traced != null;
     }
@@ -620,9 +623,8 @@ public final class Tensor {
 
     private MemorySegment concrete(String what) {
         if (traced != null) {
-            throw new TracedValueException(SourceLocation.capture(), what + " reads a traced tensor " + aval
-                    + " inside a @Compile method, where values are not known until run time; use Weft.cond or"
-                    + " Tensor.where for data-dependent choices, or return the tensor and read it after the call");
+            throw new TracedValueException(SourceLocation.capture(), what + " reads " + traced.describe()
+                    + traced.readHint());
         }
         return data;
     }

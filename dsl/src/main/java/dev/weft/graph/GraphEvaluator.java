@@ -37,7 +37,8 @@ public final class GraphEvaluator {
      * {@link #evaluate(Region, List)} with {@code apply} giving each node's outputs from its inputs. A
      * {@link Prims#CONSTANT} node is its value, without {@code apply}.
      */
-    static List<Tensor> evaluate(Region region, List<Tensor> args, BiFunction<Node, List<Tensor>, List<Tensor>> apply) {
+    public static List<Tensor> evaluate(Region region, List<Tensor> args,
+                                        BiFunction<Node, List<Tensor>, List<Tensor>> apply) {
         if (args.size() != region.params().size()) {
             throw new IllegalArgumentException(args.size() + " arguments for " + region.params().size()
                     + " parameters");

@@ -163,7 +163,7 @@ public class RegionTrace implements Interpreter {
         if (!Interpreters.isActive(tr.owner())) {
             SourceLocation made = tr.owner() instanceof RegionTrace r ? r.where : SourceLocation.UNKNOWN;
             boolean result = loc.isUnknown();
-            throw new TracedValueException(result ? made : loc, "a traced tensor " + tr.aval()
+            throw new TracedValueException(result ? made : loc, tr.describe()
                     + (result ? " returned as a result of the @Compile method" : "") + " is used "
                     + tr.usedAfterEnd());
         }

@@ -25,8 +25,8 @@ public final class Bind {
         for (Tensor t : args) {
             Traced traced = TensorAccess.traced(t);
             if (traced != null && !Interpreters.isActive(traced.owner())) {
-                throw new TracedValueException(SourceLocation.capture(), prim.name() + ": a traced tensor "
-                        + traced.aval() + " is used " + traced.usedAfterEnd());
+                throw new TracedValueException(SourceLocation.capture(), prim.name() + ": " + traced.describe()
+                        + " is used " + traced.usedAfterEnd());
             }
             in.add(TensorAccess.aval(t));
         }

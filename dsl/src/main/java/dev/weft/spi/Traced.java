@@ -7,8 +7,19 @@ public interface Traced {
     /** The interpreter that recorded it; using the value outside that trace is an error. */
     Interpreter owner();
 
+    /** Names the value in errors: "a traced tensor f32[3]". */
+    default String describe() {
+        return "a traced tensor " + aval();
+    }
+
     /** Ends the error for a use after its trace ended: "a traced tensor f32[3] is used ...". */
     default String usedAfterEnd() {
         return "after its trace ended; return it from the @Compile method instead of keeping it";
+    }
+
+    /** Ends the error for reading its elements: "item() reads a traced tensor f32[3]...". */
+    default String readHint() {
+        return " inside a @Compile method, where values are not known until run time; use Weft.cond or"
+                + " Tensor.where for data-dependent choices, or return the tensor and read it after the call";
     }
 }

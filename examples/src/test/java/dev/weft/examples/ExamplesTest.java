@@ -65,6 +65,14 @@ class ExamplesTest {
         assertThat(Double.parseDouble(out.trim().split(" = ")[1])).isLessThan(1e-4);
     }
 
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4, 5})
+    void heatGlobal(int n) {
+        String out = run(n, HeatGlobal::main);
+        assertThat(out).matches("heat_global max_error = " + NUMBER + "\\R");
+        assertThat(Double.parseDouble(out.trim().split(" = ")[1])).isLessThan(1e-12);
+    }
+
     @Test
     void heatStepReadsItsNeighboursAsPiecesOfTheGridAndItsHalos() {
         AtomicReference<String> mlir = new AtomicReference<>();

@@ -36,6 +36,7 @@ final class ArgumentKinds {
     private static List<ArgumentKind> load() {
         List<ArgumentKind> kinds = new ArrayList<>();
         kinds.add(new ConstantArgument());
+        kinds.add(new ShardingArgument());
         ServiceLoader.load(ArgumentKind.class, ArgumentKind.class.getClassLoader()).forEach(kinds::add);
         return List.copyOf(kinds);
     }

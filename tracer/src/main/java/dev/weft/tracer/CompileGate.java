@@ -5,18 +5,26 @@ import dev.weft.TensorSpec;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
 import dev.weft.graph.Graph;
+import dev.weft.graph.Var;
+import dev.weft.shard.Partitioner;
+import dev.weft.shard.Sharding;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.ServiceLoader;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * Where calls of {@code @Compile} methods arrive (from the agent's advice), and the tracing of such methods for
@@ -104,6 +112,7 @@ public final class CompileGate {
         Object[] traceArgs = args.clone();
         List<Aval> avals = new ArrayList<>();
         List<Integer> slots = new ArrayList<>();
+        List<Sharding> shardings = new ArrayList<>();
         Class<?>[] types = method.method().getParameterTypes();
         for (int i = 0; i < args.length; i++) {
             boolean tensorArg = args[i] instanceof TensorSpec || args[i] instanceof Tensor;
@@ -117,19 +126,27 @@ public final class CompileGate {
             if (args[i] instanceof TensorSpec spec) {
                 avals.add(spec.aval());
                 slots.add(i);
+                shardings.add(null);
             } else if (args[i] instanceof Tensor t) {
                 avals.add(avalOf(t));
                 slots.add(i);
+                shardings.add(Sharding.of(t));
             } else {
                 traceArgs[i] = kindOf(method, i, args[i]).traceValue(args[i]);
             }
         }
-        return traceCall(method, null, traceArgs, slots, avals);
+        Graph graph = traceCall(method, null, traceArgs, slots, avals);
+        return Partitioner.needed(graph.body(), shardings) ? partition(graph, shardings).graph() : graph;
     }
 
     /** The key part of one argument; a tensor is also added to {@code tensors}. */
     private static Object classify(InterceptedMethod method, int index, Object arg, List<Tensor> tensors) {
         if (arg instanceof Tensor t) {
+            Sharding sharding = Sharding.of(t);
+            if (sharding != null) {
+                tensors.add(Sharding.localBlock(t));
+                return new ShardedArgument(avalOf(t), sharding);
+            }
             if (t.isTraced()) {
                 throw new TracedValueException(callerOf(method), "argument " + index + " of " + method
                         + " is a traced tensor whose trace has ended; return tensors from @Compile methods instead"
@@ -156,16 +173,54 @@ public final class CompileGate {
         Object[] traceArgs = args.clone();
         List<Aval> avals = new ArrayList<>();
         List<Integer> slots = new ArrayList<>();
+        List<Sharding> shardings = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             if (args[i] instanceof Tensor) {
-                avals.add((Aval) key.args().get(i));
+                Object k = key.args().get(i);
+                avals.add(k instanceof ShardedArgument s ? s.global() : (Aval) k);
+                shardings.add(k instanceof ShardedArgument s ? s.sharding() : null);
                 slots.add(i);
             } else {
                 traceArgs[i] = ArgumentKinds.of(args[i]).traceValue(args[i]);
             }
         }
         Graph graph = traceCall(method, receiver, traceArgs, slots, avals);
-        return method.executables().add(key, pipeline().compile(graph, key.target()));
+        if (!Partitioner.needed(graph.body(), shardings)) {
+            return method.executables().add(key, pipeline().compile(graph, key.target()));
+        }
+        Partitioned p = partition(graph, shardings);
+        List<Aval> globals = graph.body().results().stream().map(Var::aval).toList();
+        return method.executables().add(key, new PartitionedExecutable(pipeline().compile(p.graph(), key.target()),
+                p.shardings(), globals));
+    }
+
+    /**
+     * {@code graph}, traced on global arrays with arguments laid out by {@code shardings} ({@code null}: plain),
+     * as this rank's program on its blocks ({@link Partitioner}), with the shardings of its results. The program is
+     * specialised to this rank, so it counts as reading the mesh's communicator.
+     */
+    private static Partitioned partition(Graph graph, List<Sharding> shardings) {
+        List<Aval> locals = new ArrayList<>(shardings.size());
+        for (int k = 0; k < shardings.size(); k++) {
+            locals.add(Partitioner.localAval(graph.body().params().get(k).aval(), shardings.get(k)));
+        }
+        Partitioner.Result[] result = new Partitioner.Result[1];
+        Graph local = Tracer.trace(graph.name(), locals, blocks -> {
+            result[0] = Partitioner.partition(graph.body(), blocks, shardings);
+            return result[0].locals();
+        });
+        Set<CommHandle> read = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<CommHandle> commsRead = new ArrayList<>();
+        for (CommHandle c : Stream.of(graph.commsRead(), local.commsRead(),
+                List.of(result[0].mesh().comm().handle())).flatMap(List::stream).toList()) {
+            if (read.add(c)) {
+                commsRead.add(c);
+            }
+        }
+        return new Partitioned(new Graph(local.name(), local.body(), commsRead), result[0].shardings());
+    }
+
+    private record Partitioned(Graph graph, List<Sharding> shardings) {
     }
 
     /** Runs {@code method} once with traced tensors of {@code avals} at argument positions {@code slots}. */

@@ -1,0 +1,126 @@
+package dev.weft.it.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.weft.Compile;
+import dev.weft.Tensor;
+import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.shard.Mesh;
+import dev.weft.shard.Sharding;
+import dev.weft.testing.Ranks;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The communication the partitioner inserts, read from the lowered module's custom calls. */
+class ShardingIrTest {
+    private static final Pattern CALL = Pattern.compile("call_target_name = \"weft\\.mpi\\.(\\w+)\"");
+
+    @BeforeAll
+    static void install() {
+        Weft.install();
+    }
+
+    @Compile
+    static Tensor elementwise(Tensor x, Tensor y) {
+        return x.mul(y).add(1).exp();
+    }
+
+    @Compile
+    static Tensor matmul(Tensor a, Tensor b) {
+        return a.matmul(b);
+    }
+
+    @Compile
+    static Tensor sumRows(Tensor x) {
+        return x.sum(0);
+    }
+
+    @Compile
+    static Tensor total(Tensor x) {
+        return x.sum();
+    }
+
+    @Compile
+    static Tensor constrained(Tensor x, Sharding to) {
+        return Sharding.constrain(x, to).neg();
+    }
+
+    @Compile
+    static Tensor diffuse(Tensor u) {
+        return ShardingTest.smooth(u, 10);
+    }
+
+    @Compile
+    static Tensor splitProduct(Tensor a, Tensor b, Sharding s) {
+        return Sharding.constrain(a.matmul(b), s);
+    }
+
+    /** The communication custom calls of {@code method} lowered for these arguments, in order. */
+    private static List<String> calls(String method, Object... args) {
+        return calls(Weft.lower(ShardingIrTest.class, method, args).toMlir());
+    }
+
+    private static List<String> calls(String mlir) {
+        List<String> out = new ArrayList<>();
+        Matcher m = CALL.matcher(mlir);
+        while (m.find()) {
+            out.add(m.group(1));
+        }
+        return out;
+    }
+
+    @Ranks({2, 3})
+    void canonicalPartitions(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null), cols = Sharding.of(mesh, null, "x");
+        Sharding replicated = Sharding.of(mesh, null, null);
+        Tensor x = Sharding.put(ShardingTest.data(7, 5), rows), xc = Sharding.put(ShardingTest.data(7, 5), cols);
+        Tensor w = ShardingTest.data(5, 4), wr = Sharding.put(w, rows);
+        String elementwise = Weft.lower(ShardingIrTest.class, "elementwise", x, x).toMlir();
+        assertThat(calls(elementwise)).as("elementwise").isEmpty();
+        assertThat(elementwise).as("the scalar is broadcast to the block, not to the whole").doesNotContain("7x5");
+        assertThat(calls("elementwise", x, ShardingTest.data(7, 5))).as("with a replicated operand").isEmpty();
+        assertThat(calls("matmul", x, w)).as("row-sharded @ replicated").isEmpty();
+        assertThat(calls("sumRows", x)).as("sum over the sharded dimension").containsExactly("allreduce");
+        assertThat(calls("sumRows", xc)).as("sum over a replicated dimension").isEmpty();
+        String contracted = Weft.lower(ShardingIrTest.class, "matmul", xc, wr).toMlir();
+        assertThat(calls(contracted)).as("contracted dimension sharded").containsExactly("allreduce");
+        assertThat(contracted).contains("stablehlo.dot");
+        assertThat(calls("matmul", xc, w)).as("contracted sharded, replicated rhs sliced").containsExactly("allreduce");
+        assertThat(calls("splitProduct", xc, wr, rows)).as("contracted, then split: reduce-scatter")
+                .containsExactly("reduce_scatter");
+        assertThat(calls("splitProduct", xc, wr, replicated)).as("contracted, then replicated")
+                .containsExactly("allreduce");
+        assertThat(calls("constrained", x, replicated)).as("replicate: allgather").containsExactly("allgather");
+        String sliced = Weft.lower(ShardingIrTest.class, "constrained", ShardingTest.data(7, 5), rows).toMlir();
+        assertThat(calls(sliced)).as("shard a replicated dimension: a local slice").isEmpty();
+        assertThat(sliced).contains("stablehlo.slice");
+        assertThat(calls("constrained", x, cols)).as("rows to columns").containsExactly("alltoall");
+    }
+
+    @Ranks({3})
+    void aStencilInALoopExchangesHalosWithTheNeighboursOnly(Comm world) {
+        Tensor u = Sharding.put(ShardingTest.data(12, 4), Sharding.of(Mesh.of(world, "x"), "x", null));
+        String mlir = Weft.lower(ShardingIrTest.class, "diffuse", u).toMlir();
+        assertThat(mlir).contains("stablehlo.while");
+        assertThat(calls(mlir)).doesNotContain("allgather", "allreduce").contains("isend", "irecv", "wait");
+        Matcher peers = Pattern.compile("weft\\.mpi\\.i(?:send|recv)\".*?peer = (\\d+)").matcher(mlir);
+        int me = world.rank();
+        while (peers.find()) {
+            assertThat(Math.abs(Integer.parseInt(peers.group(1)) - me)).as(peers.group()).isEqualTo(1);
+        }
+    }
+
+    @Ranks({4})
+    void aTotalOverBothAxesOfATwoDimensionalMeshIsOneAllreduce(Comm world) {
+        Mesh mesh = Mesh.of(world, new int[] {2, 2}, "x", "y");
+        Tensor x = Sharding.put(ShardingTest.data(6, 5), Sharding.of(mesh, "x", "y"));
+        assertThat(calls("total", x)).containsExactly("allreduce");
+        assertThat(calls("sumRows", x)).as("over x only").containsExactly("allreduce");
+        assertThat(calls("elementwise", x, x)).isEmpty();
+    }
+}
