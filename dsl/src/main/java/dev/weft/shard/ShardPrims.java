@@ -3,7 +3,6 @@ package dev.weft.shard;
 import dev.weft.Tensor;
 import dev.weft.ad.AdRules;
 import dev.weft.spi.Bind;
-import dev.weft.spi.Effect;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Primitive;
 import java.util.List;
@@ -15,7 +14,7 @@ final class ShardPrims {
 
     /** The identity on values, marking the layout its result must have. Never lowered: partitioning removes it. */
     static final Primitive<ConstrainParams> CONSTRAIN = new Primitive<>("sharding_constraint", ConstrainParams.class,
-            Effect.PURE, (in, p) -> List.of(in.getFirst()));
+            (in, p) -> List.of(in.getFirst()));
 
     static {
         AdRules.jvp(CONSTRAIN, (p, x, t, out) -> List.of(mark(t.getFirst(), p)));
