@@ -11,8 +11,9 @@
 #   4. the tests tagged "gpu": GPU executor vs CPU executor, cuBLAS and the PTX GEMM vs a host product, NCCL;
 #   5. device benchmark: the PTX target, fused elementwise GB/s vs a device-to-device copy, the PTX GEMM vs cuBLAS;
 #   6. host synchronisations per Weft.fori step (printed by the device benchmark; a failure unless 0);
-#   7. the Pi (allreduce), DataParallel and Mlp (gradients from Weft.grad and Weft.vjp) examples on the GPU
-#      target, which need NCCL: one rank per GPU (under Open MPI's mpirun when installed, else fake ranks in one JVM), one rank with MIG;
+#   7. the Pi (allreduce), DataParallel, Mlp (gradients from Weft.grad and Weft.vjp) and HeatGlobal (a sharded
+#      global program) examples on the GPU target, which need NCCL: one rank per GPU (under Open MPI's mpirun when
+#      installed, else fake ranks in one JVM), one rank with MIG;
 #   8. NCCL allreduce bus bandwidth, with two GPUs or more.
 # Every step that does not run says why on a "skipped:" line, repeated in the summary at the end.
 #
@@ -248,9 +249,9 @@ else
 
   section "examples on the GPU target"
   if [[ -z "$nccl" ]]; then
-    skip "examples Pi, DataParallel and Mlp: they communicate, and NCCL was not found"
+    skip "examples Pi, DataParallel, Mlp and HeatGlobal: they communicate, and NCCL was not found"
   else
-    for example in Pi DataParallel Mlp; do
+    for example in Pi DataParallel Mlp HeatGlobal; do
       WEFT_DEBUG=1 launch "$example" "$ranks" "dev.weft.examples.$example"
     done
   fi
