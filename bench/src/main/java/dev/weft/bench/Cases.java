@@ -168,12 +168,15 @@ public final class Cases {
         Object[] args = {s.heatRows, s.heatCols, s.heatSteps, s.reps, warmup};
         Object[] pyArgs = {s.heatRows, s.heatCols, s.heatSteps, s.reps, LONG_WARMUP_FACTOR * s.warmup};
         Outcome weft = runner.apply(tools.weft(RANKS, "HeatBench", args));
+        Outcome global = runner.apply(tools.weft(RANKS, "HeatGlobalBench", args));
         Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
                 .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "heat", args)));
         Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new)
                 .orElseGet(() -> runner.apply(tools.mpiPython(RANKS, "heat", pyArgs)));
+        String whatGlobal = what.replace("6 Heat", "6 HeatGlobal (sharded global grid)");
         return List.of(commRow(what, weft, "C + MPI_Sendrecv", c, Unit.STEPS_PER_SECOND, 1e-9),
-                commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9));
+                commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9),
+                commRow(whatGlobal, global, "Weft Heat (halos by hand)", weft, Unit.STEPS_PER_SECOND, 1e-9));
     }
 
     private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,

@@ -92,6 +92,15 @@ class ReferencesAgreeTest {
         assertThat(c.check().getAsDouble()).isGreaterThan(0.1);
     }
 
+    @Test
+    void heatOnTheGlobalGridAgreesWithHeat() {
+        Measurement byHand = Measurement.parse(onRanks(2, HeatBench::run, "8", "6", "5", "1", "1"));
+        Measurement global = Measurement.parse(onRanks(2, HeatGlobalBench::run, "8", "6", "5", "1", "1"));
+        assertThat(global.samples()).hasSize(1);
+        assertThat(global.check().getAsDouble()).isCloseTo(byHand.check().getAsDouble(), within(1e-12));
+        assertThat(byHand.check().getAsDouble()).isGreaterThan(0.1);
+    }
+
     /** What {@code program} printed when run on {@code n} fake ranks with {@code args}. */
     private static String onRanks(int n, BiConsumer<String[], PrintStream> program, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();

@@ -1,0 +1,49 @@
+package dev.weft.bench.weft;
+
+import dev.weft.Tensor;
+import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.examples.HeatGlobal;
+import dev.weft.shard.Mesh;
+import dev.weft.shard.Sharding;
+import java.io.PrintStream;
+
+/**
+ * Case 6, global view: {@link HeatGlobal#simulate} (the stencil written on the whole grid, partitioned by Weft) on
+ * the grid of {@link HeatBench}, rows sharded over the ranks of {@code Comm.world()}. Usage: {@code ROWS COLS STEPS
+ * REPS WARMUP}; rank 0 reports seconds per step (barrier to barrier) and the sum of the final grid.
+ */
+public final class HeatGlobalBench {
+    private static final double ALPHA = 0.1;
+
+    private HeatGlobalBench() {
+    }
+
+    static void run(String[] args, PrintStream out) {
+        long[] p = Report.args("HeatGlobalBench", "ROWS COLS STEPS REPS WARMUP", args);
+        Comm world = Comm.world();
+        Report report = new Report(out, world.rank() == 0);
+        int rows = Math.toIntExact(p[0]), steps = Math.toIntExact(p[2]);
+        Tensor u0 = Sharding.put(HeatBench.initial(0, rows, rows, Math.toIntExact(p[1])),
+                Sharding.of(Mesh.of(world, "rows"), "rows", null));
+        Tensor u = u0;
+        for (long r = 0; r < p[4] + p[3]; r++) {
+            if (r == p[4]) {
+                Report.settle();
+            }
+            world.barrier();
+            long t0 = System.nanoTime();
+            u = HeatGlobal.simulate(u0, steps, ALPHA);
+            world.barrier();
+            if (r >= p[4]) {
+                report.sample(Report.since(t0) / steps);
+            }
+        }
+        report.check(Sharding.gather(u).sum().item());
+    }
+
+    public static void main(String[] args) {
+        Weft.install();
+        run(args, System.out);
+    }
+}
