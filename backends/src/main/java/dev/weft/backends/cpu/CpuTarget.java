@@ -10,6 +10,7 @@ import dev.weft.lowering.passes.DeadCodeElimination;
 import dev.weft.lowering.passes.ElementwiseFusion;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.ReductionFusion;
+import dev.weft.lowering.passes.SliceOfPad;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
 import dev.weft.tracer.Executable;
@@ -25,6 +26,7 @@ public record CpuTarget() implements Target {
     private static final Pipeline PIPELINE = Pipeline.of(
             new Verifier(),
             new ThreadTokens(),
+            new SliceOfPad(),                                       // a window of a padded value copies only itself
             new DeadCodeElimination(),
             new CommonSubexpressionElimination(),
             new ElementwiseFusion(ElementwiseFusion.Inputs.VIEWS),  // fused loops read windows and pieces in place
