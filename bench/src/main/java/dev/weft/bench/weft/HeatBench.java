@@ -6,6 +6,7 @@ import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.examples.Heat;
 import java.io.PrintStream;
+import java.util.function.Supplier;
 
 /**
  * Case 6: {@link Heat#simulate} (the example's compiled stencil with halo exchange) on a ROWS x COLS f64 grid,
@@ -39,20 +40,29 @@ public final class HeatBench {
         Report report = new Report(out, world.rank() == 0);
         int n = Math.toIntExact(p[0] / world.size()), steps = Math.toIntExact(p[2]);
         Tensor u0 = initial((long) world.rank() * n, n, p[0], Math.toIntExact(p[1]));
-        Tensor u = u0;
+        Tensor u = timeSteps(world, report, p, () -> Heat.simulate(world, u0, steps, ALPHA));
+        report.check(world.allreduce(u.sum(), ReduceOp.SUM).item());
+    }
+
+    /**
+     * Runs {@code simulation} (STEPS steps) WARMUP then REPS times between barriers, reporting seconds per step of
+     * the timed runs; returns the last result. {@code p} is ROWS COLS STEPS REPS WARMUP.
+     */
+    static Tensor timeSteps(Comm world, Report report, long[] p, Supplier<Tensor> simulation) {
+        Tensor u = null;
         for (long r = 0; r < p[4] + p[3]; r++) {
             if (r == p[4]) {
                 Report.settle();
             }
             world.barrier();
             long t0 = System.nanoTime();
-            u = Heat.simulate(world, u0, steps, ALPHA);
+            u = simulation.get();
             world.barrier();
             if (r >= p[4]) {
-                report.sample(Report.since(t0) / steps);
+                report.sample(Report.since(t0) / p[2]);
             }
         }
-        report.check(world.allreduce(u.sum(), ReduceOp.SUM).item());
+        return u;
     }
 
     public static void main(String[] args) {

@@ -26,19 +26,7 @@ public final class HeatGlobalBench {
         int rows = Math.toIntExact(p[0]), steps = Math.toIntExact(p[2]);
         Tensor u0 = Sharding.put(HeatBench.initial(0, rows, rows, Math.toIntExact(p[1])),
                 Sharding.of(Mesh.of(world, "rows"), "rows", null));
-        Tensor u = u0;
-        for (long r = 0; r < p[4] + p[3]; r++) {
-            if (r == p[4]) {
-                Report.settle();
-            }
-            world.barrier();
-            long t0 = System.nanoTime();
-            u = HeatGlobal.simulate(u0, steps, ALPHA);
-            world.barrier();
-            if (r >= p[4]) {
-                report.sample(Report.since(t0) / steps);
-            }
-        }
+        Tensor u = HeatBench.timeSteps(world, report, p, () -> HeatGlobal.simulate(u0, steps, ALPHA));
         report.check(Sharding.gather(u).sum().item());
     }
 

@@ -72,6 +72,14 @@ public final class Op {
         return attributes.get(key);
     }
 
+    /** The {@link Attr.I64Array} attribute {@code key} as an array; an op without it is an internal error. */
+    public long[] longs(String key) {
+        if (attributes.get(key) instanceof Attr.I64Array a) {
+            return a.toArray();
+        }
+        throw new IllegalArgumentException(name + " has no integer array attribute " + key);
+    }
+
     /** The regions, which passes may edit in place. */
     public List<Block> regions() {
         return regions;

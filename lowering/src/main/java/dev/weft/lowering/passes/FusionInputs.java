@@ -89,7 +89,7 @@ final class FusionInputs {
             return;
         }
         switch (p.name()) {
-            case StableHlo.SLICE -> collect(p.operand(0), plus(start, indices(p, "start_indices")), size, at, out);
+            case StableHlo.SLICE -> collect(p.operand(0), plus(start, p.longs("start_indices")), size, at, out);
             case StableHlo.CONCATENATE -> {
                 int axis = (int) ((Attr.Int) p.attr("dimension")).value();
                 long offset = 0;
@@ -115,7 +115,7 @@ final class FusionInputs {
      * before it.
      */
     private void pad(Op pad, long[] start, long[] size, long[] at, List<Box> out) {
-        long[] low = indices(pad, "edge_padding_low");
+        long[] low = pad.longs("edge_padding_low");
         long[] dims = pad.operand(0).tensorType().shape().dims();
         int rank = start.length;
         long[] lo = new long[rank];
@@ -181,10 +181,6 @@ final class FusionInputs {
                     && op.attr("edge_padding_low") instanceof Attr.I64Array;
             default -> false;
         };
-    }
-
-    private static long[] indices(Op op, String attribute) {
-        return ((Attr.I64Array) op.attr(attribute)).toArray();
     }
 
     private static long[] plus(long[] a, long[] b) {

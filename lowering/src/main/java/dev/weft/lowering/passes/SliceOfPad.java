@@ -65,10 +65,10 @@ public final class SliceOfPad implements Pass {
 
     /** The ops computing {@code slice}'s result from the pad's operand, or null to keep the slice. */
     private static List<Op> window(Op slice, Op pad) {
-        long[] start = longs(slice, "start_indices"), limit = longs(slice, "limit_indices");
-        long[] low = longs(pad, "edge_padding_low"), high = longs(pad, "edge_padding_high");
-        long[] interior = pad.attr("interior_padding") == null ? new long[low.length] : longs(pad, "interior_padding");
-        if (slice.attr("strides") != null && !allEqual(longs(slice, "strides"), 1) || !allEqual(interior, 0)) {
+        long[] start = slice.longs("start_indices"), limit = slice.longs("limit_indices");
+        long[] low = pad.longs("edge_padding_low"), high = pad.longs("edge_padding_high");
+        long[] interior = pad.attr("interior_padding") == null ? new long[low.length] : pad.longs("interior_padding");
+        if (slice.attr("strides") != null && !allEqual(slice.longs("strides"), 1) || !allEqual(interior, 0)) {
             return null;
         }
         Value x = pad.operand(0);
@@ -113,19 +113,12 @@ public final class SliceOfPad implements Pass {
         return ops.isEmpty() ? null : ops;
     }
 
-    private static Map<String, Attr> attrs(String k1, long[] v1, String k2, long[] v2, String k3, long[] v3) {
+    static Map<String, Attr> attrs(String k1, long[] v1, String k2, long[] v2, String k3, long[] v3) {
         Map<String, Attr> a = new LinkedHashMap<>();
         a.put(k1, Attr.I64Array.of(v1));
         a.put(k2, Attr.I64Array.of(v2));
         a.put(k3, Attr.I64Array.of(v3));
         return a;
-    }
-
-    private static long[] longs(Op op, String key) {
-        if (op.attr(key) instanceof Attr.I64Array a) {
-            return a.toArray();
-        }
-        throw new IllegalArgumentException(op.name() + " without " + key);
     }
 
     private static boolean allEqual(long[] values, long v) {

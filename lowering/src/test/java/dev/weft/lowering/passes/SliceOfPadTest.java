@@ -9,34 +9,24 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code slice(pad(x))} becomes the padded window of {@code x}; the pad keeps only its other users. */
 class SliceOfPadTest {
     private static final TensorType X = TensorType.of(DType.F64, 4, 5);
 
-    private static Map<String, Attr> attrs(String k1, long[] v1, String k2, long[] v2, String k3, long[] v3) {
-        Map<String, Attr> a = new LinkedHashMap<>();
-        a.put(k1, Attr.I64Array.of(v1));
-        a.put(k2, Attr.I64Array.of(v2));
-        a.put(k3, Attr.I64Array.of(v3));
-        return a;
-    }
-
     /** x padded by (1, 1) low and (1, 1) high (6x7), a slice [start, limit) of it, and an opaque use of the pad. */
     private static Module program(long[] start, long[] limit, long[] strides) {
         ModuleBuilder b = new ModuleBuilder(X);
         Value zero = b.op(StableHlo.CONSTANT, TensorType.of(DType.F64));
         Value padded = b.op(StableHlo.PAD, List.of(b.arg(0), zero), List.of(TensorType.of(DType.F64, 6, 7)),
-                attrs("edge_padding_low", new long[] {1, 1}, "edge_padding_high", new long[] {1, 1},
+                SliceOfPad.attrs("edge_padding_low", new long[] {1, 1}, "edge_padding_high", new long[] {1, 1},
                         "interior_padding", new long[] {0, 0}), List.of()).result();
         long[] size = {(limit[0] - start[0] + strides[0] - 1) / strides[0], (limit[1] - start[1] + strides[1] - 1)
                 / strides[1]};
         Value window = b.op(StableHlo.SLICE, List.of(padded), List.of(TensorType.of(DType.F64, size)),
-                attrs("start_indices", start, "limit_indices", limit, "strides", strides), List.of()).result();
+                SliceOfPad.attrs("start_indices", start, "limit_indices", limit, "strides", strides), List.of()).result();
         Value other = b.op("test.opaque", TensorType.of(DType.F64, 6, 7), padded);
         return b.module(window, other);
     }
@@ -95,10 +85,10 @@ class SliceOfPadTest {
         ModuleBuilder b = new ModuleBuilder(X);
         Value zero = b.op(StableHlo.CONSTANT, TensorType.of(DType.F64));
         Value padded = b.op(StableHlo.PAD, List.of(b.arg(0), zero), List.of(TensorType.of(DType.F64, 6, 7)),
-                attrs("edge_padding_low", new long[] {1, 1}, "edge_padding_high", new long[] {1, 1},
+                SliceOfPad.attrs("edge_padding_low", new long[] {1, 1}, "edge_padding_high", new long[] {1, 1},
                         "interior_padding", new long[] {0, 0}), List.of()).result();
         Value window = b.op(StableHlo.SLICE, List.of(padded), List.of(TensorType.of(DType.F64, 2, 3)),
-                attrs("start_indices", new long[] {1, 1}, "limit_indices", new long[] {3, 4}, "strides",
+                SliceOfPad.attrs("start_indices", new long[] {1, 1}, "limit_indices", new long[] {3, 4}, "strides",
                         new long[] {1, 1}), List.of()).result();
         Module m = b.module(window);
         new SliceOfPad().run(m);
