@@ -26,6 +26,8 @@ final class Partition {
     private final Set<Node> deferred = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Partial sums and the axis they are to be summed over. */
     private final Map<Tensor, String> pendingSums = new IdentityHashMap<>();
+    /** The layout each value is wanted in by its uses (backward propagation), where some use wants one. */
+    private final Map<Var, Sharding> wanted = new IdentityHashMap<>();
     /** Replicated results of {@code broadcast_in_dim}, by the node and operand that made them. */
     private final Map<Tensor, Broadcast> broadcasts = new IdentityHashMap<>();
 
@@ -81,6 +83,7 @@ final class Partition {
     /** {@code region} (on global avals) on the local blocks {@code args}, each node by its rule. */
     List<Tensor> evaluate(Region region, List<Tensor> args) {
         deferSumsOnlyConstrained(region);
+        propagateWants(region);
         return GraphEvaluator.evaluate(region, args, (n, in) -> SourceLocation.attributing(n.location(),
                 () -> apply(n, in)));
     }
@@ -105,6 +108,74 @@ final class Partition {
                 deferred.add(producer);
             }
         }
+    }
+
+    /** Declares that value {@code v} is wanted laid out by {@code s} (before its region is evaluated). */
+    void want(Var v, Sharding s) {
+        wanted.put(v, s);
+    }
+
+    /**
+     * Backward propagation: from the last node to the first, the layout a node's output is wanted in gives, by its
+     * primitive's {@link ShardingWant}, the layouts its inputs are wanted in (the first want seen, i.e. of the
+     * latest use, is kept).
+     */
+    private void propagateWants(Region region) {
+        List<Node> nodes = region.nodes();
+        for (int i = nodes.size() - 1; i >= 0; i--) {
+            Node n = nodes.get(i);
+            ShardingWant rule = ShardingRules.want(n.prim());
+            Sharding out = n.prim() == ShardPrims.CONSTRAIN ? null : wanted.get(n.outputs().getFirst());
+            if (rule == null || n.outputs().size() != 1 || out == null && n.prim() != ShardPrims.CONSTRAIN) {
+                continue;
+            }
+            List<Sharding> in = rule.inputs(n, out);
+            for (int k = 0; k < in.size(); k++) {
+                if (in.get(k) != null) {
+                    wanted.putIfAbsent(n.inputs().get(k), in.get(k));
+                }
+            }
+        }
+    }
+
+    /**
+     * The layout to run elementwise {@code node} in: of {@code merged}, each operand's layout and the layout its
+     * result is wanted in, the one for which the operands' reshards and the result's later reshard to its wanted
+     * layout receive the fewest elements ({@link Reshard#cost}); on a tie the smaller block (less local work), then
+     * the earlier candidate. Every rank weighs the same padded sizes, so all choose alike.
+     */
+    Sharding cheapest(Node node, List<Tensor> in, Sharding merged) {
+        Var result = node.outputs().getFirst();
+        long[] dims = result.aval().shape().dims();
+        Sharding want = wanted.get(result);
+        List<Sharding> candidates = new ArrayList<>();
+        candidates.add(merged);
+        for (int k = 0; k < in.size(); k++) {
+            if (node.inputs().get(k).aval().shape().rank() == dims.length) {
+                candidates.add(sharding(in.get(k), dims.length));
+            }
+        }
+        if (want != null) {
+            candidates.add(want);
+        }
+        Sharding best = null;
+        double bestCost = 0, bestBlock = 0;
+        for (Sharding c : candidates) {
+            double cost = want == null ? 0 : Reshard.cost(c, want, dims);
+            for (int k = 0; k < in.size(); k++) {
+                Var v = node.inputs().get(k);
+                if (v.aval().shape().rank() == dims.length) {
+                    cost += Reshard.cost(sharding(in.get(k), dims.length), c, v.aval().shape().dims());
+                }
+            }
+            double block = Reshard.blockElements(c, dims);
+            if (best == null || cost < bestCost || cost == bestCost && block < bestBlock) {
+                best = c;
+                bestCost = cost;
+                bestBlock = block;
+            }
+        }
+        return best;
     }
 
     /** Whether {@code node}'s only use is a constraint that takes its pending sum. */

@@ -45,6 +45,40 @@ final class Reshard {
     }
 
     /**
+     * The price of {@link #reshard}ing a tensor of {@code global} shape from {@code from} to {@code to}: the elements
+     * one rank receives (an {@code alltoall} brings {@code (n-1)/n} of a block, a gather {@code n-1} blocks; slicing
+     * is free), counted on padded blocks so that every rank computes the same price and so makes the same choice.
+     */
+    static double cost(Sharding from, Sharding to, long[] global) {
+        Mesh mesh = from.mesh();
+        double block = blockElements(from, global);
+        double received = 0;
+        for (int d = 0; d < global.length; d++) {
+            String a = from.axis(d);
+            if (a == null || a.equals(to.axis(d))) {
+                continue;
+            }
+            int n = mesh.size(a);
+            if (to.axes().contains(a) && from.axis(to.axes().indexOf(a)) == null) {
+                received += block * (n - 1) / n;
+            } else {
+                received += block * (n - 1);
+                block *= n;
+            }
+        }
+        return received;
+    }
+
+    /** The elements of one rank's (padded) block of a tensor of {@code global} shape laid out by {@code s}. */
+    static double blockElements(Sharding s, long[] global) {
+        double block = 1;
+        for (int d = 0; d < global.length; d++) {
+            block *= s.axis(d) == null ? global[d] : Blocks.padded(global[d], s.mesh().size(s.axis(d)));
+        }
+        return block;
+    }
+
+    /**
      * {@code t}, split over {@code axis} along {@code from} (whole along {@code to}), as split along {@code to}
      * (whole along {@code from}): one {@code alltoall} of the blocks, each padded to the {@link Blocks} size, then
      * the padding sliced off. It moves each element once, where gathering and slicing would move every element to

@@ -31,10 +31,14 @@ import java.util.Set;
 
 /**
  * Sharding propagation per primitive, one entry each (beside the autodiff rules of {@code dev.weft.ad}): what a
- * primitive does when its operands are sharded, as local operations and inserted communication.
+ * primitive does when its operands are sharded, as local operations and inserted communication (forward), and for
+ * elementwise operations, reductions, {@code transpose}, {@code broadcast_in_dim} and constraints, the layout its
+ * inputs are wanted in when its output is wanted in one ({@link ShardingWant}, backward: propagated from each
+ * {@code Sharding.constrain} up to the operands, which the elementwise rule then weighs).
  * <ul>
- *   <li>Elementwise: operands are brought to one sharding (per dimension the first operand's axis; a replicated
- *       operand is sliced locally) and the operation runs on blocks: no communication.</li>
+ *   <li>Elementwise: operands are brought to one sharding, the cheapest to reach ({@link Partition#cheapest}:
+ *       the elements received to reshard the operands and the result's wanted layout; a replicated operand is
+ *       sliced locally, for free) and the operation runs on blocks.</li>
  *   <li>Reductions: local reduction, then one {@code allreduce} (of the matching op) over the axes of the reduced
  *       dimensions that were split.</li>
  *   <li>{@code matmul}: batch and free dimensions keep their axes; a split contracted dimension (the other operand
@@ -57,6 +61,7 @@ import java.util.Set;
 public final class ShardingRules {
     private static final Map<Primitive<?>, ShardingRule> RULES = new IdentityHashMap<>();
     private static final Map<Primitive<?>, String> NOT_SHARDABLE = new IdentityHashMap<>();
+    private static final Map<Primitive<?>, ShardingWant> WANTS = new IdentityHashMap<>();
 
     static {
         for (Primitive<?> p : List.of(Prims.ADD, Prims.SUB, Prims.MUL, Prims.DIV, Prims.POW, Prims.MAX, Prims.MIN,
@@ -64,14 +69,20 @@ public final class ShardingRules {
                 Prims.EXP, Prims.LOG, Prims.SQRT, Prims.RSQRT, Prims.TANH, Prims.SIN, Prims.COS, Prims.SELECT,
                 Prims.CONVERT)) {
             RULES.put(p, ShardingRules::elementwise);
+            WANTS.put(p, ShardingRules::elementwiseWant);
         }
         RULES.put(Prims.REDUCE_SUM, reduction(ReduceOp.SUM));
         RULES.put(Prims.REDUCE_PROD, reduction(ReduceOp.PROD));
         RULES.put(Prims.REDUCE_MAX, reduction(ReduceOp.MAX));
         RULES.put(Prims.REDUCE_MIN, reduction(ReduceOp.MIN));
+        for (Primitive<?> p : List.of(Prims.REDUCE_SUM, Prims.REDUCE_PROD, Prims.REDUCE_MAX, Prims.REDUCE_MIN)) {
+            WANTS.put(p, ShardingRules::reductionWant);
+        }
         RULES.put(Prims.MATMUL, ShardingRules::matmul);
         RULES.put(Prims.TRANSPOSE, ShardingRules::transpose);
+        WANTS.put(Prims.TRANSPOSE, ShardingRules::transposeWant);
         RULES.put(Prims.BROADCAST_IN_DIM, ShardingRules::broadcast);
+        WANTS.put(Prims.BROADCAST_IN_DIM, ShardingRules::broadcastWant);
         RULES.put(Prims.SLICE, ShardingRules::slice);
         RULES.put(Prims.PAD, ShardingRules::pad);
         RULES.put(Prims.CONCAT, ShardingRules::concat);
@@ -81,6 +92,7 @@ public final class ShardingRules {
             RULES.put(p, ShardingRules::replicated);
         }
         RULES.put(ShardPrims.CONSTRAIN, ShardingRules::constrain);
+        WANTS.put(ShardPrims.CONSTRAIN, (n, out) -> List.of(((ConstrainParams) n.params()).sharding()));
         for (Primitive<?> p : List.of(CommPrims.BARRIER, CommPrims.SEND, CommPrims.RECV, CommPrims.ISEND,
                 CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE, CommPrims.ALLGATHER,
                 CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE, CommPrims.ALLTOALL, CommPrims.SENDRECV,
@@ -107,6 +119,15 @@ public final class ShardingRules {
         return RULES.get(p);
     }
 
+    /** The backward rule of {@code p}, or {@code null} when its inputs' layouts are not derived from its output's. */
+    static ShardingWant want(Primitive<?> p) {
+        return WANTS.get(p);
+    }
+
+    /**
+     * Operands are brought to the cheapest of the candidate layouts ({@link Partition#cheapest}): per dimension the
+     * first operand's axis, each operand's own layout, and the layout the result is wanted in.
+     */
     private static List<Tensor> elementwise(Node n, List<Tensor> in, Partition p) {
         int rank = n.outputs().getFirst().aval().shape().rank();
         String[] axes = new String[rank];
@@ -120,12 +141,49 @@ public final class ShardingRules {
                 }
             }
         }
-        Sharding target = p.sharding(axes);
+        Sharding target = p.cheapest(n, in, p.sharding(axes));
         List<Tensor> local = new ArrayList<>(in.size());
         for (int k = 0; k < in.size(); k++) {
             local.add(p.input(n, in, k, target));
         }
         return p.bind(n, n.params(), local, List.of(target));
+    }
+
+    private static List<Sharding> elementwiseWant(Node n, Sharding out) {
+        return n.inputs().stream().map(v -> v.aval().shape().rank() == out.rank() ? out : null).toList();
+    }
+
+    /** The kept dimensions keep the wanted axes; the reduced ones are wanted whole (they are summed locally). */
+    private static List<Sharding> reductionWant(Node n, Sharding out) {
+        int rank = n.inputs().getFirst().aval().shape().rank();
+        List<Integer> reduced = ((AxesParams) n.params()).axes();
+        String[] axes = new String[rank];
+        for (int d = 0, k = 0; d < rank; d++) {
+            axes[d] = reduced.contains(d) ? null : out.axis(k++);
+        }
+        return List.of(Sharding.of(out.mesh(), axes));
+    }
+
+    private static List<Sharding> transposeWant(Node n, Sharding out) {
+        int[] perm = ((TransposeParams) n.params()).toArray();
+        String[] axes = new String[perm.length];
+        for (int i = 0; i < perm.length; i++) {
+            axes[perm[i]] = out.axis(i);
+        }
+        return List.of(Sharding.of(out.mesh(), axes));
+    }
+
+    private static List<Sharding> broadcastWant(Node n, Sharding out) {
+        BroadcastParams bp = (BroadcastParams) n.params();
+        Shape from = n.inputs().getFirst().aval().shape();
+        int[] dims = bp.dimsArray();
+        String[] axes = new String[from.rank()];
+        for (int i = 0; i < dims.length; i++) {
+            if (from.dim(i) == bp.shape().dim(dims[i])) {
+                axes[i] = out.axis(dims[i]);
+            }
+        }
+        return List.of(Sharding.of(out.mesh(), axes));
     }
 
     private static ShardingRule reduction(ReduceOp op) {
@@ -355,6 +413,9 @@ public final class ShardingRules {
             carried.add(p.sharding(in.get(k), n.inputs().get(k).aval().shape().rank()));
         }
         List<Tensor> captures = in.subList(count, in.size());
+        for (int k = 0; k < count; k++) {
+            p.want(body.results().get(k), carried.get(k));
+        }
         List<Tensor> out = ControlFlow.fori(lp.lo(), lp.hi(), in.subList(0, count), (i, carries) -> {
             List<Tensor> args = new ArrayList<>(in.size() + 1);
             args.add(i);

@@ -50,6 +50,16 @@ class ShardingIrTest {
     }
 
     @Compile
+    static Tensor wantedEarly(Tensor x, Sharding to) {
+        return Sharding.constrain(x.mul(2).exp().sum(1), to).neg();
+    }
+
+    @Compile
+    static Tensor transposed(Tensor x, Sharding to) {
+        return Sharding.constrain(x.transpose(1, 0), to);
+    }
+
+    @Compile
     static Tensor diffuse(Tensor u) {
         return ShardingTest.smooth(u, 10);
     }
@@ -100,6 +110,22 @@ class ShardingIrTest {
         assertThat(calls(sliced)).as("shard a replicated dimension: a local slice").isEmpty();
         assertThat(sliced).contains("stablehlo.slice");
         assertThat(calls("constrained", x, cols)).as("rows to columns").containsExactly("alltoall");
+    }
+
+    @Ranks({2, 3})
+    void aConstraintIsPropagatedBackToTheOperandsAndTransposeIsAnAlltoall(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null);
+        String mlir = Weft.lower(ShardingIrTest.class, "wantedEarly", ShardingTest.data(7, 5), Sharding.of(mesh, "x"))
+                .toMlir();
+        assertThat(calls(mlir)).isEmpty();
+        assertThat(mlir.lines().filter(l -> l.contains("stablehlo.exponential")).toList()).as(mlir)
+                .singleElement().asString().doesNotContain("7x5");
+        Tensor x = Sharding.put(ShardingTest.data(7, 5), rows);
+        assertThat(calls("transposed", x, Sharding.of(mesh, "x", null))).as("a split dimension transposed in place")
+                .containsExactly("alltoall");
+        assertThat(calls("transposed", x, Sharding.of(mesh, null, "x"))).as("the split follows the dimension")
+                .isEmpty();
     }
 
     @Ranks({3})

@@ -162,6 +162,14 @@ class ShardingTest {
         return h.transpose(1, 0).max(1);
     }
 
+    /** Elementwise work and a reduction whose result is constrained: the layout is wanted back at the operands. */
+    @Compile
+    static Tensor wanted(Tensor x, Tensor y, Sharding to) {
+        Tensor z = x.mul(2).add(y.transpose(1, 0)).exp();
+        Tensor columns = Sharding.constrain(z, Sharding.of(to.mesh(), null, to.axis(0)));
+        return Sharding.constrain(z.sum(1), to).add(columns.sum(0));
+    }
+
     @Compile
     static Tensor constrained(Tensor x, Sharding to) {
         return Sharding.constrain(x.add(1), to).mul(3);
@@ -323,6 +331,21 @@ class ShardingTest {
             assertThat(Sharding.gather(layers(xs, w, bias))).isCloseTo(layers(x, w, bias), 1e-12);
             for (Sharding to : List.of(rows, cols, replicated)) {
                 assertThat(Sharding.gather(constrained(xs, to))).isCloseTo(Sharding.gather(constrained(x, to)), 1e-12);
+            }
+        }
+    }
+
+    @Ranks({1, 2, 3, 4})
+    void layoutsWantedByConstraintsGiveTheSameResults(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Tensor x = data(6, 6), y = data(6, 6).mul(0.1);
+        for (Sharding xs : List.of(Sharding.of(mesh, "x", null), Sharding.of(mesh, null, "x"),
+                Sharding.of(mesh, null, null))) {
+            for (Sharding ys : List.of(Sharding.of(mesh, "x", null), Sharding.of(mesh, null, null))) {
+                for (Sharding to : List.of(Sharding.of(mesh, "x"), Sharding.of(mesh, (String) null))) {
+                    Tensor r = wanted(Sharding.put(x, xs), Sharding.put(y, ys), to);
+                    assertThat(Sharding.gather(r)).isCloseTo(wanted(x, y, Sharding.of(mesh, (String) null)), 1e-12);
+                }
             }
         }
     }
