@@ -54,6 +54,8 @@ public class RegionTrace implements Interpreter {
     private final List<Tensor> captured = new ArrayList<>();
     private final Map<Tensor, Var> constants = new IdentityHashMap<>();
     private List<Var> results;
+    /** Whether it traces a body for eager code (no trace below it): it lifts values run eagerly by their own kind. */
+    private boolean underEager;
 
     /**
      * A trace of a region with parameters of {@code params}; {@code where} is the line of the construct that owns
@@ -72,7 +74,9 @@ public class RegionTrace implements Interpreter {
     /** A trace for a nested region, numbering its variables on from the innermost enclosing trace's. */
     public static RegionTrace open(List<Aval> params, SourceLocation where) {
         RegionTrace outer = Interpreters.innermost(RegionTrace.class);
-        return new RegionTrace(outer != null ? outer.ids : new VarIds(), params, where);
+        RegionTrace r = new RegionTrace(outer != null ? outer.ids : new VarIds(), params, where);
+        r.underEager = !Interpreters.isTracing();
+        return r;
     }
 
     /** The region's own parameters, as tensors of this trace. */
@@ -103,6 +107,12 @@ public class RegionTrace implements Interpreter {
             Interpreters.current().readComm(comm);
             return null;
         });
+    }
+
+    /** A body traced for eager code captures a value with its own eager interpreter (a sharded tensor). */
+    @Override
+    public boolean lifts(Traced value) {
+        return underEager && value.eager() != null;
     }
 
     /** Ends the region with {@code out} as its results (lifted like any operand). */
@@ -160,7 +170,7 @@ public class RegionTrace implements Interpreter {
         if (tr instanceof Value v && v.owner() == this) {
             return v.var();
         }
-        if (!Interpreters.isActive(tr.owner())) {
+        if (!Interpreters.isActive(tr.owner()) && !lifts(tr)) {
             SourceLocation made = tr.owner() instanceof RegionTrace r ? r.where : SourceLocation.UNKNOWN;
             boolean result = loc.isUnknown();
             throw new TracedValueException(result ? made : loc, tr.describe()
@@ -170,7 +180,10 @@ public class RegionTrace implements Interpreter {
         return foreign(t, tr, loc);
     }
 
-    /** A tensor traced by another active interpreter: a capture parameter, once per value. */
+    /**
+     * A tensor traced by another active interpreter, or one with its own eager interpreter captured by a body that
+     * eager code traces (a sharded tensor): a capture parameter, once per value.
+     */
     protected Var foreign(Tensor t, Traced traced, SourceLocation loc) {
         return captures.computeIfAbsent(traced, k -> {
             captured.add(t);

@@ -6,9 +6,10 @@ import dev.weft.spi.Interpreter;
 import dev.weft.spi.Traced;
 
 /**
- * The payload of a sharded tensor: its global aval, this rank's block and its sharding. It has no interpreter that
- * could use it ({@link #owner()} is never active), so an eager operation on it is an error that names the line and
- * says what to do instead.
+ * The payload of a sharded tensor: its global aval, this rank's block and its sharding. No trace owns it
+ * ({@link #owner()} is never active): an operation on it outside any trace is partitioned at once
+ * ({@link ShardedEager}); inside a trace it is an argument of a {@code @Compile} method or an error that names the
+ * line and says what to do instead.
  */
 record ShardedValue(Aval aval, Tensor local, Sharding sharding) implements Traced {
     /** Owns every sharded value and is never on an interpreter stack. */
@@ -22,14 +23,20 @@ record ShardedValue(Aval aval, Tensor local, Sharding sharding) implements Trace
     }
 
     @Override
+    public Interpreter eager() {
+        return ShardedEager.INSTANCE;
+    }
+
+    @Override
     public String describe() {
         return "a sharded tensor " + aval + " (" + sharding + ")";
     }
 
     @Override
     public String usedAfterEnd() {
-        return "eagerly; operations on sharded tensors run inside @Compile methods (pass it to one), or use"
-                + " Sharding.localBlock for this rank's block or Sharding.gather for the full array";
+        return "inside a trace it is not an argument of (a transform inside @Compile, or a value captured by the"
+                + " program): pass it to the @Compile method as an argument, or use Sharding.localBlock for this"
+                + " rank's block or Sharding.gather for the full array";
     }
 
     @Override

@@ -25,11 +25,13 @@ import java.util.Objects;
  * {@code [min(i·c, d), min((i+1)·c, d))}. So 10 rows over 4 ranks are 3, 3, 3 and 1 rows; 5 rows over 4 ranks are
  * 2, 2, 1 and 0 (a rank may hold an empty block).
  *
- * <p><b>Eager use.</b> {@link #put}, {@link #gather}, {@link #localBlock} and {@link #constrain} work outside
- * {@code @Compile}; any other tensor operation on a sharded tensor outside {@code @Compile} is a
- * {@link dev.weft.TracedValueException} naming the line: pass it to a {@code @Compile} method, or work on
- * {@link #localBlock} or {@link #gather}. A result of a {@code @Compile} method that ends up replicated on every
- * rank is returned as a plain tensor.
+ * <p><b>Eager use.</b> Outside {@code @Compile} an operation on sharded tensors runs at once, partitioned like a
+ * one-operation program (local work on the blocks and the communication it needs: {@code t.sum()} of a row-sharded
+ * {@code t} is a local sum and an allreduce), so every rank of the mesh must make it, as any collective. Reading
+ * elements ({@code toDoubleArray}, {@code item}) and eager transforms ({@code Weft.grad} outside {@code @Compile})
+ * of a sharded tensor are a {@link dev.weft.TracedValueException} naming the line: read {@link #gather} or
+ * {@link #localBlock}, and differentiate inside a {@code @Compile} method. A result that ends up replicated on
+ * every rank is a plain tensor.
  */
 public final class Sharding {
     private final Mesh mesh;

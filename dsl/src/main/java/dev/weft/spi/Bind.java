@@ -25,8 +25,12 @@ public final class Bind {
         for (Tensor t : args) {
             Traced traced = TensorAccess.traced(t);
             if (traced != null && !Interpreters.isActive(traced.owner())) {
-                throw new TracedValueException(SourceLocation.capture(), prim.name() + ": " + traced.describe()
-                        + " is used " + traced.usedAfterEnd());
+                Interpreter eager = Interpreters.isTracing() ? null : traced.eager();
+                if (eager == null && !interp.lifts(traced)) {
+                    throw new TracedValueException(SourceLocation.capture(), prim.name() + ": " + traced.describe()
+                            + " is used " + traced.usedAfterEnd());
+                }
+                interp = eager != null ? eager : interp;
             }
             in.add(TensorAccess.aval(t));
         }

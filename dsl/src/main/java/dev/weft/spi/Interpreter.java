@@ -23,4 +23,12 @@ public interface Interpreter {
      */
     default void readComm(CommHandle comm) {
     }
+
+    /**
+     * Whether it takes {@code value}, which no active interpreter traced, as an operand: a body that eager code
+     * traces captures a sharded tensor ({@link Traced#eager}), which the loop or branch then runs on eagerly.
+     */
+    default boolean lifts(Traced value) {
+        return false;
+    }
 }

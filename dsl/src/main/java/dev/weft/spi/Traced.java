@@ -7,6 +7,14 @@ public interface Traced {
     /** The interpreter that recorded it; using the value outside that trace is an error. */
     Interpreter owner();
 
+    /**
+     * The interpreter that runs an operation on this value outside any trace, or {@code null} when there is none
+     * (the use is then an error): a sharded tensor's operations are partitioned over its mesh.
+     */
+    default Interpreter eager() {
+        return null;
+    }
+
     /** Names the value in errors: "a traced tensor f32[3]". */
     default String describe() {
         return "a traced tensor " + aval();

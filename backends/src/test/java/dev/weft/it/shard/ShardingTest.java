@@ -305,14 +305,35 @@ class ShardingTest {
         throw new IllegalArgumentException(text);
     }
 
+    @Ranks({1, 2, 3, 4})
+    void eagerOperationsOnShardedTensorsArePartitionedAtOnce(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null), cols = Sharding.of(mesh, null, "x");
+        Tensor x = data(7, 5), w = data(5, 3).mul(0.2);
+        Tensor xs = Sharding.put(x, rows);
+        Tensor e = xs.mul(2).add(x.exp()).tanh();
+        assertThat(Sharding.of(e)).isEqualTo(rows);
+        assertThat(Sharding.gather(e)).isCloseTo(x.mul(2).add(x.exp()).tanh(), 1e-12);
+        assertThat(xs.sum()).isCloseTo(x.sum(), 1e-12);
+        assertThat(Sharding.gather(xs.sum(0))).isCloseTo(x.sum(0), 1e-12);
+        assertThat(Sharding.gather(Sharding.put(x, cols).matmul(Sharding.put(w, rows)))).isCloseTo(x.matmul(w), 1e-12);
+        assertThat(Sharding.gather(xs.slice(new long[] {1, 0}, new long[] {7, 5}).pad(new long[] {0, 0},
+                new long[] {1, 0}))).as("a shift: a halo exchange").isEqualTo(x.slice(new long[] {1, 0},
+                new long[] {7, 5}).pad(new long[] {0, 0}, new long[] {1, 0}));
+        Tensor looped = Weft.fori(0, 3, xs, (i, c) -> c.mul(0.5).add(xs.sum(0)));
+        assertThat(Sharding.of(looped)).isEqualTo(rows);
+        assertThat(Sharding.gather(looped)).isCloseTo(Weft.fori(0, 3, x, (i, c) -> c.mul(0.5).add(x.sum(0))), 1e-12);
+    }
+
     @Ranks({2})
-    void eagerOperationsOnShardedTensorsNameTheLine(Comm world) {
+    void readingOrDifferentiatingAShardedTensorEagerlyNamesTheLine(Comm world) {
         Tensor t = Sharding.put(data(6), Sharding.of(Mesh.of(world, "x"), "x"));
-        assertThatThrownBy(() -> t.add(1)).isInstanceOf(TracedValueException.class)
-                .hasMessageStartingWith("ShardingTest.java:")
-                .hasMessageContaining("sharded tensor f64[6]").hasMessageContaining("@Compile");
         assertThatThrownBy(t::toDoubleArray).isInstanceOf(TracedValueException.class)
                 .hasMessageStartingWith("ShardingTest.java:").hasMessageContaining("Sharding.gather");
+        assertThatThrownBy(() -> Weft.grad(v -> v.mul(t).sum()).apply(data(6)))
+                .isInstanceOf(TracedValueException.class)
+                .hasMessageStartingWith("ShardingTest.java:" + lineOf("Weft.grad(v -> v.mul(t).sum())"))
+                .hasMessageContaining("sharded tensor f64[6]").hasMessageContaining("@Compile");
     }
 
     @Ranks({1, 2, 3, 4})
