@@ -47,8 +47,8 @@ public final class Partitioner {
      * {@code body} (on global avals) run on this rank's blocks {@code locals}, laid out by {@code in} ({@code null}
      * for a plain argument: replicated).
      *
-     * @throws WeftException naming the line of a communication operation, of a {@code Sharding.constrain} inside
-     *     {@code Weft.cond}, or of a constraint on another mesh than the arguments'
+     * @throws WeftException naming the line of a communication operation or of a constraint on another mesh than
+     *     the arguments'
      */
     public static Result partition(Region body, List<Tensor> locals, List<Sharding> in) {
         Partition p = new Partition(mesh(body, in));

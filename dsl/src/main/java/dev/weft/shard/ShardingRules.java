@@ -1,7 +1,6 @@
 package dev.weft.shard;
 
 import dev.weft.Tensor;
-import dev.weft.WeftException;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.ControlFlow;
 import dev.weft.graph.Node;
@@ -11,15 +10,18 @@ import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.prim.ConcatParams;
+import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -52,8 +54,14 @@ import java.util.Set;
  *       halo exchange with the neighbours).</li>
  *   <li>{@code fori}: the body is partitioned with the carries laid out as on entry; each step's new carries are
  *       resharded to that layout.</li>
- *   <li>Others ({@code reshape}, dynamic slices, {@code iota}, {@code cond}): operands are gathered and the
- *       operation runs on whole arrays, its results replicated.</li>
+ *   <li>{@code cond} (its predicate is a scalar, so the same on every rank): both branches are partitioned on the
+ *       operands' layouts; the results take the true branch's layouts, the false branch's are resharded to
+ *       them.</li>
+ *   <li>{@code reshape}: a split dimension stays split where its blocks are whole runs of the merged or split
+ *       dimension it becomes (it leads its group of dimensions and the blocks line up, e.g. {@code [8,4] -> [32]}
+ *       or {@code [6,4] -> [6,2,2]} split by rows): a local reshape of the block; otherwise gathered.</li>
+ *   <li>Others (dynamic slices, {@code iota}, constants): operands are gathered and the operation runs on whole
+ *       arrays, its results replicated.</li>
  *   <li>Communication primitives are not shardable: a program on sharded tensors gets its communication from the
  *       partitioner; hand-written communication belongs in programs on {@link Sharding#localBlock}s.</li>
  * </ul>
@@ -87,8 +95,10 @@ public final class ShardingRules {
         RULES.put(Prims.PAD, ShardingRules::pad);
         RULES.put(Prims.CONCAT, ShardingRules::concat);
         RULES.put(Prims.FORI, ShardingRules::fori);
-        for (Primitive<?> p : List.of(Prims.RESHAPE, Prims.DYNAMIC_SLICE, Prims.DYNAMIC_UPDATE_SLICE, Prims.IOTA,
-                Prims.CONSTANT, Prims.COND)) {
+        RULES.put(Prims.RESHAPE, ShardingRules::reshape);
+        RULES.put(Prims.COND, ShardingRules::cond);
+        for (Primitive<?> p : List.of(Prims.DYNAMIC_SLICE, Prims.DYNAMIC_UPDATE_SLICE, Prims.IOTA,
+                Prims.CONSTANT)) {
             RULES.put(p, ShardingRules::replicated);
         }
         RULES.put(ShardPrims.CONSTRAIN, ShardingRules::constrain);
@@ -437,14 +447,113 @@ public final class ShardingRules {
         return placed;
     }
 
-    private static List<Tensor> replicated(Node n, List<Tensor> in, Partition p) {
-        for (Region r : n.regions()) {
-            Node c = Partitioner.constraint(r);
-            if (c != null) {
-                throw new WeftException(c.location(), "Sharding.constrain inside Weft.cond is not supported;"
-                        + " constrain the branches' operands and results outside it");
+    /**
+     * A reshape keeps a split dimension split when, in the group of dimensions it is reshaped with (the shortest
+     * runs of input and output dimensions of equal element counts), it is the first input dimension and each rank's
+     * block is the same run of elements as its block of the group's first output dimension; the block is then
+     * reshaped locally. Any other split dimension is gathered first.
+     */
+    private static List<Tensor> reshape(Node n, List<Tensor> in, Partition p) {
+        long[] from = n.inputs().getFirst().aval().shape().dims();
+        long[] to = ((ReshapeParams) n.params()).shape().dims();
+        Sharding s = p.sharding(in.getFirst(), from.length);
+        String[] keep = new String[from.length], out = new String[to.length];
+        Mesh mesh = p.mesh();
+        for (int[] g : reshapeGroups(from, to)) {
+            for (int d = g[0]; d < g[1]; d++) {
+                String a = s.axis(d);
+                if (a != null && d == g[0] && g[2] < g[3] && sameBlocks(from, g[0], g[1], to, g[2], g[3],
+                        mesh.size(a))) {
+                    keep[d] = a;
+                    out[g[2]] = a;
+                }
             }
         }
+        Sharding target = p.sharding(out);
+        Tensor local = p.input(n, in, 0, p.sharding(keep));
+        ReshapeParams params = new ReshapeParams(Shape.of(target.localShape(to)));
+        return p.bind(n, params, List.of(local), List.of(target));
+    }
+
+    /**
+     * The groups of a reshape from {@code from} to {@code to}: {@code {inStart, inEnd, outStart, outEnd}}, the
+     * shortest runs of dimensions with equal element counts, in order. A zero-sized shape is one group.
+     */
+    private static List<int[]> reshapeGroups(long[] from, long[] to) {
+        List<int[]> groups = new ArrayList<>();
+        if (Arrays.stream(from).anyMatch(d -> d == 0)) {
+            groups.add(new int[] {0, from.length, 0, to.length});
+            return groups;
+        }
+        int i = 0, j = 0;
+        while (i < from.length || j < to.length) {
+            int i0 = i, j0 = j;
+            long a = i < from.length ? from[i++] : 1, b = j < to.length ? to[j++] : 1;
+            while (a != b) {
+                if (a < b) {
+                    a *= from[i++];
+                } else {
+                    b *= to[j++];
+                }
+            }
+            groups.add(new int[] {i0, i, j0, j});
+        }
+        return groups;
+    }
+
+    /**
+     * Whether, split over {@code parts} ranks, every block of dimension {@code from[i0]} (leading input dimensions
+     * {@code [i0, i1)}) is the same run of the group's elements as the block of {@code to[j0]} (leading
+     * {@code [j0, j1)}).
+     */
+    private static boolean sameBlocks(long[] from, int i0, int i1, long[] to, int j0, int j1, int parts) {
+        long innerFrom = 1, innerTo = 1;
+        for (int d = i0 + 1; d < i1; d++) {
+            innerFrom *= from[d];
+        }
+        for (int d = j0 + 1; d < j1; d++) {
+            innerTo *= to[d];
+        }
+        for (int k = 0; k < parts; k++) {
+            if (Blocks.start(from[i0], parts, k) * innerFrom != Blocks.start(to[j0], parts, k) * innerTo
+                    || Blocks.size(from[i0], parts, k) * innerFrom != Blocks.size(to[j0], parts, k) * innerTo) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Both branches partitioned on the operands' layouts (the predicate is a scalar, alike on every rank, so every
+     * rank takes the same branch and its communication matches). {@link ControlFlow#cond} traces the true branch
+     * first: its results' layouts are the cond's, and the false branch's results are resharded to them.
+     */
+    private static List<Tensor> cond(Node n, List<Tensor> in, Partition p) {
+        CondParams cp = (CondParams) n.params();
+        List<Tensor> operands = in.subList(1, in.size());
+        List<Sharding> layouts = new ArrayList<>();
+        List<Tensor> out = ControlFlow.cond(in.getFirst(), () -> {
+            List<Tensor> results = p.evaluate(cp.onTrue(), operands);
+            for (int k = 0; k < results.size(); k++) {
+                layouts.add(p.sharding(results.get(k), cp.onTrue().results().get(k).aval().shape().rank()));
+            }
+            return results;
+        }, () -> {
+            List<Tensor> results = p.evaluate(cp.onFalse(), operands);
+            List<Tensor> moved = new ArrayList<>(results.size());
+            for (int k = 0; k < results.size(); k++) {
+                moved.add(p.reshard(results.get(k), cp.onFalse().results().get(k).aval(), layouts.get(k)));
+            }
+            return moved;
+        }, n.location());
+        List<Tensor> placed = new ArrayList<>(out.size());
+        for (int k = 0; k < out.size(); k++) {
+            placed.add(p.place(out.get(k), layouts.get(k)));
+        }
+        return placed;
+    }
+
+    private static List<Tensor> replicated(Node n, List<Tensor> in, Partition p) {
         List<Tensor> whole = new ArrayList<>(in.size());
         for (int k = 0; k < in.size(); k++) {
             whole.add(p.input(n, in, k, Sharding.replicated(p.mesh(), n.inputs().get(k).aval().shape().rank())));

@@ -60,6 +60,11 @@ class ShardingIrTest {
     }
 
     @Compile
+    static Tensor reshaped(Tensor x) {
+        return x.reshape(x.shape()[0] * x.shape()[1]).exp().reshape(x.shape()[0], 2, x.shape()[1] / 2);
+    }
+
+    @Compile
     static Tensor diffuse(Tensor u) {
         return ShardingTest.smooth(u, 10);
     }
@@ -126,6 +131,16 @@ class ShardingIrTest {
                 .containsExactly("alltoall");
         assertThat(calls("transposed", x, Sharding.of(mesh, null, "x"))).as("the split follows the dimension")
                 .isEmpty();
+    }
+
+    @Ranks({2, 4})
+    void reshapesThatKeepTheBlocksWholeNeedNoCommunication(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Tensor x = Sharding.put(ShardingTest.data(8, 4), Sharding.of(mesh, "x", null));
+        assertThat(calls("reshaped", x)).isEmpty();
+        Tensor y = Sharding.put(ShardingTest.data(7, 4), Sharding.of(mesh, "x", null));
+        assertThat(calls("reshaped", y)).as("7 rows: blocks of the merged dimension do not line up")
+                .contains("allgather");
     }
 
     @Ranks({3})

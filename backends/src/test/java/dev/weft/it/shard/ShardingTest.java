@@ -148,7 +148,25 @@ class ShardingTest {
 
     @Compile
     static Tensor constrainsInABranch(Tensor x, Sharding to) {
-        return Weft.cond(x.sum().gt(0), () -> Sharding.constrain(x, to), () -> x);
+        return Weft.cond(x.sum().gt(0), () -> Sharding.constrain(x.mul(2), to), () -> x.exp()).add(1);
+    }
+
+    /** Branches that reduce, shift and reshape split dimensions; a predicate computed from sharded data. */
+    @Compile
+    static Tensor branches(Tensor x, Tensor y) {
+        Tensor s = Weft.cond(x.sum().gt(y.max()), () -> x.mul(y).sum(1), () -> x.slice(new long[] {1, 0},
+                new long[] {x.shape()[0], 6}).pad(new long[] {0, 0}, new long[] {1, 0}).sum(1));
+        return Weft.cond(s.min().lt(0), () -> s.neg(), () -> s);
+    }
+
+    /** Reshapes of a split leading dimension: kept, merged with the next, split again, and one that cannot stay. */
+    @Compile
+    static Tensor reshaped(Tensor x) {
+        long n = x.shape()[0];
+        Tensor kept = x.reshape(n, 3, 2).sum(2);
+        Tensor merged = x.reshape(n * 6).mul(2).reshape(n, 6);
+        Tensor moved = x.reshape(6, n).transpose(1, 0).sum(1);
+        return kept.sum(1).add(merged.sum(1)).add(moved);
     }
 
     @Compile
@@ -277,10 +295,6 @@ class ShardingTest {
         assertThatThrownBy(() -> communicates(xs, world)).isInstanceOf(WeftException.class)
                 .hasMessageStartingWith("ShardingTest.java:" + lineOf("comm.allreduce(x.mul(2)"))
                 .hasMessageContaining("allreduce cannot run on sharded tensors");
-        assertThatThrownBy(() -> constrainsInABranch(data(6), Sharding.of(mesh, "x")))
-                .isInstanceOf(WeftException.class)
-                .hasMessageStartingWith("ShardingTest.java:" + lineOf("() -> Sharding.constrain(x, to)"))
-                .hasMessageContaining("inside Weft.cond");
         Tensor other = Sharding.put(data(6), Sharding.of(Mesh.of(world, "y"), "y"));
         assertThatThrownBy(() -> elementwise(xs, other)).isInstanceOf(WeftException.class)
                 .hasMessageContaining("different meshes");
@@ -366,6 +380,28 @@ class ShardingTest {
                 for (Sharding to : List.of(Sharding.of(mesh, "x"), Sharding.of(mesh, (String) null))) {
                     Tensor r = wanted(Sharding.put(x, xs), Sharding.put(y, ys), to);
                     assertThat(Sharding.gather(r)).isCloseTo(wanted(x, y, Sharding.of(mesh, (String) null)), 1e-12);
+                }
+            }
+        }
+    }
+
+    @Ranks({1, 2, 3, 4})
+    void branchesAndReshapesOnSplitDimensions(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        for (long rows : new long[] {8, 7}) {
+            Tensor x = data(rows, 6), y = data(rows, 6).mul(-0.5);
+            for (Sharding s : List.of(Sharding.of(mesh, "x", null), Sharding.of(mesh, null, "x"))) {
+                Tensor xs = Sharding.put(x, s);
+                assertThat(Sharding.gather(branches(xs, Sharding.put(y, s)))).isCloseTo(branches(x, y), 1e-12);
+                assertThat(Sharding.gather(branches(xs, y.neg()))).isCloseTo(branches(x, y.neg()), 1e-12);
+                assertThat(Sharding.gather(reshaped(xs))).isCloseTo(reshaped(x), 1e-12);
+                for (Sharding to : List.of(s, Sharding.of(mesh, null, null))) {
+                    for (Tensor sign : List.of(Tensor.scalar(DType.F64, 1), Tensor.scalar(DType.F64, -1))) {
+                        Tensor whole = x.mul(sign);
+                        Tensor expected = (whole.sum().item() > 0 ? whole.mul(2) : whole.exp()).add(1);
+                        assertThat(Sharding.gather(constrainsInABranch(xs.mul(sign), to))).isCloseTo(expected, 1e-12);
+                        assertThat(Sharding.gather(constrainsInABranch(whole, to))).isCloseTo(expected, 1e-12);
+                    }
                 }
             }
         }
