@@ -6,9 +6,17 @@ import dev.weft.shard.Mesh;
 import dev.weft.shard.Sharding;
 import java.util.List;
 
-/** Global programs of {@link ShardingTest} on sharded tensors against whole arrays, for a run under {@code mpirun}. */
+/**
+ * Global programs of {@link ShardingTest} on sharded tensors against whole arrays, for a run under {@code mpirun}:
+ * on two layouts, a branch, a reshape, an eager operation, a loop, a gradient, and on four ranks a 2-D mesh.
+ */
 public final class ShardingChecks {
     private ShardingChecks() {
+    }
+
+    /** How many checks {@link #run} makes on {@code ranks} ranks. */
+    public static int count(int ranks) {
+        return 24 + (ranks == 4 ? 2 : 0);
     }
 
     /**
@@ -39,6 +47,23 @@ public final class ShardingChecks {
         }
         Tensor product = ShardingTest.splitProduct(Sharding.put(x, cols), Sharding.put(w, rows), rows);
         ok += check("reduce-scatter", Sharding.gather(product), x.matmul(w).exp());
+        Tensor u = ShardingTest.data(8, 6), y = ShardingTest.data(8, 6).mul(-0.5), us = Sharding.put(u, rows);
+        ok += check("cond", Sharding.gather(ShardingTest.branches(us, Sharding.put(y, rows))),
+                ShardingTest.branches(u, y));
+        ok += check("reshape", Sharding.gather(ShardingTest.reshaped(us)), ShardingTest.reshaped(u));
+        ok += check("eager", Sharding.gather(us.mul(2).add(u.exp()).sum(1)), u.mul(2).add(u.exp()).sum(1));
+        ok += check("loop", Sharding.gather(ShardingTest.diffuse(us, 5)), ShardingTest.diffuse(u, 5));
+        Tensor v = ShardingTest.data(5, 2).mul(0.3);
+        ok += check("grad", Sharding.gather(ShardingTest.gradient(us.slice(new long[] {0, 0}, new long[] {8, 5}), v)),
+                ShardingTest.gradient(u.slice(new long[] {0, 0}, new long[] {8, 5}), v));
+        if (world.size() == 4) {
+            Mesh grid = Mesh.of(world, new int[] {2, 2}, "x", "y");
+            Tensor g = ShardingTest.data(11, 9);
+            for (Sharding s : List.of(Sharding.of(grid, "x", "y"), Sharding.of(grid, "y", "x"))) {
+                ok += check(s + " heat", Sharding.gather(ShardingTest.heat(Sharding.put(g, s), 4)),
+                        ShardingTest.heat(g, 4));
+            }
+        }
         return ok;
     }
 
