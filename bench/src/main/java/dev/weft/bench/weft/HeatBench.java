@@ -6,6 +6,7 @@ import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.examples.Heat;
 import java.io.PrintStream;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -34,14 +35,19 @@ public final class HeatBench {
     static void run(String[] args, PrintStream out) {
         long[] p = Report.args("HeatBench", "ROWS COLS STEPS REPS WARMUP", args);
         Comm world = Comm.world();
+        Report report = new Report(out, world.rank() == 0);
+        Supplier<Tensor> heat = simulation(world, p);
+        report.check(world.allreduce(timeSteps(world, report, p, heat).sum(), ReduceOp.SUM).item());
+    }
+
+    /** {@link Heat#simulate} of STEPS steps on this rank's rows of the grid; {@code p} is ROWS COLS STEPS ... */
+    static Supplier<Tensor> simulation(Comm world, long[] p) {
         if (p[0] % world.size() != 0) {
             throw new IllegalArgumentException(p[0] + " rows do not split over " + world.size() + " ranks");
         }
-        Report report = new Report(out, world.rank() == 0);
         int n = Math.toIntExact(p[0] / world.size()), steps = Math.toIntExact(p[2]);
         Tensor u0 = initial((long) world.rank() * n, n, p[0], Math.toIntExact(p[1]));
-        Tensor u = timeSteps(world, report, p, () -> Heat.simulate(world, u0, steps, ALPHA));
-        report.check(world.allreduce(u.sum(), ReduceOp.SUM).item());
+        return () -> Heat.simulate(world, u0, steps, ALPHA);
     }
 
     /**
@@ -49,20 +55,35 @@ public final class HeatBench {
      * the timed runs; returns the last result. {@code p} is ROWS COLS STEPS REPS WARMUP.
      */
     static Tensor timeSteps(Comm world, Report report, long[] p, Supplier<Tensor> simulation) {
-        Tensor u = null;
+        return timeInTurn(world, p, List.of(new Timed(report, simulation))).getFirst();
+    }
+
+    /** A simulation and the report of its samples. */
+    record Timed(Report report, Supplier<Tensor> simulation) {
+    }
+
+    /**
+     * {@link #timeSteps} for several simulations in turn within every repetition (the first of them first in even
+     * repetitions, last in odd ones), so that they share the machine's state alike; returns each one's last result.
+     */
+    static List<Tensor> timeInTurn(Comm world, long[] p, List<Timed> programs) {
+        Tensor[] last = new Tensor[programs.size()];
         for (long r = 0; r < p[4] + p[3]; r++) {
             if (r == p[4]) {
                 Report.settle();
             }
-            world.barrier();
-            long t0 = System.nanoTime();
-            u = simulation.get();
-            world.barrier();
-            if (r >= p[4]) {
-                report.sample(Report.since(t0) / p[2]);
+            for (int k = 0; k < programs.size(); k++) {
+                int i = r % 2 == 0 ? k : programs.size() - 1 - k;
+                world.barrier();
+                long t0 = System.nanoTime();
+                last[i] = programs.get(i).simulation().get();
+                world.barrier();
+                if (r >= p[4]) {
+                    programs.get(i).report().sample(Report.since(t0) / p[2]);
+                }
             }
         }
-        return u;
+        return List.of(last);
     }
 
     public static void main(String[] args) {

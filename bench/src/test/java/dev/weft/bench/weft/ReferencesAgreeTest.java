@@ -98,6 +98,9 @@ class ReferencesAgreeTest {
         Measurement global = Measurement.parse(onRanks(2, HeatGlobalBench::run, "8", "6", "5", "1", "1"));
         assertThat(global.samples()).hasSize(1);
         assertThat(global.check().getAsDouble()).isCloseTo(byHand.check().getAsDouble(), within(1e-12));
+        Measurement inTurn = (Measurement) global.alongside("Heat");
+        assertThat(inTurn.samples()).as("Heat timed in turn with HeatGlobal").hasSize(1);
+        assertThat(inTurn.check().getAsDouble()).isCloseTo(byHand.check().getAsDouble(), within(1e-12));
         assertThat(byHand.check().getAsDouble()).isGreaterThan(0.1);
     }
 
