@@ -13,6 +13,7 @@ import dev.weft.spi.Params;
 import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -110,6 +111,11 @@ final class Partition {
         }
     }
 
+    /** The layout value {@code v} is wanted in by its uses, or {@code null}. */
+    Sharding wanted(Var v) {
+        return wanted.get(v);
+    }
+
     /** Declares that value {@code v} is wanted laid out by {@code s} (before its region is evaluated). */
     void want(Var v, Sharding s) {
         wanted.put(v, s);
@@ -139,17 +145,17 @@ final class Partition {
     }
 
     /**
-     * The layout to run elementwise {@code node} in: of {@code merged}, each operand's layout and the layout its
-     * result is wanted in, the one for which the operands' reshards and the result's later reshard to its wanted
-     * layout receive the fewest elements ({@link Reshard#cost}); on a tie the smaller block (less local work), then
+     * The layout to run elementwise {@code node} (or a concatenation) in: of the merged layout ({@link #merged}),
+     * each operand's and the one its result is wanted in, the one for which the operands' reshards and the result's
+     * later reshard to its wanted layout receive the fewest elements ({@link Reshard#cost}); on a tie the smaller block (less local work), then
      * the earlier candidate. Every rank weighs the same padded sizes, so all choose alike.
      */
-    Sharding cheapest(Node node, List<Tensor> in, Sharding merged) {
+    Sharding cheapest(Node node, List<Tensor> in) {
         Var result = node.outputs().getFirst();
         long[] dims = result.aval().shape().dims();
         Sharding want = wanted.get(result);
         List<Sharding> candidates = new ArrayList<>();
-        candidates.add(merged);
+        candidates.add(merged(in, dims.length));
         for (int k = 0; k < in.size(); k++) {
             if (node.inputs().get(k).aval().shape().rank() == dims.length) {
                 candidates.add(sharding(in.get(k), dims.length));
@@ -176,6 +182,22 @@ final class Partition {
             }
         }
         return best;
+    }
+
+    /** Per dimension, the first operand's axis there that no earlier dimension took. */
+    private Sharding merged(List<Tensor> in, int rank) {
+        String[] axes = new String[rank];
+        Set<String> used = new HashSet<>();
+        for (Tensor t : in) {
+            Sharding s = sharding(t, rank);
+            for (int d = 0; d < rank; d++) {
+                String a = s.axis(d);
+                if (axes[d] == null && a != null && used.add(a)) {
+                    axes[d] = a;
+                }
+            }
+        }
+        return sharding(axes);
     }
 
     /** Whether {@code node}'s only use is a constraint that takes its pending sum. */

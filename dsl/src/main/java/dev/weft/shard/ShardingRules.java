@@ -34,17 +34,18 @@ import java.util.Set;
 /**
  * Sharding propagation per primitive, one entry each (beside the autodiff rules of {@code dev.weft.ad}): what a
  * primitive does when its operands are sharded, as local operations and inserted communication (forward), and for
- * elementwise operations, reductions, {@code transpose}, {@code broadcast_in_dim} and constraints, the layout its
- * inputs are wanted in when its output is wanted in one ({@link ShardingWant}, backward: propagated from each
- * {@code Sharding.constrain} up to the operands, which the elementwise rule then weighs).
+ * elementwise operations, reductions, {@code matmul}, {@code transpose}, {@code broadcast_in_dim} and constraints,
+ * the layout its inputs are wanted in when its output is wanted in one ({@link ShardingWant}, backward: propagated
+ * from each {@code Sharding.constrain} up to the operands, which the elementwise and matmul rules then weigh).
  * <ul>
  *   <li>Elementwise: operands are brought to one sharding, the cheapest to reach ({@link Partition#cheapest}:
  *       the elements received to reshard the operands and the result's wanted layout; a replicated operand is
  *       sliced locally, for free) and the operation runs on blocks.</li>
  *   <li>Reductions: local reduction, then one {@code allreduce} (of the matching op) over the axes of the reduced
  *       dimensions that were split.</li>
- *   <li>{@code matmul}: batch and free dimensions keep their axes; a split contracted dimension (the other operand
- *       is sliced to match) gives local products summed by one {@code allreduce}, or by one {@code reduceScatter}
+ *   <li>{@code matmul}: batch and free dimensions keep their axes (a replicated one takes the axis the result is
+ *       wanted split over there: the operand is sliced before the product); a split contracted dimension (the
+ *       other operand is sliced to match) gives local products summed by one {@code allreduce}, or by one {@code reduceScatter}
  *       when the product's only use is a constraint that splits it over that axis.</li>
  *   <li>{@code transpose} permutes the sharding; {@code broadcast_in_dim} keeps the axes of the dimensions it does
  *       not stretch (and a replicated broadcast that an operation needs split is redone at the block's shape, not
@@ -87,6 +88,7 @@ public final class ShardingRules {
             WANTS.put(p, ShardingRules::reductionWant);
         }
         RULES.put(Prims.MATMUL, ShardingRules::matmul);
+        WANTS.put(Prims.MATMUL, ShardingRules::matmulWant);
         RULES.put(Prims.TRANSPOSE, ShardingRules::transpose);
         WANTS.put(Prims.TRANSPOSE, ShardingRules::transposeWant);
         RULES.put(Prims.BROADCAST_IN_DIM, ShardingRules::broadcast);
@@ -139,19 +141,7 @@ public final class ShardingRules {
      * first operand's axis, each operand's own layout, and the layout the result is wanted in.
      */
     private static List<Tensor> elementwise(Node n, List<Tensor> in, Partition p) {
-        int rank = n.outputs().getFirst().aval().shape().rank();
-        String[] axes = new String[rank];
-        Set<String> used = new HashSet<>();
-        for (Tensor t : in) {
-            Sharding s = p.sharding(t, rank);
-            for (int d = 0; d < rank; d++) {
-                String a = s.axis(d);
-                if (axes[d] == null && a != null && used.add(a)) {
-                    axes[d] = a;
-                }
-            }
-        }
-        Sharding target = p.cheapest(n, in, p.sharding(axes));
+        Sharding target = p.cheapest(n, in);
         List<Tensor> local = new ArrayList<>(in.size());
         for (int k = 0; k < in.size(); k++) {
             local.add(p.input(n, in, k, target));
@@ -233,18 +223,19 @@ public final class ShardingRules {
         int batch = Math.max(ra, rb) > 2 ? ra - 2 : 0;
         String[] a = new String[ra], b = new String[rb];
         List<String> out = new ArrayList<>();
+        Sharding want = p.wanted(n.outputs().getFirst());
         for (int d = 0; d < batch; d++) {
-            a[d] = b[d] = pick(used, sa.axis(d), sb.axis(d));
+            a[d] = b[d] = pick(used, sa.axis(d), sb.axis(d), axis(want, d));
             out.add(a[d]);
         }
         a[ka] = k;
         b[kb] = k;
         if (ra >= 2) {
-            a[ra - 2] = pick(used, sa.axis(ra - 2), null);
+            a[ra - 2] = pick(used, sa.axis(ra - 2), axis(want, out.size()));
             out.add(a[ra - 2]);
         }
         if (rb >= 2) {
-            b[rb - 1] = pick(used, sb.axis(rb - 1), null);
+            b[rb - 1] = pick(used, sb.axis(rb - 1), axis(want, out.size()));
             out.add(b[rb - 1]);
         }
         Sharding result = p.sharding(out.toArray(String[]::new));
@@ -256,9 +247,34 @@ public final class ShardingRules {
         return List.of(p.place(k == null ? product : p.mesh().axisComm(k).allreduce(product, ReduceOp.SUM), result));
     }
 
+    /** The axis of dimension {@code dim} in {@code s}, or {@code null} when {@code s} is. */
+    private static String axis(Sharding s, int dim) {
+        return s == null ? null : s.axis(dim);
+    }
+
+    /**
+     * A product's free and batch dimensions keep the axes its result is wanted split over; the contracted ones are
+     * wanted whole (an operand already split there still contracts locally, see {@link #matmul}).
+     */
+    private static List<Sharding> matmulWant(Node n, Sharding out) {
+        int ra = n.inputs().get(0).aval().shape().rank(), rb = n.inputs().get(1).aval().shape().rank();
+        int batch = Math.max(ra, rb) > 2 ? ra - 2 : 0;
+        String[] a = new String[ra], b = new String[rb];
+        for (int d = 0; d < batch; d++) {
+            a[d] = b[d] = out.axis(d);
+        }
+        if (ra >= 2) {
+            a[ra - 2] = out.axis(batch);
+        }
+        if (rb >= 2) {
+            b[rb - 1] = out.axis(out.rank() - 1);
+        }
+        return List.of(Sharding.of(out.mesh(), a), Sharding.of(out.mesh(), b));
+    }
+
     /** The first of {@code candidates} that is an axis not yet {@code used} (then marked used), or null. */
-    private static String pick(Set<String> used, String first, String second) {
-        for (String a : new String[] {first, second}) {
+    private static String pick(Set<String> used, String... candidates) {
+        for (String a : candidates) {
             if (a != null && used.add(a)) {
                 return a;
             }
@@ -366,29 +382,18 @@ public final class ShardingRules {
     }
 
     /**
-     * A concatenation: the operands are brought to one sharding (as for elementwise operations, the concatenated
-     * dimension included); along a split concatenated dimension each rank fetches, from each operand, the part its
+     * A concatenation: the operands are brought to one sharding (the cheapest, as for elementwise operations, the
+     * concatenated dimension included); along a split concatenated dimension each rank fetches, from each operand, the part its
      * block of the result holds.
      */
     private static List<Tensor> concat(Node n, List<Tensor> in, Partition p) {
         int axis = ((ConcatParams) n.params()).axis();
-        int rank = n.outputs().getFirst().aval().shape().rank();
-        String[] axes = new String[rank];
-        Set<String> used = new HashSet<>();
-        for (Tensor t : in) {
-            Sharding s = p.sharding(t, rank);
-            for (int d = 0; d < rank; d++) {
-                if (axes[d] == null && s.axis(d) != null && used.add(s.axis(d))) {
-                    axes[d] = s.axis(d);
-                }
-            }
-        }
-        Sharding target = p.sharding(axes);
+        Sharding target = p.cheapest(n, in);
         List<Tensor> local = new ArrayList<>(in.size());
         for (int k = 0; k < in.size(); k++) {
             local.add(p.input(n, in, k, target));
         }
-        String a = axes[axis];
+        String a = target.axis(axis);
         if (a == null) {
             return p.bind(n, n.params(), local, List.of(target));
         }

@@ -55,6 +55,11 @@ class ShardingIrTest {
     }
 
     @Compile
+    static Tensor product(Tensor x, Tensor w, Sharding to) {
+        return Sharding.constrain(x.matmul(w).tanh(), to);
+    }
+
+    @Compile
     static Tensor transposed(Tensor x, Sharding to) {
         return Sharding.constrain(x.transpose(1, 0), to);
     }
@@ -126,6 +131,11 @@ class ShardingIrTest {
         assertThat(calls(mlir)).isEmpty();
         assertThat(mlir.lines().filter(l -> l.contains("stablehlo.exponential")).toList()).as(mlir)
                 .singleElement().asString().doesNotContain("7x5");
+        String product = Weft.lower(ShardingIrTest.class, "product", ShardingTest.data(8, 5),
+                ShardingTest.data(5, 6), rows).toMlir();
+        assertThat(calls(product)).isEmpty();
+        assertThat(product.lines().filter(l -> l.contains("stablehlo.dot")).toList()).as(product)
+                .singleElement().asString().doesNotContain("8x6");
         Tensor x = Sharding.put(ShardingTest.data(7, 5), rows);
         assertThat(calls("transposed", x, Sharding.of(mesh, "x", null))).as("a split dimension transposed in place")
                 .containsExactly("alltoall");

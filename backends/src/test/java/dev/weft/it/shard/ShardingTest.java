@@ -380,6 +380,9 @@ class ShardingTest {
                 for (Sharding to : List.of(Sharding.of(mesh, "x"), Sharding.of(mesh, (String) null))) {
                     Tensor r = wanted(Sharding.put(x, xs), Sharding.put(y, ys), to);
                     assertThat(Sharding.gather(r)).isCloseTo(wanted(x, y, Sharding.of(mesh, (String) null)), 1e-12);
+                    Sharding two = Sharding.of(mesh, to.axis(0), null);
+                    assertThat(Sharding.gather(splitProduct(Sharding.put(x, xs), Sharding.put(y, ys), two)))
+                            .isCloseTo(x.matmul(y).exp(), 1e-12);
                 }
             }
         }
