@@ -173,6 +173,7 @@ public final class ShardingRules {
         return List.of(Sharding.of(out.mesh(), axes));
     }
 
+    /** The operand keeps the axes of the dimensions the broadcast does not stretch. */
     private static List<Sharding> broadcastWant(Node n, Sharding out) {
         BroadcastParams bp = (BroadcastParams) n.params();
         Shape from = n.inputs().getFirst().aval().shape();
@@ -311,15 +312,7 @@ public final class ShardingRules {
     /** The {@code broadcast_in_dim} {@code node} of {@code operand} (a local block) made directly as {@code target}. */
     static Tensor broadcastTo(Node node, Tensor operand, Sharding target, Partition p) {
         BroadcastParams bp = (BroadcastParams) node.params();
-        Shape from = node.inputs().getFirst().aval().shape();
-        int[] dims = bp.dimsArray();
-        String[] axes = new String[from.rank()];
-        for (int i = 0; i < dims.length; i++) {
-            if (from.dim(i) == bp.shape().dim(dims[i])) {
-                axes[i] = target.axis(dims[i]);
-            }
-        }
-        Tensor local = p.reshard(operand, node.inputs().getFirst().aval(), p.sharding(axes));
+        Tensor local = p.reshard(operand, node.inputs().getFirst().aval(), broadcastWant(node, target).getFirst());
         long[] shape = target.localShape(bp.shape().dims());
         return p.bind(node, new BroadcastParams(Shape.of(shape), bp.dims()), List.of(local), List.of(target))
                 .getFirst();
