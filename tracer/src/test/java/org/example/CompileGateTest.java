@@ -92,6 +92,12 @@ class CompileGateTest {
     }
 
     @Test
+    void wideConstantArgumentsReachTheGate() {
+        assertThat(new Kernels(2).shifted(3L, 0.5, f32(2, 4)).toFloatArray()).containsExactly(7f, 8f);
+        assertThat(new Kernels(2).shifted(-1L, 2, f32(2, 4)).toFloatArray()).containsExactly(2f, 6f);
+    }
+
+    @Test
     void arrayListAndVoidResultsAreRebuilt() {
         Tensor[] sd = Kernels.sumAndDifference(f32(5, 1), f32(2, 4));
         assertThat(sd).hasSize(2);

@@ -37,6 +37,12 @@ class Kernels {
         return x.mul(factor);
     }
 
+    /** Two-slot constants before the tensor: the gate must box each argument from its own local slot. */
+    @Compile
+    Tensor shifted(long shift, double k, Tensor x) {
+        return x.mul(k).add(shift * factor);
+    }
+
     @Compile
     static Tensor inner(Tensor x) {
         INNER_BODY.incrementAndGet();
