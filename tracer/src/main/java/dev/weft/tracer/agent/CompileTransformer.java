@@ -1,5 +1,6 @@
 package dev.weft.tracer.agent;
 
+import dev.weft.Compile;
 import java.lang.classfile.Attributes;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.ClassHierarchyResolver;
@@ -32,7 +33,8 @@ import java.util.List;
  * class) is rejected by a byte search before anything is parsed: that check is all the agent costs per class.
  */
 final class CompileTransformer implements ClassFileTransformer {
-    private static final String COMPILE = "Ldev/weft/Compile;";
+    /** Built, not a literal: this class's own constant pool must not name the annotation's descriptor. */
+    private static final String COMPILE = Compile.class.descriptorString();
     private static final byte[] COMPILE_BYTES = COMPILE.getBytes(StandardCharsets.US_ASCII);
     private static final ClassDesc GATE = ClassDesc.of("dev.weft.tracer.CompileGate");
     private static final MethodTypeDesc ENTER = MethodTypeDesc.of(ConstantDescs.CD_Object, ConstantDescs.CD_Class,

@@ -28,6 +28,7 @@ class CompileTransformerTest {
         assertThat(CompileTransformer.mayDeclareCompile(classFile(Annotated.class))).isTrue();
         assertThat(CompileTransformer.mayDeclareCompile(classFile(Plain.class))).isFalse();
         assertThat(CompileTransformer.mayDeclareCompile(classFile(String.class))).isFalse();
+        assertThat(CompileTransformer.mayDeclareCompile(classFile(CompileTransformer.class))).isFalse();
     }
 
     @Test
