@@ -1,7 +1,7 @@
 package dev.weft.tracer.agent;
 
 import dev.weft.Compile;
-import java.lang.classfile.Attributes;
+import java.lang.classfile.Annotation;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.ClassHierarchyResolver;
 import java.lang.classfile.ClassModel;
@@ -20,7 +20,6 @@ import java.lang.instrument.ClassFileTransformer;
 import java.lang.reflect.AccessFlag;
 import java.nio.charset.StandardCharsets;
 import java.security.ProtectionDomain;
-import java.util.List;
 
 /**
  * Inserts the compile gate at the start of every {@code @Compile} method (not abstract, not native) of a class, with
@@ -80,7 +79,11 @@ final class CompileTransformer implements ClassFileTransformer {
                         : ClassLoader.getSystemClassLoader())).cached();
         ClassFile cf = ClassFile.of(ClassFile.ClassHierarchyResolverOption.of(resolver));
         ClassModel model = cf.parse(bytes);
-        if (model.methods().stream().noneMatch(CompileTransformer::isGated)) {
+        boolean any = false;
+        for (MethodModel m : model.methods()) {
+            any |= isGated(m);
+        }
+        if (!any) {
             return null;
         }
         ClassDesc owner = model.thisClass().asSymbol();
@@ -110,9 +113,16 @@ final class CompileTransformer implements ClassFileTransformer {
         if (m.flags().has(AccessFlag.ABSTRACT) || m.flags().has(AccessFlag.NATIVE)) {
             return false;
         }
-        return m.findAttribute(Attributes.runtimeVisibleAnnotations())
-                .map(RuntimeVisibleAnnotationsAttribute::annotations).stream().flatMap(List::stream)
-                .anyMatch(a -> a.className().equalsString(COMPILE));
+        for (var element : m) {
+            if (element instanceof RuntimeVisibleAnnotationsAttribute annotations) {
+                for (Annotation a : annotations.annotations()) {
+                    if (a.className().equalsString(COMPILE)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** Emits the gate: the call, then the early return of a non-null result. */
