@@ -98,6 +98,15 @@ class CompileGateTest {
     }
 
     @Test
+    void aBodyMergingUserTypesIsGated() {
+        int before = GraphEvaluatingPipeline.COMPILED.size();
+        assertThat(Kernels.mergesTypes(f32(1, 2), 1).toFloatArray()).containsExactly(2f, 3f);
+        assertThat(Kernels.mergesTypes(f32(1, 2), 0).toFloatArray()).containsExactly(0f, 1f);
+        assertThat(GraphEvaluatingPipeline.COMPILED.subList(before, GraphEvaluatingPipeline.COMPILED.size()))
+                .extracting(Graph::name).containsExactly("Kernels.mergesTypes", "Kernels.mergesTypes");
+    }
+
+    @Test
     void arrayListAndVoidResultsAreRebuilt() {
         Tensor[] sd = Kernels.sumAndDifference(f32(5, 1), f32(2, 4));
         assertThat(sd).hasSize(2);

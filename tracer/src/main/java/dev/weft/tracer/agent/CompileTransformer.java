@@ -74,9 +74,10 @@ final class CompileTransformer implements ClassFileTransformer {
 
     /** The class with the gate in its {@code @Compile} methods, or {@code null} when it has none. */
     private static byte[] instrument(ClassLoader loader, byte[] bytes) {
-        ClassHierarchyResolver resolver = ClassHierarchyResolver.defaultResolver()
-                .orElse(ClassHierarchyResolver.ofResourceParsing(loader != null ? loader
-                        : ClassLoader.getSystemClassLoader())).cached();
+        // Stack maps need the supertypes of the types they merge: read from the defining loader's class files
+        // (which reach the JDK's through its parents) rather than by loading classes in the middle of a load.
+        ClassHierarchyResolver resolver = ClassHierarchyResolver.ofResourceParsing(loader != null ? loader
+                : ClassLoader.getSystemClassLoader()).orElse(ClassHierarchyResolver.defaultResolver()).cached();
         ClassFile cf = ClassFile.of(ClassFile.ClassHierarchyResolverOption.of(resolver));
         ClassModel model = cf.parse(bytes);
         boolean any = false;
