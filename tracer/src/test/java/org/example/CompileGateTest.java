@@ -92,6 +92,21 @@ class CompileGateTest {
     }
 
     @Test
+    void wideConstantArgumentsReachTheGate() {
+        assertThat(new Kernels(2).shifted(3L, 0.5, f32(2, 4)).toFloatArray()).containsExactly(7f, 8f);
+        assertThat(new Kernels(2).shifted(-1L, 2, f32(2, 4)).toFloatArray()).containsExactly(2f, 6f);
+    }
+
+    @Test
+    void aBodyMergingUserTypesIsGated() {
+        int before = GraphEvaluatingPipeline.COMPILED.size();
+        assertThat(Kernels.mergesTypes(f32(1, 2), 1).toFloatArray()).containsExactly(2f, 3f);
+        assertThat(Kernels.mergesTypes(f32(1, 2), 0).toFloatArray()).containsExactly(0f, 1f);
+        assertThat(GraphEvaluatingPipeline.COMPILED.subList(before, GraphEvaluatingPipeline.COMPILED.size()))
+                .extracting(Graph::name).containsExactly("Kernels.mergesTypes", "Kernels.mergesTypes");
+    }
+
+    @Test
     void arrayListAndVoidResultsAreRebuilt() {
         Tensor[] sd = Kernels.sumAndDifference(f32(5, 1), f32(2, 4));
         assertThat(sd).hasSize(2);

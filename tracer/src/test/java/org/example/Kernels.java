@@ -37,6 +37,19 @@ class Kernels {
         return x.mul(factor);
     }
 
+    /** Its stack map merges two of this package's classes: the agent must find their supertypes to insert the gate. */
+    @Compile
+    static Tensor mergesTypes(Tensor x, int k) {
+        Object o = k > 0 ? new Tag("plus") : new Kernels(1);
+        return o instanceof Tag ? x.add(1) : x.sub(1);
+    }
+
+    /** Two-slot constants before the tensor: the gate must box each argument from its own local slot. */
+    @Compile
+    Tensor shifted(long shift, double k, Tensor x) {
+        return x.mul(k).add(shift * factor);
+    }
+
     @Compile
     static Tensor inner(Tensor x) {
         INNER_BODY.incrementAndGet();

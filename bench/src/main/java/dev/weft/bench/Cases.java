@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.bench.weft.ColdBench;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -7,14 +8,18 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The six benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
+ * The seven benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
  * allreduce under MPI, which Weft's program times in turn with its own), with the same sizes, and returns its
  * table rows. Every program does its own warm-up and timed repetitions and reports seconds
  * per unit of work (call, allreduce, step).
  */
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
-    public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat");
+    public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
+            "cold");
+
+    /** Cold-start processes per kind: each sample is a fresh JVM of one to three seconds. */
+    static final int COLD_REPS = 7;
 
     private static final int RANKS = 2;
     private static final String NOT_COMPARABLE = "Weft on fake ranks (threads of one JVM), not MPI: not compared";
@@ -84,6 +89,7 @@ public final class Cases {
             case "compile" -> compile();
             case "allreduce" -> allreduce();
             case "heat" -> heat();
+            case "cold" -> cold();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -179,6 +185,31 @@ public final class Cases {
                 commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9),
                 commRow(whatGlobal, global, "Weft Heat (halos by hand)", inTurn, Unit.STEPS_PER_SECOND, 1e-9,
                         "Heat runs in HeatGlobal's job, in turn with it in every repetition"));
+    }
+
+    /** Case 7: fresh processes, from {@code bin/weft run} to the first compiled call (see {@link ColdBench}). */
+    private List<Row> cold() {
+        Outcome run = runner.apply(tools.weft(1, "ColdBench", Math.min(COLD_REPS, s.reps)));
+        Function<String, Outcome> series = name -> run instanceof Measurement m ? m.alongside(name) : run;
+        String agentNote = "attach before it: " + median(series.apply(ColdBench.ATTACH)) + " by Byte Buddy's attacher"
+                + " (a JVM of its own), " + median(series.apply(ColdBench.ATTACH_SELF)) + " in-process with"
+                + " -Djdk.attach.allowAttachSelf=true; none with -javaagent, whose premain does this installation";
+        return List.of(
+                row("7 cold start: bin/weft run -np 1 --comm fake Pi, end to end", run,
+                        "the same without the AOT cache (WEFT_AOT=0)", series.apply(ColdBench.NO_AOT_RUN), Unit.TIME,
+                        0, "fresh processes without the heap options above, median of " + Math.min(COLD_REPS, s.reps)),
+                row("7 cold start: java -javaagent:weft-tracer.jar ... Pi, AOT cache", series.apply(ColdBench.JAVA_AOT),
+                        "without the AOT cache", series.apply(ColdBench.JAVA), Unit.TIME, 0),
+                new Row("7 cold start: agent installation, Weft.install() once attached", series.apply(ColdBench.AGENT),
+                        "", new Outcome.Missing("no reference"), Unit.TIME, Optional.empty(), 0, List.of(agentNote)),
+                row("7 cold start: first compiled call of 6 ops on f32[1000], fresh JVM, AOT cache",
+                        series.apply(ColdBench.FIRST_CALL_AOT), "without the AOT cache",
+                        series.apply(ColdBench.FIRST_CALL), Unit.TIME, 0,
+                        "trace, lower, compile and run |sin(x*2+1)*x-0.5| (ColdStartProbe)"));
+    }
+
+    private static String median(Outcome o) {
+        return o instanceof Measurement m ? Unit.TIME.format(m.median()) : "not measured";
     }
 
     private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,

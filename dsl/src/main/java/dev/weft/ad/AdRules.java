@@ -21,13 +21,24 @@ public final class AdRules {
     private static final Map<Primitive<?>, TransposeRule<?>> TRANSPOSE = new ConcurrentHashMap<>();
     private static final Map<Primitive<?>, String> NOT_DIFFERENTIABLE = new ConcurrentHashMap<>();
 
-    static {
-        ArrayAdRules.register();
-        CommAdRules.register();
-        ControlFlowAdRules.register();
+    private AdRules() {
     }
 
-    private AdRules() {
+    /**
+     * Registers the built-in rules when initialised: at the first lookup, not when another table (sharding's)
+     * registers its own rule, so that a program that never differentiates does not build ~75 lambdas at its first
+     * compile.
+     */
+    private static final class Builtin {
+        static {
+            ArrayAdRules.register();
+            CommAdRules.register();
+            ControlFlowAdRules.register();
+        }
+
+        /** Does nothing: calling it initialises this class, which happens once. */
+        static void ensure() {
+        }
     }
 
     /** Registers {@code prim}'s forward-mode rule. */
@@ -52,31 +63,37 @@ public final class AdRules {
 
     @SuppressWarnings("unchecked")
     static <P extends Params> Optional<JvpRule<P>> jvpRule(Primitive<P> prim) {
+        Builtin.ensure();
         return Optional.ofNullable((JvpRule<P>) JVP.get(prim));
     }
 
     @SuppressWarnings("unchecked")
     static <P extends Params> Optional<JointJvpRule<P>> jointJvpRule(Primitive<P> prim) {
+        Builtin.ensure();
         return Optional.ofNullable((JointJvpRule<P>) JOINT_JVP.get(prim));
     }
 
     @SuppressWarnings("unchecked")
     static <P extends Params> Optional<TransposeRule<P>> transposeRule(Primitive<P> prim) {
+        Builtin.ensure();
         return Optional.ofNullable((TransposeRule<P>) TRANSPOSE.get(prim));
     }
 
     /** Why {@code prim} is not differentiable, if it is marked so. */
     public static Optional<String> whyNotDifferentiable(Primitive<?> prim) {
+        Builtin.ensure();
         return Optional.ofNullable(NOT_DIFFERENTIABLE.get(prim));
     }
 
     /** True if {@code prim} has a forward-mode rule (of either kind). */
     public static boolean hasJvp(Primitive<?> prim) {
+        Builtin.ensure();
         return JVP.containsKey(prim) || JOINT_JVP.containsKey(prim);
     }
 
     /** True if {@code prim} has a transpose rule. */
     public static boolean hasTranspose(Primitive<?> prim) {
+        Builtin.ensure();
         return TRANSPOSE.containsKey(prim);
     }
 }

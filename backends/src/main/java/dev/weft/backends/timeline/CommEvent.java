@@ -11,7 +11,8 @@ import jdk.jfr.StackTrace;
 /**
  * A JDK Flight Recorder event ({@code dev.weft.Comm}) for each communication a rank runs, eager or compiled, so
  * that JDK Mission Control shows them beside the JVM's own events. Fields are filled only when a recording wants
- * the event ({@link #shouldCommit}); with no recording, creating, beginning and ending one is folded away by the JIT.
+ * the event ({@link #shouldCommit}); until JFR is initialised (a recording started, at launch or later) none is
+ * created, since loading this class initialises JFR, and with no recording the JIT folds one away.
  * No stack trace is taken (it would show the executor, and cost microseconds): {@link #sourceLine} names the user's
  * line.
  */

@@ -1,26 +1,19 @@
 package dev.weft.tracer.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.declaresMethod;
-import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
-import static net.bytebuddy.matcher.ElementMatchers.isAnnotatedWith;
-import static net.bytebuddy.matcher.ElementMatchers.isSynthetic;
-import static net.bytebuddy.matcher.ElementMatchers.nameStartsWith;
-import static net.bytebuddy.matcher.ElementMatchers.not;
-import static net.bytebuddy.matcher.ElementMatchers.returns;
-
-import dev.weft.Compile;
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
+import java.lang.instrument.UnmodifiableClassException;
+import java.util.ArrayList;
+import java.util.List;
 import net.bytebuddy.agent.ByteBuddyAgent;
-import net.bytebuddy.agent.builder.AgentBuilder;
-import net.bytebuddy.asm.Advice;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.matcher.ElementMatcher;
 
 /**
  * The Java agent that routes calls of {@code @Compile} methods through {@link dev.weft.tracer.CompileGate}.
- * Loaded with {@code -javaagent:} the {@code dev.weft:weft} (or {@code weft-tracer}) jar, Byte Buddy on the class path,, or attached to the running JVM
- * by {@link #install()}. Classes loaded before installation are retransformed; the advice is inlined and
- * changes no class shape.
+ * Loaded with {@code -javaagent:} the {@code dev.weft:weft} (or {@code weft-tracer}) jar, or attached to the running
+ * JVM by {@link #install()} (Byte Buddy's attacher). It registers {@link CompileTransformer}, which rejects a class
+ * without {@code @Compile} methods by a byte search of its class file, and retransforms the already loaded classes
+ * whose class files name the annotation; the gate changes no class shape.
  */
 public final class WeftAgent {
     private static boolean installed;
@@ -29,12 +22,10 @@ public final class WeftAgent {
     }
 
     public static void premain(String args, Instrumentation inst) {
-        avoidUnsafe();
         install(inst);
     }
 
     public static void agentmain(String args, Instrumentation inst) {
-        avoidUnsafe();
         install(inst);
     }
 
@@ -48,43 +39,47 @@ public final class WeftAgent {
         if (installed) {
             return false;
         }
-        avoidUnsafe();
         install(ByteBuddyAgent.install());
         return true;
-    }
-
-    /**
-     * Byte Buddy's safe mode, unless the user chose: without it Byte Buddy calls {@code sun.misc.Unsafe}, which
-     * JDK 25 warns about on stderr. Read when Byte Buddy's class injector initialises, so set before any use.
-     */
-    private static void avoidUnsafe() {
-        if (System.getProperty("net.bytebuddy.safe") == null) {
-            System.setProperty("net.bytebuddy.safe", "true");
-        }
     }
 
     private static synchronized void install(Instrumentation inst) {
         if (installed) {
             return;
         }
-        ElementMatcher.Junction<MethodDescription> compiled = isAnnotatedWith(Compile.class)
-                .and(not(isAbstract()));
-        new AgentBuilder.Default()
-                .disableClassFormatChanges()
-                .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                // Reflecting on a loaded class while retransforming loads the classes its methods name; one loaded
-                // then (inside Byte Buddy's circularity lock) is not transformed, nor among the classes found, so
-                // look for loaded classes again until no new one appears. Cheaper than describing every loaded
-                // class from its class file (POOL_FIRST: +60 MiB resident in DroppedTensorsTest).
-                .with(AgentBuilder.RedefinitionStrategy.DiscoveryStrategy.Reiterating.INSTANCE)
-                .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
-                .ignore(nameStartsWith("net.bytebuddy.").or(nameStartsWith("java.")).or(nameStartsWith("jdk."))
-                        .or(nameStartsWith("sun.")).or(isSynthetic()))
-                .type(declaresMethod(compiled))
-                .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(CompileAdvice.class).on(compiled.and(not(returns(void.class)))))
-                        .visit(Advice.to(VoidCompileAdvice.class).on(compiled.and(returns(void.class)))))
-                .installOn(inst);
+        // Registered first: a class loaded from now on is seen by the transformer, one loaded before is among the
+        // loaded classes below (one loaded in between is both, and retransforming it again changes nothing).
+        inst.addTransformer(new CompileTransformer(), true);
+        List<Class<?>> gated = new ArrayList<>();
+        for (Class<?> type : inst.getAllLoadedClasses()) {
+            if (inst.isModifiableClass(type) && mayDeclareCompile(type)) {
+                gated.add(type);
+            }
+        }
+        if (!gated.isEmpty()) {
+            try {
+                inst.retransformClasses(gated.toArray(Class<?>[]::new));
+            } catch (UnmodifiableClassException e) {
+                throw new IllegalStateException(e);
+            }
+        }
         installed = true;
+    }
+
+    /**
+     * Whether a loaded class may have {@code @Compile} methods, from its class file (reflection would load the
+     * classes its methods name); the JDK's own classes, hidden classes and arrays have none.
+     */
+    private static boolean mayDeclareCompile(Class<?> type) {
+        ClassLoader loader = type.getClassLoader();
+        if (loader == null || loader == ClassLoader.getPlatformClassLoader() || type.isHidden() || type.isArray()
+                || type.isPrimitive()) {
+            return false;
+        }
+        try (InputStream in = loader.getResourceAsStream(type.getName().replace('.', '/') + ".class")) {
+            return in != null && CompileTransformer.mayDeclareCompile(in.readAllBytes());
+        } catch (IOException e) {
+            return false;
+        }
     }
 }

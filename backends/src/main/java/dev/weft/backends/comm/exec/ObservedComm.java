@@ -6,11 +6,12 @@ import dev.weft.backends.timeline.EventSite;
 import dev.weft.backends.timeline.JsonObjectText;
 import dev.weft.backends.timeline.Timeline;
 import dev.weft.prim.CommOp;
+import jdk.jfr.FlightRecorder;
 
 /**
  * A communication as it runs, observed: each run is a JFR {@link CommEvent} when a recording wants one, and a
  * {@code comm} event of the {@link Timeline} when that is on. With neither, what remains per run is the check of
- * a constant and of an event the JIT folds away.
+ * a constant and of a volatile flag (JFR not initialised), or of an event the JIT folds away.
  */
 final class ObservedComm {
     private ObservedComm() {
@@ -20,14 +21,15 @@ final class ObservedComm {
     static Communicator.BufferPairCall pair(CommCall call, Communicator.BufferPairCall pair, boolean compiled) {
         EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
         return (in, out) -> {
-            CommEvent e = new CommEvent();
-            e.begin();
+            CommEvent e = FlightRecorder.isInitialized() ? begin() : null;
             long start = Timeline.ENABLED ? System.nanoTime() : 0;
             pair.accept(in, out);
             if (Timeline.ENABLED) {
                 Timeline.record(site, start);
             }
-            commit(e, call, compiled);
+            if (e != null) {
+                commit(e, call, compiled);
+            }
         };
     }
 
@@ -41,15 +43,27 @@ final class ObservedComm {
         }
         EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
         return (in, out) -> {
-            CommEvent e = new CommEvent();
-            e.begin();
+            CommEvent e = FlightRecorder.isInitialized() ? begin() : null;
             long start = Timeline.ENABLED ? System.nanoTime() : 0;
             action.run(in, out);
             if (Timeline.ENABLED) {
                 Timeline.record(site, start);
             }
-            commit(e, call, compiled);
+            if (e != null) {
+                commit(e, call, compiled);
+            }
         };
+    }
+
+    /**
+     * A begun event. Only called once JFR is initialised (a recording was started, at launch or later): loading
+     * an event class initialises JFR, which costs a program that records nothing ~0.2-0.4 s at its first
+     * communication.
+     */
+    private static CommEvent begin() {
+        CommEvent e = new CommEvent();
+        e.begin();
+        return e;
     }
 
     private static void commit(CommEvent e, CommCall call, boolean compiled) {

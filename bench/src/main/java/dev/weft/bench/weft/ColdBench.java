@@ -1,0 +1,137 @@
+package dev.weft.bench.weft;
+
+import dev.weft.bench.Bench;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * Case 7: cold start, each sample a fresh process, the kinds in turn in every repetition. Its own series is
+ * {@code bin/weft run -np 1 --comm fake Pi} end to end (wall seconds); alongside: the same with {@code WEFT_AOT=0},
+ * {@code java -javaagent:<tracer jar> ... Pi} with and without the AOT cache that {@code bin/weft} made, and
+ * {@link ColdStartProbe}'s steps: Byte Buddy's attach (external, and in-process with
+ * {@code -Djdk.attach.allowAttachSelf=true}), the agent's installation, and the first compiled call of a 6-op
+ * program with and without the AOT cache. Run from the repository root (as {@code bin/weft bench} runs its
+ * programs), by {@code bin/weft run}, so the AOT cache exists. Usage: {@code REPS}. The check is the probe's sum.
+ */
+public final class ColdBench {
+    /** Names of the series, as the driver reads them. */
+    public static final String NO_AOT_RUN = "bin/weft run, WEFT_AOT=0";
+    public static final String JAVA_AOT = "java -javaagent Pi, AOT cache";
+    public static final String JAVA = "java -javaagent Pi";
+    public static final String ATTACH = "attach (Byte Buddy's attacher JVM)";
+    public static final String ATTACH_SELF = "attach (in-process)";
+    public static final String AGENT = "agent installation";
+    public static final String FIRST_CALL_AOT = "first compiled call, AOT cache";
+    public static final String FIRST_CALL = "first compiled call";
+
+    private ColdBench() {
+    }
+
+    public static void main(String[] args) throws IOException, InterruptedException {
+        long reps = Report.args("ColdBench", "REPS", args)[0];
+        Path root = Path.of("").toAbsolutePath();
+        String cp = Files.readString(root.resolve("examples/target/weft.classpath")).strip();
+        String probeCp = cp + File.pathSeparator + root.resolve("bench/target/classes");
+        String agent = Arrays.stream(cp.split(File.pathSeparator)).filter(e -> e.contains("/weft-tracer-"))
+                .findFirst().orElseThrow(() -> new IllegalStateException("no weft-tracer jar on " + cp));
+        Optional<String> aot = aotCache(root.resolve("examples/target/aot"));
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector");
+        List<String> withAgent = concat(jvm, List.of("-javaagent:" + agent));
+        List<String> withCache = concat(withAgent, aot.map(a -> List.of("-XX:AOTCache=" + a)).orElse(List.of()));
+        List<String> pi = List.of("-cp", cp, "dev.weft.examples.Pi");
+        List<String> probe = List.of("-cp", probeCp, ColdStartProbe.class.getName());
+        List<String> weft = List.of(root.resolve("bin/weft").toString(), "run", "-np", "1", "--comm", "fake", "Pi");
+        Report report = new Report(System.out, true);
+        if (aot.isEmpty()) {
+            report.info("no AOT cache under examples/target/aot (WEFT_AOT=0?): the AOT series ran without one");
+        }
+        for (long r = 0; r < reps; r++) {
+            report.sample(wall(weft, Map.of()));
+            report.alongside(NO_AOT_RUN).sample(wall(weft, Map.of("WEFT_AOT", "0")));
+            report.alongside(JAVA_AOT).sample(wall(concat(withCache, pi), Map.of()));
+            report.alongside(JAVA).sample(wall(concat(withAgent, pi), Map.of()));
+            Map<String, Double> cold = steps(concat(jvm, List.of("-XX:+EnableDynamicAgentLoading"), probe));
+            report.alongside(ATTACH).sample(cold.get("attach"));
+            report.alongside(AGENT).sample(cold.get("agent"));
+            report.alongside(FIRST_CALL).sample(cold.get("compiled"));
+            report.alongside(ATTACH_SELF).sample(steps(concat(jvm, List.of("-XX:+EnableDynamicAgentLoading",
+                    "-Djdk.attach.allowAttachSelf=true"), probe)).get("attach"));
+            Map<String, Double> warm = steps(concat(withCache, List.of("-Dweft.probe.agentLoaded=true"), probe));
+            report.alongside(FIRST_CALL_AOT).sample(warm.get("compiled"));
+            if (r == reps - 1) {
+                report.check(warm.get("check"));
+            }
+        }
+    }
+
+    private static Optional<String> aotCache(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return Optional.empty();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(Path::toString).filter(f -> f.endsWith(".aot")).findFirst();
+        }
+    }
+
+    /** Wall seconds of {@code command}, which must exit 0. */
+    private static double wall(List<String> command, Map<String, String> env) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        run(command, env);
+        return Report.since(t0);
+    }
+
+    /** The probe's {@code <name> <ms>} lines (and its check), in seconds. */
+    private static Map<String, Double> steps(List<String> command) throws IOException, InterruptedException {
+        Map<String, Double> steps = new HashMap<>();
+        for (String line : run(command, Map.of()).lines().toList()) {
+            String[] f = line.split(" ");
+            if (f.length == 2 && f[1].matches("-?[0-9.Ee+-]+")) {
+                steps.put(f[0], f[0].equals("check") ? Double.parseDouble(f[1]) : Double.parseDouble(f[1]) * 1e-3);
+            }
+        }
+        return steps;
+    }
+
+    /**
+     * Runs {@code command} with the environment this program got, less the benchmark's heap options (pre-touching
+     * a 1 GiB heap would be most of a cold start), plus {@code env}; returns its stdout.
+     */
+    private static String run(List<String> command, Map<String, String> env) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
+        String tool = pb.environment().getOrDefault("JAVA_TOOL_OPTIONS", "").replace(Bench.JVM_OPTIONS, "").strip();
+        if (tool.isEmpty()) {
+            pb.environment().remove("JAVA_TOOL_OPTIONS");
+        } else {
+            pb.environment().put("JAVA_TOOL_OPTIONS", tool);
+        }
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) {
+            throw new UncheckedIOException(new IOException(String.join(" ", command) + " exited with status "
+                    + p.exitValue() + ": " + out));
+        }
+        return out;
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    private static List<String> concat(List<String> a, List<String> b, List<String> c) {
+        return concat(concat(a, b), c);
+    }
+}

@@ -1,0 +1,191 @@
+package dev.weft.tracer.agent;
+
+import dev.weft.Compile;
+import java.lang.classfile.Annotation;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.ClassHierarchyResolver;
+import java.lang.classfile.ClassModel;
+import java.lang.classfile.CodeBuilder;
+import java.lang.classfile.CodeElement;
+import java.lang.classfile.CodeTransform;
+import java.lang.classfile.MethodModel;
+import java.lang.classfile.MethodTransform;
+import java.lang.classfile.Opcode;
+import java.lang.classfile.TypeKind;
+import java.lang.classfile.attribute.RuntimeVisibleAnnotationsAttribute;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.ConstantDescs;
+import java.lang.constant.MethodTypeDesc;
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.reflect.AccessFlag;
+import java.nio.charset.StandardCharsets;
+import java.security.ProtectionDomain;
+
+/**
+ * Inserts the compile gate at the start of every {@code @Compile} method (not abstract, not native) of a class, with
+ * the JDK's class-file API: {@code Object r = CompileGate.enter(Owner.class, "name" + descriptor, this or null,
+ * new Object[] {arguments, boxed}); if (r != null) return r (cast or unboxed to the return type; nothing for void)}.
+ * The owner and signature are constants, so a cached call does no reflection; no class shape changes, so already
+ * loaded classes can be retransformed.
+ *
+ * <p>A class file whose bytes do not contain the annotation's descriptor {@code Ldev/weft/Compile;} (nearly every
+ * class) is rejected by a byte search before anything is parsed: that check is all the agent costs per class.
+ */
+final class CompileTransformer implements ClassFileTransformer {
+    /** Built, not a literal: this class's own constant pool must not name the annotation's descriptor. */
+    private static final String COMPILE = Compile.class.descriptorString();
+    private static final byte[] COMPILE_BYTES = COMPILE.getBytes(StandardCharsets.US_ASCII);
+    private static final ClassDesc GATE = ClassDesc.of("dev.weft.tracer.CompileGate");
+    private static final MethodTypeDesc ENTER = MethodTypeDesc.of(ConstantDescs.CD_Object, ConstantDescs.CD_Class,
+            ConstantDescs.CD_String, ConstantDescs.CD_Object, ConstantDescs.CD_Object.arrayType());
+
+    @Override
+    public byte[] transform(ClassLoader loader, String className, Class<?> redefined, ProtectionDomain domain,
+                            byte[] bytes) {
+        if (!mayDeclareCompile(bytes)) {
+            return null;
+        }
+        try {
+            return instrument(loader, bytes);
+        } catch (RuntimeException | LinkageError e) {
+            System.err.println("weft: cannot compile the @Compile methods of " + className
+                    + " (they run eagerly): " + e);
+            return null;
+        }
+    }
+
+    /** Whether the class file's constant pool may name the {@code @Compile} annotation (no false negatives). */
+    static boolean mayDeclareCompile(byte[] bytes) {
+        byte first = COMPILE_BYTES[0];
+        outer:
+        for (int i = 0, last = bytes.length - COMPILE_BYTES.length; i <= last; i++) {
+            if (bytes[i] != first) {
+                continue;
+            }
+            for (int j = 1; j < COMPILE_BYTES.length; j++) {
+                if (bytes[i + j] != COMPILE_BYTES[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /** The class with the gate in its {@code @Compile} methods, or {@code null} when it has none. */
+    private static byte[] instrument(ClassLoader loader, byte[] bytes) {
+        // Stack maps need the supertypes of the types they merge: read from the defining loader's class files
+        // (which reach the JDK's through its parents) rather than by loading classes in the middle of a load.
+        ClassHierarchyResolver resolver = ClassHierarchyResolver.ofResourceParsing(loader != null ? loader
+                : ClassLoader.getSystemClassLoader()).orElse(ClassHierarchyResolver.defaultResolver()).cached();
+        ClassFile cf = ClassFile.of(ClassFile.ClassHierarchyResolverOption.of(resolver));
+        ClassModel model = cf.parse(bytes);
+        boolean any = false;
+        for (MethodModel m : model.methods()) {
+            any |= isGated(m);
+        }
+        if (!any) {
+            return null;
+        }
+        ClassDesc owner = model.thisClass().asSymbol();
+        return cf.transformClass(model, (builder, element) -> {
+            if (element instanceof MethodModel m && isGated(m)) {
+                builder.transformMethod(m, MethodTransform.transformingCode(new GateAtStart(owner, m)));
+            } else {
+                builder.with(element);
+            }
+        });
+    }
+
+    /** The method's code with the gate in front. */
+    private record GateAtStart(ClassDesc owner, MethodModel method) implements CodeTransform {
+        @Override
+        public void atStart(CodeBuilder code) {
+            gate(code, owner, method);
+        }
+
+        @Override
+        public void accept(CodeBuilder code, CodeElement element) {
+            code.with(element);
+        }
+    }
+
+    private static boolean isGated(MethodModel m) {
+        if (m.flags().has(AccessFlag.ABSTRACT) || m.flags().has(AccessFlag.NATIVE)) {
+            return false;
+        }
+        for (var element : m) {
+            if (element instanceof RuntimeVisibleAnnotationsAttribute annotations) {
+                for (Annotation a : annotations.annotations()) {
+                    if (a.className().equalsString(COMPILE)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Emits the gate: the call, then the early return of a non-null result. */
+    private static void gate(CodeBuilder code, ClassDesc owner, MethodModel method) {
+        MethodTypeDesc type = method.methodTypeSymbol();
+        boolean isStatic = method.flags().has(AccessFlag.STATIC);
+        code.ldc(owner)
+                .ldc(method.methodName().stringValue() + method.methodType().stringValue());
+        if (isStatic) {
+            code.aconst_null();
+        } else {
+            code.aload(0);
+        }
+        code.loadConstant(type.parameterCount()).anewarray(ConstantDescs.CD_Object);
+        int slot = isStatic ? 0 : 1;
+        for (int i = 0; i < type.parameterCount(); i++) {
+            TypeKind kind = TypeKind.from(type.parameterType(i));
+            code.dup().loadConstant(i).loadLocal(kind, slot);
+            box(code, type.parameterType(i));
+            code.aastore();
+            slot += kind.slotSize();
+        }
+        code.invokestatic(GATE, "enter", ENTER).dup();
+        code.ifThen(Opcode.IFNONNULL, then -> returnResult(then, type.returnType()));
+        code.pop();
+    }
+
+    private static void box(CodeBuilder code, ClassDesc type) {
+        if (!type.isPrimitive()) {
+            return;
+        }
+        ClassDesc wrapper = wrapper(type);
+        code.invokestatic(wrapper, "valueOf", MethodTypeDesc.of(wrapper, type));
+    }
+
+    /** Returns the non-null result on the stack as {@code type}: cast, or unboxed for a primitive type. */
+    private static void returnResult(CodeBuilder code, ClassDesc type) {
+        TypeKind kind = TypeKind.from(type);
+        if (kind == TypeKind.VOID) {
+            code.pop().return_();
+            return;
+        }
+        if (type.isPrimitive()) {
+            ClassDesc wrapper = wrapper(type);
+            code.checkcast(wrapper).invokevirtual(wrapper, type.displayName() + "Value", MethodTypeDesc.of(type));
+        } else {
+            code.checkcast(type);
+        }
+        code.return_(kind);
+    }
+
+    private static ClassDesc wrapper(ClassDesc primitive) {
+        return switch (primitive.descriptorString()) {
+            case "Z" -> ConstantDescs.CD_Boolean;
+            case "B" -> ConstantDescs.CD_Byte;
+            case "C" -> ConstantDescs.CD_Character;
+            case "S" -> ConstantDescs.CD_Short;
+            case "I" -> ConstantDescs.CD_Integer;
+            case "J" -> ConstantDescs.CD_Long;
+            case "F" -> ConstantDescs.CD_Float;
+            case "D" -> ConstantDescs.CD_Double;
+            default -> throw new IllegalArgumentException(primitive.descriptorString());
+        };
+    }
+}
