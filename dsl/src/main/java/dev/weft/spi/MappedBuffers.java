@@ -86,7 +86,7 @@ final class MappedBuffers {
         MemoryPacer.allocated(sizeClass);
         Mapping owned = m;
         MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
-                ignored -> release(owned));
+                Leases.open(m.start(), () -> release(owned)));
         if (zeroed && reused) {
             segment.fill((byte) 0);
         }
@@ -114,7 +114,7 @@ final class MappedBuffers {
         }
     }
 
-    /** Runs on a cleaner thread once the segment of {@code m} is unreachable. */
+    /** Runs once the segment of {@code m} is unreachable (on a cleaner thread) or freed by {@link NativeMemory#free}. */
     private static void release(Mapping m) {
         List<Mapping> unmapped = new ArrayList<>(1);
         synchronized (LOCK) {

@@ -13,6 +13,11 @@ final class Buffer {
         TEMP,
         /** A function argument or constant: never written, freed or handed out without a copy. */
         READ_ONLY,
+        /**
+         * A {@linkplain dev.weft.Tensor#donate() donated} argument: written over like a temporary, never pooled; the
+         * run frees it unless it became a result.
+         */
+        DONATED,
         /** Produced by a custom call: never pooled. */
         EXTERNAL,
         /** The ordering token. */
@@ -41,7 +46,7 @@ final class Buffer {
 
     /** True if nothing else can observe this buffer, so an op may overwrite it. */
     boolean isExclusiveTemp() {
-        return kind == Kind.TEMP && !escaped && refs == 1;
+        return (kind == Kind.TEMP || kind == Kind.DONATED) && !escaped && refs == 1;
     }
 
     boolean isPoolable() {

@@ -32,8 +32,9 @@ import java.util.function.Supplier;
  * counted; an operand listed in an op's {@code weft.last_use} is released after the op, and a released buffer
  * returns to a pool keyed by byte size from which later ops of the same run allocate. An elementwise op or fusion
  * may write its result over a dying operand of the same byte size that nothing else references and that it reads
- * element for element (not through a shifted window or piece). Arguments are never written; results never alias
- * the arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
+ * element for element (not through a shifted window or piece). Arguments are never written, but
+ * {@linkplain Tensor#donate() donated} ones, which an op may write over like a dying temporary and which a result
+ * may keep; results never alias each other, the other arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
  * op's source location.
  *
  * <p>A run that completes hands its frame, pools included, to the next run, so a repeated call reuses the
@@ -113,15 +114,31 @@ public final class CpuExecutable implements Executable {
         if (f == null) {
             f = new Frame(slotCount, scratchFactories, classBytes, allocations);
         }
+        Buffer[] donated = null;
         for (int i = 0; i < argumentTypes.length; i++) {
-            f.define(main.argSlots()[i], new Buffer(argument(args.get(i), i), Buffer.Kind.READ_ONLY, -1));
+            Tensor t = args.get(i);
+            boolean donation = TensorAccess.donated(t);
+            Buffer b = new Buffer(argument(t, i), donation && passedOnce(args, t) ? Buffer.Kind.DONATED
+                    : Buffer.Kind.READ_ONLY, -1);
+            if (donation) {
+                donated = donated == null ? new Buffer[argumentTypes.length] : donated;
+                donated[i] = b;
+            }
+            f.define(main.argSlots()[i], b);
         }
-        main.run(f);
+        try {
+            main.run(f);
+        } catch (RuntimeException | Error e) {
+            consumeDonations(args, donated, new Buffer[0]);
+            throw e;
+        }
         List<Tensor> results = new ArrayList<>(resultTypes.length);
+        Buffer[] resultBuffers = new Buffer[resultTypes.length];
         for (int i = 0; i < resultTypes.length; i++) {
             Buffer b = f.slots[main.resultSlots()[i]];
+            resultBuffers[i] = b;
             MemorySegment seg = b.segment;
-            if (b.kind == Buffer.Kind.READ_ONLY) {
+            if (b.kind == Buffer.Kind.READ_ONLY || returnedBefore(resultBuffers, i)) {
                 seg = NativeMemory.allocateUninitialized(resultTypes[i].byteSize());
                 MemorySegment.copy(b.segment, 0, seg, 0, resultTypes[i].byteSize());
             }
@@ -130,7 +147,44 @@ public final class CpuExecutable implements Executable {
         }
         f.reset();
         idleFrame.set(f);
+        consumeDonations(args, donated, resultBuffers);
         return results;
+    }
+
+    /** True if {@code t} is passed once only: a buffer that another argument also reads is not written over. */
+    private static boolean passedOnce(List<Tensor> args, Tensor t) {
+        int n = 0;
+        for (Tensor a : args) {
+            n += a == t ? 1 : 0;
+        }
+        return n == 1;
+    }
+
+    /** True if result {@code i} shares its buffer with an earlier result (each result gets a buffer of its own). */
+    private static boolean returnedBefore(Buffer[] results, int i) {
+        for (int j = 0; j < i; j++) {
+            if (results[j] == results[i]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Marks the donated arguments used up and frees the buffers of those that no result took over (one passed
+     * twice was only read).
+     */
+    private static void consumeDonations(List<Tensor> args, Buffer[] donated, Buffer[] results) {
+        if (donated == null) {
+            return;
+        }
+        SourceLocation method = SourceLocation.capture();
+        String why = "it was donated to a compiled call of " + method.method() + " (" + method + ")";
+        for (int i = 0; i < donated.length; i++) {
+            if (donated[i] != null) {
+                TensorAccess.consume(args.get(i), why, !Arrays.asList(results).contains(donated[i]));
+            }
+        }
     }
 
     private MemorySegment argument(Tensor t, int i) {
