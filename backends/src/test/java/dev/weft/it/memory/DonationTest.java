@@ -41,6 +41,12 @@ class DonationTest {
         return a.mul(b).add(a);
     }
 
+    /** Reads only {@code x}: a donated {@code previous} is free from the start, for the result to take. */
+    @Compile
+    static Tensor tripled(Tensor x, Tensor previous) {
+        return x.mul(3);
+    }
+
     static Tensor input(int n) {
         return ScopeTest.input(n);
     }
@@ -76,6 +82,19 @@ class DonationTest {
             assertThat(i < 2 || address(y) == buffer).as("call %d reuses the buffer", i).isTrue();
         }
         assertThat(y).isEqualTo(eager);
+    }
+
+    @Test
+    void aResultOfTheSameSizeTakesTheBufferOfADonatedArgumentNoOpReads() {
+        Tensor x = input(1000);
+        Tensor expected = x.mul(3);
+        Tensor y = tripled(x, x.mul(1));
+        for (int i = 0; i < 3; i++) {
+            long buffer = address(y);
+            y = tripled(x, y.donate());
+            assertThat(address(y)).as("call %d", i).isEqualTo(buffer);
+            assertThat(y).isEqualTo(expected);
+        }
     }
 
     @Test

@@ -14,8 +14,8 @@ final class Buffer {
         /** A function argument or constant: never written, freed or handed out without a copy. */
         READ_ONLY,
         /**
-         * A {@linkplain dev.weft.Tensor#donate() donated} argument: written over like a temporary, never pooled; the
-         * run frees it unless it became a result.
+         * A {@linkplain dev.weft.Tensor#donate() donated} argument: written over and, once dead, pooled like a
+         * temporary (when the program has buffers of its size); the run frees it unless a result or the pool took it.
          */
         DONATED,
         /** Produced by a custom call: never pooled. */
@@ -50,6 +50,6 @@ final class Buffer {
     }
 
     boolean isPoolable() {
-        return kind == Kind.TEMP && !escaped;
+        return (kind == Kind.TEMP || kind == Kind.DONATED) && sizeClass >= 0 && !escaped;
     }
 }

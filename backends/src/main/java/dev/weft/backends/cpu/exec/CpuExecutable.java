@@ -6,10 +6,13 @@ import dev.weft.Tensor;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
 import dev.weft.spi.NativeMemory;
+import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.Value;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
@@ -18,8 +21,11 @@ import dev.weft.tracer.Executable;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -33,8 +39,9 @@ import java.util.function.Supplier;
  * returns to a pool keyed by byte size from which later ops of the same run allocate. An elementwise op or fusion
  * may write its result over a dying operand of the same byte size that nothing else references and that it reads
  * element for element (not through a shifted window or piece). Arguments are never written, but
- * {@linkplain Tensor#donate() donated} ones, which an op may write over like a dying temporary and which a result
- * may keep; results never alias each other, the other arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
+ * {@linkplain Tensor#donate() donated} ones, which an op may write over like a dying temporary and which, once dead
+ * (at once if no op reads them), return to the pool like one, so that a result of their size may take them, as
+ * with JAX's {@code donate_argnums}; results never alias each other, the other arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
  * op's source location.
  *
  * <p>A run that completes hands its frame, pools included, to the next run, so a repeated call reuses the
@@ -53,6 +60,8 @@ public final class CpuExecutable implements Executable {
     private final int slotCount;
     private final Supplier<?>[] scratchFactories;
     private final long[] classBytes;
+    /** Arguments no op reads: a donated one goes to the pool at once, for a result of its size to take. */
+    private final boolean[] unusedArguments;
     private final LongAdder allocations = new LongAdder();
 
     /** An executable whose custom calls (if any) are looked up in an empty registry. */
@@ -81,6 +90,24 @@ public final class CpuExecutable implements Executable {
         this.slotCount = builder.slotCount();
         this.scratchFactories = builder.scratchFactories();
         this.classBytes = builder.classBytes();
+        this.unusedArguments = unused(f.body());
+    }
+
+    private static boolean[] unused(Block body) {
+        Set<Value> used = Collections.newSetFromMap(new IdentityHashMap<>());
+        collectOperands(body, used);
+        boolean[] out = new boolean[body.arguments().size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = !used.contains(body.arguments().get(i));
+        }
+        return out;
+    }
+
+    private static void collectOperands(Block block, Set<Value> used) {
+        for (Op op : block.ops()) {
+            used.addAll(op.operands());
+            op.regions().forEach(r -> collectOperands(r, used));
+        }
     }
 
     private static TensorType[] tensorTypes(List<Type> types, String what) {
@@ -118,13 +145,17 @@ public final class CpuExecutable implements Executable {
         for (int i = 0; i < argumentTypes.length; i++) {
             Tensor t = args.get(i);
             boolean donation = TensorAccess.donated(t);
-            Buffer b = new Buffer(argument(t, i), donation && passedOnce(args, t) ? Buffer.Kind.DONATED
-                    : Buffer.Kind.READ_ONLY, -1);
+            Buffer b = donation && passedOnce(args, t)
+                    ? new Buffer(argument(t, i), Buffer.Kind.DONATED, sizeClassOf(argumentTypes[i].byteSize()))
+                    : new Buffer(argument(t, i), Buffer.Kind.READ_ONLY, -1);
             if (donation) {
                 donated = donated == null ? new Buffer[argumentTypes.length] : donated;
                 donated[i] = b;
             }
             f.define(main.argSlots()[i], b);
+            if (b.kind == Buffer.Kind.DONATED && unusedArguments[i]) {
+                f.release(main.argSlots()[i]);
+            }
         }
         try {
             main.run(f);
@@ -151,6 +182,16 @@ public final class CpuExecutable implements Executable {
         return results;
     }
 
+    /** The pool class of buffers of {@code bytes} bytes, or {@code -1} when the program has none. */
+    private int sizeClassOf(long bytes) {
+        for (int c = 0; c < classBytes.length; c++) {
+            if (classBytes[c] == bytes) {
+                return c;
+            }
+        }
+        return -1;
+    }
+
     /** True if {@code t} is passed once only: a buffer that another argument also reads is not written over. */
     private static boolean passedOnce(List<Tensor> args, Tensor t) {
         int n = 0;
@@ -171,8 +212,8 @@ public final class CpuExecutable implements Executable {
     }
 
     /**
-     * Marks the donated arguments used up and frees the buffers of those that no result took over (one passed
-     * twice was only read).
+     * Marks the donated arguments used up and frees the buffers that neither a result nor the frame's pool took
+     * over, nor a custom call (a communication) holds (one passed twice was only read).
      */
     private static void consumeDonations(List<Tensor> args, Buffer[] donated, Buffer[] results) {
         if (donated == null) {
@@ -182,7 +223,9 @@ public final class CpuExecutable implements Executable {
         String why = "it was donated to a compiled call of " + method.method() + " (" + method + ")";
         for (int i = 0; i < donated.length; i++) {
             if (donated[i] != null) {
-                TensorAccess.consume(args.get(i), why, !Arrays.asList(results).contains(donated[i]));
+                Buffer b = donated[i];
+                boolean kept = Arrays.asList(results).contains(b) || b.escaped || b.refs == 0 && b.isPoolable();
+                TensorAccess.consume(args.get(i), why, !kept);
             }
         }
     }
