@@ -7,14 +7,15 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The six benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
+ * The seven benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
  * allreduce under MPI, which Weft's program times in turn with its own), with the same sizes, and returns its
  * table rows. Every program does its own warm-up and timed repetitions and reports seconds
  * per unit of work (call, allreduce, step).
  */
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
-    public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat");
+    public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
+            "fresh");
 
     private static final int RANKS = 2;
     private static final String NOT_COMPARABLE = "Weft on fake ranks (threads of one JVM), not MPI: not compared";
@@ -31,15 +32,17 @@ public final class Cases {
      * @param heatRows      case 6 grid rows (split over the ranks)
      * @param heatCols      case 6 grid columns
      * @param heatSteps     case 6 steps per sample
+     * @param freshCalls    case 7 timed calls per series (cold, then warm)
      * @param reps          timed repetitions per program
      * @param warmup        untimed repetitions before them
      */
     public record Sizes(int chainN, int matmulN, int dispatchCalls, int compileOps, int smallIters, int largeIters,
-                        int heatRows, int heatCols, int heatSteps, int reps, int warmup) {
+                        int heatRows, int heatCols, int heatSteps, int freshCalls, int reps, int warmup) {
         /** The sizes the issue asks for. */
-        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 1024, 1024, 20, 20, 10);
+        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 1024, 1024, 20, 40, 20,
+                10);
         /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
-        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 3, 1);
+        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 10, 3, 1);
     }
 
     /**
@@ -84,6 +87,7 @@ public final class Cases {
             case "compile" -> compile();
             case "allreduce" -> allreduce();
             case "heat" -> heat();
+            case "fresh" -> fresh();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -177,6 +181,26 @@ public final class Cases {
         return List.of(commRow(what, weft, "C + MPI_Sendrecv", c, Unit.STEPS_PER_SECOND, 1e-9),
                 commRow(what, weft, "mpi4py + NumPy", py, Unit.STEPS_PER_SECOND, 1e-9),
                 commRow(whatGlobal, global, "Weft Heat (halos by hand)", weft, Unit.STEPS_PER_SECOND, 1e-9));
+    }
+
+    /**
+     * Case 7: case 1's chain in a user's loop that drops each result, plain (the garbage collector frees the
+     * results), with a scope per call, and donating each result to the next call; against the C loop (which reuses
+     * one output buffer). The notes give each series' median, p90 and mean, cold and warm.
+     */
+    private List<Row> fresh() {
+        String what = "7 fresh-result loop: chain f32[" + s.chainN + "], " + s.freshCalls + " calls, ";
+        Outcome c = runner.apply(tools.c("chain", s.chainN, s.freshCalls, s.warmup));
+        List<Row> rows = new ArrayList<>();
+        for (String[] mode : new String[][] {
+            {"plain", "y = chain(x), result dropped"},
+            {"scope", "each call in a Weft.scope()"},
+            {"donate", "y = chainInto(x, y.donate())"}}) {
+            Outcome weft = runner.apply(tools.weft(1, "FreshLoopBench", mode[0], s.chainN, s.freshCalls, s.warmup));
+            rows.add(row(what + mode[1], weft, "C gcc -O3 -march=native", c, Unit.TIME, 1e-5,
+                    "C: one fused loop, output buffer reused"));
+        }
+        return rows;
     }
 
     private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,
