@@ -1,6 +1,7 @@
 package dev.weft;
 
 import dev.weft.spi.SourceLocation;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Every concrete tensor made on the opening thread while the scope is its innermost open one (by an eager
  * operation, a factory such as {@link Tensor#of}, or as a result of a {@link Compile} call) belongs to the scope.
- * {@link #close} frees them all at once: their buffers go back to Weft's pool (large ones) or to the C library,
+ * {@link #close} frees those still reachable at once (the garbage collector may free a dropped one earlier): their buffers go back to Weft's pool (large ones) or to the C library,
  * so a loop that opens a scope per iteration runs in constant memory without asking for a garbage collection.
  * Tensors made before the scope opened, or on other threads, are not touched.
  *
@@ -35,7 +36,11 @@ public final class Scope implements AutoCloseable {
     private final Scope parent;
     private final Thread owner;
     private final SourceLocation opened;
-    private final List<Tensor> tensors = new ArrayList<>();
+    /**
+     * The tensors made in this scope and not kept, held weakly: one the program drops before the scope closes (the
+     * intermediates of a long eager loop) is still freed by the garbage collector.
+     */
+    private final List<WeakReference<Tensor>> tensors = new ArrayList<>();
     private boolean closed;
 
     private Scope(Scope parent, SourceLocation opened) {
@@ -56,7 +61,7 @@ public final class Scope implements AutoCloseable {
         if (OPEN.get() != 0) {
             Scope s = INNERMOST.get();
             if (s != null) {
-                s.tensors.add(t);
+                s.tensors.add(new WeakReference<>(t));
             }
         }
     }
@@ -70,8 +75,8 @@ public final class Scope implements AutoCloseable {
      */
     public Tensor keep(Tensor t) {
         checkUsable("keep");
-        if (tensors.remove(t) && parent != null) {
-            parent.tensors.add(t);
+        if (tensors.removeIf(r -> r.get() == t) && parent != null) {
+            parent.tensors.add(new WeakReference<>(t));
         }
         return t;
     }
@@ -82,9 +87,9 @@ public final class Scope implements AutoCloseable {
         return ts;
     }
 
-    /** Tensors this scope will free when it closes. */
+    /** Tensors this scope will free when it closes (those made in it, not kept and still reachable). */
     public int size() {
-        return tensors.size();
+        return (int) tensors.stream().filter(r -> r.get() != null).count();
     }
 
     /**
@@ -105,8 +110,11 @@ public final class Scope implements AutoCloseable {
         INNERMOST.set(parent);
         OPEN.decrementAndGet();
         String why = "it was freed when its scope (opened at " + opened + ") closed at " + SourceLocation.capture();
-        for (Tensor t : tensors) {
-            t.free(why);
+        for (WeakReference<Tensor> r : tensors) {
+            Tensor t = r.get();
+            if (t != null) {
+                t.free(why);
+            }
         }
         tensors.clear();
     }

@@ -72,6 +72,7 @@ class ScopeTest {
         assertThat(inside - after).as("bytes freed by close").isGreaterThanOrEqualTo(3 * BYTES);
         assertThat(x.size()).isEqualTo(N);
         assertThat(x.toFloatArray()[3]).isEqualTo(0.003f - 0.5f);
+        assertThat(y.shape()).containsExactly(N);
         assertThat(z.shape()).containsExactly(N);
         assertThat(w.dtype()).isEqualTo(DType.F32);
     }
@@ -125,6 +126,21 @@ class ScopeTest {
         }
         assertThat(survivor.toFloatArray()).containsExactly(5, 6);
         assertThatThrownBy(middle::item).isInstanceOf(WeftException.class).hasMessageContaining("freed");
+    }
+
+    @Test
+    void aScopeDoesNotKeepWhatTheProgramDropped() throws InterruptedException {
+        try (Scope s = Weft.scope()) {
+            for (int i = 0; i < 3; i++) {
+                Tensor.zeros(DType.F32, 1000);
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (s.size() > 0 && System.nanoTime() < deadline) {
+                System.gc();
+                Thread.sleep(10);
+            }
+            assertThat(s.size()).isZero();
+        }
     }
 
     @Test
