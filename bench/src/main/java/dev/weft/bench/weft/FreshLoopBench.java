@@ -41,8 +41,12 @@ public final class FreshLoopBench {
         return ChainBench.chain(x);
     }
 
-    /** The loop of one MODE: REPS calls, each timed; returns the last result. */
-    private static Tensor loop(String mode, Tensor x, Tensor first, long reps, double[] samples) {
+    /**
+     * The loop of one MODE: REPS calls, each timed into {@code samples} unless it is null; returns the last result
+     * (in a scope: {@code first} unless {@code keepLast}, so that the series before the last leave no result
+     * for the garbage collector).
+     */
+    private static Tensor loop(String mode, Tensor x, Tensor first, long reps, double[] samples, boolean keepLast) {
         Tensor y = first;
         for (int r = 0; r < reps; r++) {
             long t0 = System.nanoTime();
@@ -52,7 +56,7 @@ public final class FreshLoopBench {
                 case "scope" -> {
                     try (Scope s = Weft.scope()) {
                         Tensor z = chain(x);
-                        if (r == reps - 1) {
+                        if (keepLast && r == reps - 1) {
                             y = s.keep(z);
                         }
                     }
@@ -79,13 +83,13 @@ public final class FreshLoopBench {
         Tensor y = mode.equals("donate") ? chainInto(x, x.mul(1)) : chain(x);
         double[] cold = new double[reps];
         long[] gc = collections();
-        y = loop(mode, x, y, reps, cold);
+        y = loop(mode, x, y, reps, cold, false);
         report.info("cold (the " + reps + " calls after the compiling one): " + summary(cold, gc));
-        y = loop(mode, x, y, a[2], null);
+        y = loop(mode, x, y, a[2], null, false);
         Report.settle();
         double[] warm = new double[reps];
         gc = collections();
-        y = loop(mode, x, y, reps, warm);
+        y = loop(mode, x, y, reps, warm, true);
         report.info("warm: " + summary(warm, gc) + "; " + residentMemory());
         for (double s : warm) {
             report.sample(s);
