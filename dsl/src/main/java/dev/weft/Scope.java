@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Every concrete tensor made on the opening thread while the scope is its innermost open one (by an eager
  * operation, a factory such as {@link Tensor#of}, or as a result of a {@link Compile} call) belongs to the scope.
- * {@link #close} frees those still reachable at once (the garbage collector may free a dropped one earlier): their buffers go back to Weft's pool (large ones) or to the C library,
- * so a loop that opens a scope per iteration runs in constant memory without asking for a garbage collection.
- * Tensors made before the scope opened, or on other threads, are not touched.
+ * {@link #close} frees those still reachable at once (the garbage collector may free a dropped one earlier):
+ * their buffers go back to Weft's pool (large ones) or to the C library, so a loop that opens a scope per
+ * iteration runs in constant memory without asking for a garbage collection. Tensors made before the scope
+ * opened, or on other threads, are not touched.
  *
  * <p>{@link #keep} takes a tensor out of the scope: it then belongs to the enclosing scope (freed when that one
  * closes) or, with none, to the garbage collector. A tensor that a {@code @Compile} program captures as a

@@ -41,7 +41,7 @@ final class Leases {
         }
     }
 
-    /** Registers {@code release} as the release of the buffer at {@code address}; the lease is its segment's cleanup. */
+    /** Registers {@code release} as the release of the buffer at {@code address}; the lease is its cleanup. */
     static Lease open(long address, Runnable release) {
         Lease lease = new Lease(address, release);
         BY_ADDRESS.put(address, lease);

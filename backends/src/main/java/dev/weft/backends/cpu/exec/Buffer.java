@@ -14,7 +14,7 @@ final class Buffer {
         /** A function argument or constant: never written, freed or handed out without a copy. */
         READ_ONLY,
         /**
-         * A {@linkplain dev.weft.Tensor#donate() donated} argument: written over and, once dead, pooled like a
+         * A donated ({@code Tensor.donate()}) argument: written over and, once dead, pooled like a
          * temporary (when the program has buffers of its size); the run frees it unless a result or the pool took it.
          */
         DONATED,

@@ -39,10 +39,10 @@ import java.util.function.Supplier;
  * returns to a pool keyed by byte size from which later ops of the same run allocate. An elementwise op or fusion
  * may write its result over a dying operand of the same byte size that nothing else references and that it reads
  * element for element (not through a shifted window or piece). Arguments are never written, but
- * {@linkplain Tensor#donate() donated} ones, which an op may write over like a dying temporary and which, once dead
+ * donated ({@code Tensor.donate()}) ones, which an op may write over like a dying temporary and which, once dead
  * (at once if no op reads them), return to the pool like one, so that a result of their size may take them, as
- * with JAX's {@code donate_argnums}; results never alias each other, the other arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
- * op's source location.
+ * with JAX's {@code donate_argnums}; results never alias each other, the other arguments or the module's
+ * constants. Errors raised while running an op are {@link WeftException}s at that op's source location.
  *
  * <p>A run that completes hands its frame, pools included, to the next run, so a repeated call reuses the
  * intermediates' buffers (the executable keeps the pools of one run alive); runs on several threads at once
