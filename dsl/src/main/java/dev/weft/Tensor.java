@@ -39,7 +39,8 @@ import java.util.stream.LongStream;
  * require equal dtypes ({@link DType}); {@code double} operands take the tensor's dtype, and must be whole
  * numbers for integer tensors. Integer {@code div} and {@code rem} truncate toward zero (C, StableHLO); integer
  * division by zero is an error. Reductions keep the dtype ({@code sum} of i32 is i32). Negative axes count from
- * the end. Concrete tensors live in off-heap memory freed by the garbage collector.
+ * the end. Concrete tensors live in off-heap memory freed by the garbage collector, or earlier when the
+ * {@link Scope} they were made in closes or when they are {@linkplain #donate() donated} to a compiled call.
  *
  * <p>Invalid arguments (shapes, axes, dtypes) raise {@link WeftException}s whose message starts with the caller's
  * {@code File.java:line} and quotes the arguments as written, eagerly and inside {@link Compile} alike.
@@ -59,7 +60,31 @@ public final class Tensor {
 
             @Override
             public MemorySegment data(Tensor t) {
-                return t.data;
+                return t.data == null ? null : t.live();
+            }
+
+            @Override
+            public boolean donated(Tensor t) {
+                return t.donated && !t.pinned;
+            }
+
+            @Override
+            public String unusable(Tensor t) {
+                return t.freed == null ? null : t.unusableMessage();
+            }
+
+            @Override
+            public void consume(Tensor t, String why, boolean freeBuffer) {
+                if (freeBuffer) {
+                    t.free(why);
+                } else {
+                    t.freed = why;
+                }
+            }
+
+            @Override
+            public void pin(Tensor t) {
+                t.pinned = true;
             }
 
             @Override
@@ -80,12 +105,21 @@ public final class Tensor {
     private final Aval aval;
     private final MemorySegment data;
     private final Traced traced;
+    /** Why the buffer may no longer be used (freed by a scope, donated), or {@code null} while it may. */
+    private String freed;
+    /** Set by {@link #donate()}. */
+    private boolean donated;
+    /** Set when a compiled program captures this tensor as a constant: never freed before it is unreachable. */
+    private boolean pinned;
 
     private Tensor(Aval aval, MemorySegment data, Traced traced) {
         AgentInstallation.ensure();
         this.aval = aval;
         this.data = data;
         this.traced = traced;
+        if (data != null) {
+            Scope.track(this);
+        }
     }
 
     // ---- construction ----------------------------------------------------------------------------------------
@@ -626,7 +660,47 @@ public final class Tensor {
             throw new TracedValueException(SourceLocation.capture(), what + " reads " + traced.describe()
                     + traced.readHint());
         }
+        return live();
+    }
+
+    /** The buffer of a concrete tensor that may still be used. */
+    private MemorySegment live() {
+        if (freed != null) {
+            throw new WeftException(SourceLocation.capture(), unusableMessage());
+        }
         return data;
+    }
+
+    private String unusableMessage() {
+        return "this " + aval + " tensor can no longer be used: " + freed;
+    }
+
+    /** Marks this tensor unusable for reason {@code why} and frees its buffer now, unless it is pinned. */
+    void free(String why) {
+        if (pinned || freed != null || data == null) {
+            return;
+        }
+        freed = why;
+        NativeMemory.free(data);
+    }
+
+    /**
+     * Gives this tensor's buffer to the next {@link Compile} call it is passed to, as JAX's {@code donate_argnums}:
+     * that call may write its result into the buffer instead of a fresh one, and afterwards this tensor can no
+     * longer be used (doing so is a {@link WeftException} naming the line); if the result did not take the buffer,
+     * the call frees it. So {@code y = step(y.donate())} updates {@code y} in place, without a new buffer per call
+     * and without waiting for the garbage collector. Results are the same as without donation. Passed to eager
+     * operations, or to a compiled call on a target other than the CPU, the tensor stays as it is. Inside a traced
+     * method this does nothing.
+     *
+     * @return this tensor
+     */
+    public Tensor donate() {
+        if (data != null) {
+            live();
+            donated = true;
+        }
+        return this;
     }
 
     private int checkedLength() {
@@ -724,6 +798,9 @@ public final class Tensor {
     public String toString() {
         if (traced != null) {
             return "Tensor(" + aval + ", traced)";
+        }
+        if (freed != null) {
+            return "Tensor(" + aval + ", freed)";
         }
         StringBuilder b = new StringBuilder();
         long[] strides = aval.shape().strides();

@@ -81,6 +81,15 @@ public final class Weft {
     }
 
     /**
+     * Opens a {@link Scope} on this thread: the tensors made on it until the scope closes are freed when it closes,
+     * but those passed to {@link Scope#keep}. Use it with try-with-resources:
+     * {@code try (Scope s = Weft.scope()) { ... result = s.keep(y); }}.
+     */
+    public static Scope scope() {
+        return Scope.open(SourceLocation.capture());
+    }
+
+    /**
      * Installs the Weft agent into this JVM now. Optional: {@code bin/weft} passes it with -javaagent, and
      * otherwise it attaches itself when the program makes its first {@link Tensor} or {@code Comm}; calling this
      * first thing in {@code main} also covers a {@code @Compile} method whose body would make the first tensor.

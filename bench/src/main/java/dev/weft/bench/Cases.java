@@ -8,7 +8,7 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The seven benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
+ * The eight benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
  * allreduce under MPI, which Weft's program times in turn with its own), with the same sizes, and returns its
  * table rows. Every program does its own warm-up and timed repetitions and reports seconds
  * per unit of work (call, allreduce, step).
@@ -16,7 +16,7 @@ import java.util.function.Function;
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
     public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
-            "cold");
+            "cold", "fresh");
 
     /** Cold-start processes per kind: each sample is a fresh JVM of one to three seconds. */
     static final int COLD_REPS = 7;
@@ -36,15 +36,17 @@ public final class Cases {
      * @param heatRows      case 6 grid rows (split over the ranks)
      * @param heatCols      case 6 grid columns
      * @param heatSteps     case 6 steps per sample
+     * @param freshCalls    case 8 timed calls per series (cold, then warm)
      * @param reps          timed repetitions per program
      * @param warmup        untimed repetitions before them
      */
     public record Sizes(int chainN, int matmulN, int dispatchCalls, int compileOps, int smallIters, int largeIters,
-                        int heatRows, int heatCols, int heatSteps, int reps, int warmup) {
+                        int heatRows, int heatCols, int heatSteps, int freshCalls, int reps, int warmup) {
         /** The sizes the issue asks for. */
-        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 1024, 1024, 20, 20, 10);
+        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 1024, 1024, 20, 40, 20,
+                10);
         /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
-        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 3, 1);
+        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 10, 3, 1);
     }
 
     /**
@@ -90,6 +92,7 @@ public final class Cases {
             case "allreduce" -> allreduce();
             case "heat" -> heat();
             case "cold" -> cold();
+            case "fresh" -> fresh();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -210,6 +213,26 @@ public final class Cases {
 
     private static String median(Outcome o) {
         return o instanceof Measurement m ? Unit.TIME.format(m.median()) : "not measured";
+    }
+
+    /**
+     * Case 8: case 1's chain in a user's loop that drops each result, plain (the garbage collector frees the
+     * results), with a scope per call, and donating each result to the next call; against the C loop (which reuses
+     * one output buffer). The notes give each series' median, p90 and mean, cold and warm.
+     */
+    private List<Row> fresh() {
+        String what = "8 fresh-result loop: chain f32[" + s.chainN + "], " + s.freshCalls + " calls, ";
+        Outcome c = runner.apply(tools.c("chain", s.chainN, s.freshCalls, s.warmup));
+        List<Row> rows = new ArrayList<>();
+        for (String[] mode : new String[][] {
+            {"plain", "y = chain(x), result dropped"},
+            {"scope", "each call in a Weft.scope()"},
+            {"donate", "y = chainInto(x, y.donate())"}}) {
+            Outcome weft = runner.apply(tools.weft(1, "FreshLoopBench", mode[0], s.chainN, s.freshCalls, s.warmup));
+            rows.add(row(what + mode[1], weft, "C gcc -O3 -march=native", c, Unit.TIME, 1e-5,
+                    "C: one fused loop, output buffer reused"));
+        }
+        return rows;
     }
 
     private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,

@@ -192,6 +192,7 @@ public class RegionTrace implements Interpreter {
     }
 
     private Var constant(Tensor value, SourceLocation loc) {
+        TensorAccess.pin(value);
         Var out = ids.fresh(new Aval(value.dtype(), Shape.of(value.shape())));
         nodes.add(new Node(Prims.CONSTANT, new ConstantParams(value), List.of(), List.of(out), loc));
         return out;

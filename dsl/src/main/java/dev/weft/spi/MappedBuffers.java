@@ -15,11 +15,11 @@ import java.util.List;
 /**
  * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
  * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
- * their segment, and paced: see {@link NativeMemory}. A freed mapping is pooled and displaces the longest pooled
- * ones beyond the pool's limit, or beyond two mappings of its own size if that is more; the displaced ones are
- * unmapped, so that their memory goes back to the system. At each pacing collection that this class asks for, the
- * limit becomes the bytes handed out since the previous one (what a loop reuses per collection), kept between
- * {@link NativeMemory#POOL_BYTES} and the pacer's floor.
+ * their segment or {@link NativeMemory#free} frees it earlier, and paced: see {@link NativeMemory}. A freed mapping
+ * is pooled and displaces the longest pooled ones beyond the pool's limit, or beyond two mappings of its own size
+ * if that is more; the displaced ones are unmapped, so that their memory goes back to the system. At each pacing
+ * collection that this class asks for, the limit becomes the bytes handed out since the previous one (what a loop
+ * reuses per collection), kept between {@link NativeMemory#POOL_BYTES} and the pacer's floor.
  */
 final class MappedBuffers {
     static final boolean AVAILABLE;
@@ -86,7 +86,7 @@ final class MappedBuffers {
         MemoryPacer.allocated(sizeClass);
         Mapping owned = m;
         MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
-                ignored -> release(owned));
+                Leases.open(m.start(), () -> release(owned)));
         if (zeroed && reused) {
             segment.fill((byte) 0);
         }
@@ -114,7 +114,7 @@ final class MappedBuffers {
         }
     }
 
-    /** Runs on a cleaner thread once the segment of {@code m} is unreachable. */
+    /** Runs once the segment of {@code m} is unreachable (on a cleaner thread) or {@link NativeMemory#free}d. */
     private static void release(Mapping m) {
         List<Mapping> unmapped = new ArrayList<>(1);
         synchronized (LOCK) {

@@ -6,7 +6,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Off-heap memory for tensor buffers: 64-byte aligned, freed by the garbage collector once no segment of it is
- * reachable.
+ * reachable, or earlier by {@link #free} (a closing {@code Weft.scope()}, a donated argument).
  *
  * <ul>
  *   <li>Up to {@value #SMALL} bytes: carved from a {@value #SLAB}-byte slab of the calling thread (a pointer
@@ -22,7 +22,7 @@ import java.lang.foreign.MemorySegment;
  *       collection to the next without page faults, and a program that recycles little keeps little. A buffer
  *       freed beyond that limit displaces the longest pooled ones, which are unmapped, so that their memory goes
  *       back to the system.</li>
- *   <li>Otherwise: an automatic arena. Its memory goes back to the C library's allocator, which reuses it but
+ *   <li>Otherwise: {@code malloc}. Its memory goes back to the C library's allocator, which reuses it but
  *       may keep it from the system.</li>
  * </ul>
  *
@@ -86,16 +86,32 @@ public final class NativeMemory {
             if (MemoryPacer.overBudget(size)) {
                 MemoryPacer.collect();
             }
-            Arena arena = Arena.ofAuto();
-            MemorySegment segment = arena.allocate(size, ALIGN).reinterpret(size, arena,
-                    ignored -> MemoryPacer.released(size));
-            MemoryPacer.allocated(size);
-            return segment;
+            return MallocBuffers.allocate(size, ALIGN, zeroed);
         } catch (OutOfMemoryError e) {
             throw new WeftException(SourceLocation.capture(), String.format("out of memory: cannot allocate %s%d"
                     + " bytes (%.1f GiB) of off-heap memory (%s); use smaller tensors or split the data over more"
                     + " ranks", aval == null ? "" : aval + ", ", size, size / (double) (1L << 30), e.getMessage()), e);
         }
+    }
+
+    /**
+     * Frees the buffer that {@code segment} starts now rather than when the garbage collector finds it unreachable:
+     * a large one goes back to the pool, a middle-sized one to the C library. Slab-carved buffers (up to
+     * {@value #SMALL} bytes) and segments this class did not hand out are left to the collector. The caller
+     * guarantees that nothing reads or writes the buffer afterwards (a tensor marks itself freed first).
+     *
+     * @return whether a buffer was freed
+     */
+    public static boolean free(MemorySegment segment) {
+        return segment.byteSize() > SMALL && Leases.release(segment.address());
+    }
+
+    /**
+     * Bytes of buffers over {@value #SMALL} bytes handed out and not yet freed (by the collector or {@link #free});
+     * pooled large buffers do not count.
+     */
+    public static long outstandingBytes() {
+        return MemoryPacer.outstandingBytes();
     }
 
     private static final class Slab {

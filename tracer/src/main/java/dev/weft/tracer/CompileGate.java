@@ -152,6 +152,10 @@ public final class CompileGate {
                         + " is a traced tensor whose trace has ended; return tensors from @Compile methods instead"
                         + " of keeping them");
             }
+            String unusable = TensorAccess.unusable(t);
+            if (unusable != null) {
+                throw new WeftException(callerOf(method), "argument " + index + " of " + method + ": " + unusable);
+            }
             tensors.add(t);
             return avalOf(t);
         }

@@ -1,12 +1,12 @@
 package dev.weft.it.comm;
 
 /** Source positions of test code, so assertions on error messages do not hard-code line numbers. */
-final class Lines {
+public final class Lines {
     private Lines() {
     }
 
     /** {@code File.java:line} of the caller's call site. */
-    static String here() {
+    public static String here() {
         StackWalker.StackFrame f = StackWalker.getInstance().walk(s -> s.skip(1).findFirst()).orElseThrow();
         return f.getFileName() + ":" + f.getLineNumber();
     }

@@ -49,6 +49,18 @@ class ReferencesAgreeTest {
         assertThat(weft.check().getAsDouble()).isCloseTo(expected, withinPercentage(1e-4));
     }
 
+    /** Case 8's loops compute case 1's chain, whichever way they release the results. */
+    @Test
+    void freshLoopsComputeTheChain() {
+        double chain = Measurement.parse(onRanks(1, ChainBench::run, "3000", "1", "1")).check().getAsDouble();
+        for (String mode : List.of("plain", "scope", "donate")) {
+            Measurement m = Measurement.parse(onRanks(1, FreshLoopBench::run, mode, "3000", "3", "2"));
+            assertThat(m.check().getAsDouble()).as(mode).isEqualTo(chain);
+            assertThat(m.samples()).as(mode).hasSize(3);
+            assertThat(m.info()).as(mode).anySatisfy(i -> assertThat(i).startsWith("warm: median"));
+        }
+    }
+
     @Test
     void allreduceOnTwoRanks() throws Exception {
         assumeThat(onPath("mpicc") && onPath("mpirun")).as("mpicc and mpirun installed").isTrue();

@@ -13,6 +13,11 @@ final class Buffer {
         TEMP,
         /** A function argument or constant: never written, freed or handed out without a copy. */
         READ_ONLY,
+        /**
+         * A donated ({@code Tensor.donate()}) argument: written over and, once dead, pooled like a
+         * temporary (when the program has buffers of its size); the run frees it unless a result or the pool took it.
+         */
+        DONATED,
         /** Produced by a custom call: never pooled. */
         EXTERNAL,
         /** The ordering token. */
@@ -41,10 +46,10 @@ final class Buffer {
 
     /** True if nothing else can observe this buffer, so an op may overwrite it. */
     boolean isExclusiveTemp() {
-        return kind == Kind.TEMP && !escaped && refs == 1;
+        return (kind == Kind.TEMP || kind == Kind.DONATED) && !escaped && refs == 1;
     }
 
     boolean isPoolable() {
-        return kind == Kind.TEMP && !escaped;
+        return (kind == Kind.TEMP || kind == Kind.DONATED) && sizeClass >= 0 && !escaped;
     }
 }

@@ -6,10 +6,13 @@ import dev.weft.Tensor;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
 import dev.weft.spi.NativeMemory;
+import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.Value;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
@@ -18,8 +21,11 @@ import dev.weft.tracer.Executable;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -32,9 +38,11 @@ import java.util.function.Supplier;
  * counted; an operand listed in an op's {@code weft.last_use} is released after the op, and a released buffer
  * returns to a pool keyed by byte size from which later ops of the same run allocate. An elementwise op or fusion
  * may write its result over a dying operand of the same byte size that nothing else references and that it reads
- * element for element (not through a shifted window or piece). Arguments are never written; results never alias
- * the arguments or the module's constants. Errors raised while running an op are {@link WeftException}s at that
- * op's source location.
+ * element for element (not through a shifted window or piece). Arguments are never written, but
+ * donated ({@code Tensor.donate()}) ones, which an op may write over like a dying temporary and which, once dead
+ * (at once if no op reads them), return to the pool like one, so that a result of their size may take them, as
+ * with JAX's {@code donate_argnums}; results never alias each other, the other arguments or the module's
+ * constants. Errors raised while running an op are {@link WeftException}s at that op's source location.
  *
  * <p>A run that completes hands its frame, pools included, to the next run, so a repeated call reuses the
  * intermediates' buffers (the executable keeps the pools of one run alive); runs on several threads at once
@@ -52,6 +60,8 @@ public final class CpuExecutable implements Executable {
     private final int slotCount;
     private final Supplier<?>[] scratchFactories;
     private final long[] classBytes;
+    /** Arguments no op reads: a donated one goes to the pool at once, for a result of its size to take. */
+    private final boolean[] unusedArguments;
     private final LongAdder allocations = new LongAdder();
 
     /** An executable whose custom calls (if any) are looked up in an empty registry. */
@@ -80,6 +90,24 @@ public final class CpuExecutable implements Executable {
         this.slotCount = builder.slotCount();
         this.scratchFactories = builder.scratchFactories();
         this.classBytes = builder.classBytes();
+        this.unusedArguments = unused(f.body());
+    }
+
+    private static boolean[] unused(Block body) {
+        Set<Value> used = Collections.newSetFromMap(new IdentityHashMap<>());
+        collectOperands(body, used);
+        boolean[] out = new boolean[body.arguments().size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = !used.contains(body.arguments().get(i));
+        }
+        return out;
+    }
+
+    private static void collectOperands(Block block, Set<Value> used) {
+        for (Op op : block.ops()) {
+            used.addAll(op.operands());
+            op.regions().forEach(r -> collectOperands(r, used));
+        }
     }
 
     private static TensorType[] tensorTypes(List<Type> types, String what) {
@@ -113,15 +141,35 @@ public final class CpuExecutable implements Executable {
         if (f == null) {
             f = new Frame(slotCount, scratchFactories, classBytes, allocations);
         }
+        Buffer[] donated = null;
         for (int i = 0; i < argumentTypes.length; i++) {
-            f.define(main.argSlots()[i], new Buffer(argument(args.get(i), i), Buffer.Kind.READ_ONLY, -1));
+            Tensor t = args.get(i);
+            boolean donation = TensorAccess.donated(t);
+            Buffer b = donation && passedOnce(args, t)
+                    ? new Buffer(argument(t, i), Buffer.Kind.DONATED, sizeClassOf(argumentTypes[i].byteSize()))
+                    : new Buffer(argument(t, i), Buffer.Kind.READ_ONLY, -1);
+            if (donation) {
+                donated = donated == null ? new Buffer[argumentTypes.length] : donated;
+                donated[i] = b;
+            }
+            f.define(main.argSlots()[i], b);
+            if (b.kind == Buffer.Kind.DONATED && unusedArguments[i]) {
+                f.release(main.argSlots()[i]);
+            }
         }
-        main.run(f);
+        try {
+            main.run(f);
+        } catch (RuntimeException | Error e) {
+            consumeDonations(args, donated, new Buffer[0]);
+            throw e;
+        }
         List<Tensor> results = new ArrayList<>(resultTypes.length);
+        Buffer[] resultBuffers = new Buffer[resultTypes.length];
         for (int i = 0; i < resultTypes.length; i++) {
             Buffer b = f.slots[main.resultSlots()[i]];
+            resultBuffers[i] = b;
             MemorySegment seg = b.segment;
-            if (b.kind == Buffer.Kind.READ_ONLY) {
+            if (b.kind == Buffer.Kind.READ_ONLY || returnedBefore(resultBuffers, i)) {
                 seg = NativeMemory.allocateUninitialized(resultTypes[i].byteSize());
                 MemorySegment.copy(b.segment, 0, seg, 0, resultTypes[i].byteSize());
             }
@@ -130,7 +178,56 @@ public final class CpuExecutable implements Executable {
         }
         f.reset();
         idleFrame.set(f);
+        consumeDonations(args, donated, resultBuffers);
         return results;
+    }
+
+    /** The pool class of buffers of {@code bytes} bytes, or {@code -1} when the program has none. */
+    private int sizeClassOf(long bytes) {
+        for (int c = 0; c < classBytes.length; c++) {
+            if (classBytes[c] == bytes) {
+                return c;
+            }
+        }
+        return -1;
+    }
+
+    /** True if {@code t} is passed once only: a buffer that another argument also reads is not written over. */
+    private static boolean passedOnce(List<Tensor> args, Tensor t) {
+        int n = 0;
+        for (Tensor a : args) {
+            n += a == t ? 1 : 0;
+        }
+        return n == 1;
+    }
+
+    /** True if result {@code i} shares its buffer with an earlier result (each result gets a buffer of its own). */
+    private static boolean returnedBefore(Buffer[] results, int i) {
+        for (int j = 0; j < i; j++) {
+            if (results[j] == results[i]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Marks the donated arguments used up and frees the buffers that neither a result nor the frame's pool took
+     * over, nor a custom call (a communication) holds (one passed twice was only read).
+     */
+    private static void consumeDonations(List<Tensor> args, Buffer[] donated, Buffer[] results) {
+        if (donated == null) {
+            return;
+        }
+        SourceLocation method = SourceLocation.capture();
+        String why = "it was donated to a compiled call of " + method.method() + " (" + method + ")";
+        for (int i = 0; i < donated.length; i++) {
+            if (donated[i] != null) {
+                Buffer b = donated[i];
+                boolean kept = Arrays.asList(results).contains(b) || b.escaped || b.refs == 0 && b.isPoolable();
+                TensorAccess.consume(args.get(i), why, !kept);
+            }
+        }
     }
 
     private MemorySegment argument(Tensor t, int i) {
