@@ -75,8 +75,9 @@ final class StraightLoop {
     }
 
     /**
-     * A fusion run as {@code FusedLoopRunner.run(loop, inputs, results, n)}: {@code in} are the registers of its
-     * operands, followed in its input array by the region's own {@code constants}.
+     * A fusion run as {@code loop.run(inputs, results, 0, n)}, or {@code FusedLoopRunner.run(loop, inputs, results,
+     * n)} from the size it splits over threads: {@code in} are the registers of its operands, followed in its input
+     * array by the region's own {@code constants}.
      */
     record Fusion(Op op, FusedLoop loop, int[] in, MemorySegment[] constants, int[] out, long n) implements Call {
     }

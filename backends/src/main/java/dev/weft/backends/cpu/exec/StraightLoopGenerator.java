@@ -30,7 +30,7 @@ import java.util.function.BiConsumer;
  * MemorySegment x0 = r.regs[0], ...;  MemorySegment[] in0 = r.fusionIn[0], out0 = ...;
  * for (long i = r.counter; i < BOUND; i = i + STEP) {      // wrapped to int for an i32 counter
  *     CALL_0.accept(x1, x4);                                // a communication
- *     in0[0] = x4; out0[0] = x5; FusedLoopRunner.run(LOOP_1, in0, out0, N);
+ *     in0[0] = x4; out0[0] = x5; LOOP_1.run(in0, out0, 0, N);     // FusedLoopRunner.run from its parallel size
  *     old = x1; x1 = x5; x5 = old == initial1 ? alternate1 : old;   // carry and spare swap
  * }
  * r.regs[1] = x1; r.counter = i; loop.exit(f, r);
@@ -196,9 +196,14 @@ final class StraightLoopGenerator {
                             code.aload(fusionOut[k]).ldc(i).aload(reg[fu.out()[i]]).aastore();
                         }
                     }
-                    code.ldc(classData(1 + k, CD_FUSED)).aload(fusionIn[k]).aload(fusionOut[k]).ldc(fu.n())
-                            .invokestatic(desc(FusedLoopRunner.class), "run",
-                                    MethodTypeDesc.of(CD_void, CD_FUSED, CD_SEGMENTS, CD_SEGMENTS, CD_long));
+                    code.ldc(classData(1 + k, CD_FUSED)).aload(fusionIn[k]).aload(fusionOut[k]);
+                    if (fu.n() < FusedLoopRunner.PARALLEL_MIN) {
+                        code.lconst_0().ldc(fu.n()).invokeinterface(CD_FUSED, "run",
+                                MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long));
+                    } else {
+                        code.ldc(fu.n()).invokestatic(desc(FusedLoopRunner.class), "run",
+                                MethodTypeDesc.of(CD_void, CD_FUSED, CD_SEGMENTS, CD_SEGMENTS, CD_long));
+                    }
                 }
             }
             code.labelBinding(end);

@@ -81,6 +81,15 @@ class StraightLoopTest {
         });
     }
 
+    /** A fused loop over as many elements as the executor splits over threads. */
+    @Test
+    void largeVectorsAgree() {
+        RankRunner.run(2, world -> {
+            Tensor x = Tensor.arange(DType.F32, FusedLoopRunner.PARALLEL_MIN + 3).mul(world.rank() + 0.5);
+            assertAgree(world, "allreduceScale", List.of(x), 3, List.of(allreduceScale(world, x, 3)), true);
+        });
+    }
+
     @ParameterizedTest
     @EnumSource(value = DType.class, names = {"F32", "F64", "I32", "I64"})
     void everyDtypeAgrees(DType dtype) {
