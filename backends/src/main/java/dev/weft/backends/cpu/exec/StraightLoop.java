@@ -39,9 +39,10 @@ import java.util.function.BiConsumer;
  * <li>elementwise ops outside fusions (an integer division by a value the body computes, say),</li>
  * </ul>
  * whose carries come back unchanged, as an op's result (each result one carry's), or are tokens. Any other body
- * (other ops, point-to-point or nonblocking communication, a carry returning another carry or a constant, a loop
- * that is not counted) runs as before ({@link LoopGenerator}), as does every loop while a {@link Timeline} is
- * recorded (whose kernel events the general path writes). Results are the same on both paths: the ops are the
+ * (other ops, point-to-point or nonblocking communication, a carry returning another carry or a constant, more
+ * than {@value #MAX_OPS} ops, a loop that is not counted) runs as before ({@link LoopGenerator}), as does every
+ * loop while a {@link Timeline} is recorded (whose kernel events the general path writes) and every loop with
+ * communication under {@code WEFT_DEBUG=1} (which logs each call through the general path). Results are the same on both paths: the ops are the
  * same calls on the same values, only where their results live differs.
  */
 final class StraightLoop {
