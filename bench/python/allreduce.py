@@ -1,4 +1,5 @@
-"""Case 5 reference: ITERS mpi4py `Allreduce` (SUM) of COUNT f32 values, rank r contributing r+1."""
+"""Case 5 reference: ITERS steps of mpi4py `Allreduce` (SUM) of COUNT f32 values then a scale by 1/P back into the
+input, rank r starting from r+1."""
 import numpy as np
 from mpi4py import MPI
 
@@ -8,11 +9,13 @@ count, iters, reps, warmup = args("COUNT ITERS REPS WARMUP")
 comm = MPI.COMM_WORLD
 x = np.full(count, comm.rank + 1, dtype=np.float32)
 out = np.empty_like(x)
+scale = np.float32(1.0 / comm.size)
 
 
 def loop():
     for _ in range(iters):
         comm.Allreduce(x, out, op=MPI.SUM)
+        np.multiply(out, scale, out=x)
 
 
 for _ in range(warmup):
@@ -24,4 +27,4 @@ for _ in range(reps):
     if comm.rank == 0:
         sample((now() - t0) / iters)
 if comm.rank == 0:
-    check(float(out.sum(dtype=np.float64)))
+    check(float(x.sum(dtype=np.float64)))

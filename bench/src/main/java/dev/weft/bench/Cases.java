@@ -31,8 +31,10 @@ public final class Cases {
      * @param matmulN       case 2 matrix order
      * @param dispatchCalls case 3 calls per sample
      * @param compileOps    case 4 Tensor calls in the compiled program
-     * @param smallIters    case 5 allreduces per sample for 8 B
-     * @param largeIters    case 5 allreduces per sample for 8 MiB
+     * @param smallIters    case 5 allreduce steps per sample for 8 B
+     * @param largeIters    case 5 allreduce steps per sample for 8 MiB
+     * @param smallCold     case 5 steps measured cold, right after compiling, for 8 B (in {@link #COLD_WINDOWS})
+     * @param largeCold     case 5 steps measured cold for 8 MiB
      * @param heatRows      case 6 grid rows (split over the ranks)
      * @param heatCols      case 6 grid columns
      * @param heatSteps     case 6 steps per sample
@@ -41,12 +43,14 @@ public final class Cases {
      * @param warmup        untimed repetitions before them
      */
     public record Sizes(int chainN, int matmulN, int dispatchCalls, int compileOps, int smallIters, int largeIters,
-                        int heatRows, int heatCols, int heatSteps, int freshCalls, int reps, int warmup) {
+                        int smallCold, int largeCold, int heatRows, int heatCols, int heatSteps, int freshCalls,
+                        int reps, int warmup) {
         /** The sizes the issue asks for. */
-        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 1024, 1024, 20, 40, 20,
-                10);
+        public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 60_000, 240, 1024, 1024,
+                20, 40, 20, 10);
         /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
-        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 256, 256, 10, 10, 3, 1);
+        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 6000, 12, 256, 256, 10, 10, 3,
+                1);
     }
 
     /**
@@ -66,6 +70,9 @@ public final class Cases {
      * mpi4py + NumPy's Heat, which has no JIT to wait for and whose steps take twenty times longer.
      */
     static final int JIT_WARMUP_FACTOR = 10;
+
+    /** Case 5's cold steps are reported in this many windows, in the order they ran. */
+    static final int COLD_WINDOWS = 6;
 
     private final Toolchain tools;
     private final Function<List<String>, Outcome> runner;
@@ -145,27 +152,38 @@ public final class Cases {
         for (int bytes : new int[] {8, 8 << 20}) {
             int count = bytes / 4;
             int iters = bytes == 8 ? s.smallIters : s.largeIters;
+            int cold = bytes == 8 ? s.smallCold : s.largeCold;
             int warmup = LONG_WARMUP_FACTOR * s.warmup * (bytes == 8 ? JIT_WARMUP_FACTOR : 1);
-            String what = "5 allreduce SUM " + (bytes == 8 ? "8 B" : "8 MiB") + " in Weft.fori, " + RANKS + " ranks, "
-                    + "per allreduce";
+            String what = "5 allreduce SUM + scale " + (bytes == 8 ? "8 B" : "8 MiB") + " in Weft.fori, " + RANKS
+                    + " ranks, per step";
+            String whatCold = what + String.format(Locale.ROOT, ", cold: the first %,d steps after compiling", cold);
             Outcome weft;
             Outcome c;
+            Outcome cCold;
             String cNote;
             if (alongside) {
-                weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup,
-                        tools.mpiLibrary("allreduce")));
+                weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup, cold,
+                        COLD_WINDOWS, tools.mpiLibrary("allreduce")));
                 c = weft instanceof Measurement m ? m.alongside("C") : new Outcome.Missing("runs inside Weft's job");
+                cCold = weft instanceof Measurement m ? m.alongside("C cold")
+                        : new Outcome.Missing("runs inside Weft's job");
                 cNote = "C's loop runs in Weft's job, in turn with Weft's in every repetition (same rank placement)";
             } else {
-                weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup));
+                weft = runner.apply(tools.weft(RANKS, "AllreduceBench", count, iters, s.reps, warmup, cold,
+                        COLD_WINDOWS));
                 c = tools.noMpi().<Outcome>map(Outcome.Missing::new)
                         .orElseGet(() -> runner.apply(tools.mpiC(RANKS, "allreduce", count, iters, s.reps, warmup)));
+                cCold = new Outcome.Missing("C's cold windows are timed only inside Weft's MPI job");
                 cNote = "C runs as its own MPI job";
             }
+            Outcome weftCold = weft instanceof Measurement m ? m.alongside("cold") : weft;
             Outcome py = tools.noMpi4py().<Outcome>map(Outcome.Missing::new).orElseGet(() ->
                     runner.apply(tools.mpiPython(RANKS, "allreduce", count, iters, s.reps, warmup)));
-            rows.add(commRow(what, weft, "C MPI_Allreduce", c, Unit.TIME, 0, cNote));
-            rows.add(commRow(what, weft, "mpi4py Allreduce", py, Unit.TIME, 0, "mpi4py runs as its own MPI job"));
+            rows.add(commRow(what, weft, "C MPI_Allreduce + scale", c, Unit.TIME, 0, cNote));
+            rows.add(commRow(whatCold, weftCold, "C MPI_Allreduce + scale", cCold, Unit.TIME, 0,
+                    "windows of " + cold / COLD_WINDOWS + " steps; shown: median window (min–max), in turn with C's"));
+            rows.add(commRow(what, weft, "mpi4py Allreduce + scale", py, Unit.TIME, 0,
+                    "mpi4py runs as its own MPI job"));
         }
         return rows;
     }

@@ -256,14 +256,18 @@ public final class ParityPrograms {
 
     /**
      * Allreduces in {@code Weft.fori} loops, whose operand is a loop invariant and whose token a carry the executor
-     * binds once per loop: the benchmark's loop, one whose accumulator feeds back, and one with a custom operator.
+     * binds once per loop: one that reduces the invariant, one whose accumulator feeds back, one with a custom
+     * operator, and the benchmark's allreduce then scale with a second carry (bodies that run as straight-line code).
      */
     @Compile
     static Tensor[] loops(Comm c, Tensor x) {
+        List<Tensor> two = Weft.fori(0, 4, List.of(x, x.mul(2)), (i, v) -> List.of(
+                c.allreduce(v.get(1), ReduceOp.SUM).mul(1.0 / c.size()), v.get(0).add(x)));
         return new Tensor[] {
             Weft.fori(0, 6, x, (i, acc) -> c.allreduce(x, ReduceOp.SUM)),
             Weft.fori(0, 5, x, (i, acc) -> c.allreduce(acc.add(x), ReduceOp.SUM)),
-            Weft.fori(0, 3, x, (i, acc) -> c.allreduce(acc.add(x), LAST).add(c.allreduce(x, FIRST)))
+            Weft.fori(0, 3, x, (i, acc) -> c.allreduce(acc.add(x), LAST).add(c.allreduce(x, FIRST))),
+            two.get(0), two.get(1)
         };
     }
 

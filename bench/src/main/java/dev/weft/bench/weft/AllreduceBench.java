@@ -15,15 +15,22 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
+import java.util.Locale;
 
 /**
- * Case 5: ITERS allreduces (SUM) of COUNT f32 values inside one compiled {@code Weft.fori}, rank r contributing
- * r+1 everywhere, on {@code Comm.world()} (fake ranks or MPI, as launched). Usage:
- * {@code COUNT ITERS REPS WARMUP [C_LIBRARY]}; rank 0 reports seconds per allreduce and the sum of the result.
+ * Case 5: ITERS steps of an allreduce (SUM) of COUNT f32 values then a scale by 1/P (P ranks), carried, inside one
+ * compiled {@code Weft.fori}, rank r starting from r+1 everywhere, on {@code Comm.world()} (fake ranks or MPI, as
+ * launched). Usage: {@code COUNT ITERS REPS WARMUP COLD WINDOWS [C_LIBRARY]}; rank 0 reports seconds per step
+ * and the sum of the result.
+ *
+ * <p>Before the warm-up it measures the loop cold: a first call compiles a loop of {@code COLD / WINDOWS / 20}
+ * steps (reported as {@code info}); the next {@code COLD} steps after it, calls of that loop, are reported as
+ * {@code WINDOWS} windows ({@code [cold]} samples: seconds per step, in the order they ran).
  *
  * <p>Under MPI, C_LIBRARY (the C reference {@code allreduce.c} built as a shared library) adds the C loop, timed
- * in turn with Weft's in every repetition and reported as {@code [C]}. Both then run in one job on the same rank
- * placement: on a VM whose vCPUs move between placements, MPI's round trip can change twofold between two jobs.
+ * in turn with Weft's in every window and repetition and reported as {@code [C cold]} and {@code [C]}. Both then
+ * run in one job on the same rank placement: on a VM whose vCPUs move between placements, MPI's round trip can
+ * change twofold between two jobs.
  */
 public final class AllreduceBench {
     private AllreduceBench() {
@@ -31,16 +38,19 @@ public final class AllreduceBench {
 
     @Compile
     static Tensor allreduces(Comm comm, Tensor x, int iters) {
-        return Weft.fori(0, iters, x, (i, acc) -> comm.allreduce(x, ReduceOp.SUM));
+        double scale = 1.0 / comm.size();
+        return Weft.fori(0, iters, x, (i, acc) -> comm.allreduce(acc, ReduceOp.SUM).mul(scale));
     }
 
     static void run(String[] args, PrintStream out) {
-        long[] p = Report.args("AllreduceBench", "COUNT ITERS REPS WARMUP", args);
+        long[] p = Report.args("AllreduceBench", "COUNT ITERS REPS WARMUP COLD WINDOWS", args);
         Comm world = Comm.world();
         Report report = new Report(out, world.rank() == 0);
         int iters = Math.toIntExact(p[1]);
         Tensor x = Tensor.full(DType.F32, world.rank() + 1, p[0]);
-        CLoop c = args.length > 4 ? new CLoop(Path.of(args[4]), Math.toIntExact(p[0]), world.rank() + 1) : null;
+        CLoop c = args.length > 6 ? new CLoop(Path.of(args[6]), Math.toIntExact(p[0]), world.rank() + 1,
+                1f / world.size()) : null;
+        cold(world, x, Math.toIntExact(p[4]), Math.toIntExact(p[5]), c, report);
         Tensor y = x;
         // warm-up runs the timed loop's own code (the barrier included), so that nothing compiles while timing
         for (long r = 0; r < p[3] + p[2]; r++) {
@@ -69,6 +79,63 @@ public final class AllreduceBench {
         }
     }
 
+    /**
+     * The first {@code steps} steps after compiling, in {@code windows} windows, each several calls of one compiled
+     * loop, with a window of the C loop in turn after each (before, every other window).
+     */
+    private static void cold(Comm world, Tensor x, int steps, int windows, CLoop c, Report report) {
+        int window = Math.max(1, steps / windows);
+        int perCall = Math.max(1, window / 20);
+        int calls = window / perCall;
+        window = calls * perCall;
+        Report weft = report.alongside("cold");
+        Report cReport = report.alongside("C cold");
+        world.barrier();
+        long t0 = System.nanoTime();
+        Tensor y = allreduces(world, x, perCall);
+        weft.info(String.format(Locale.ROOT, "first call (trace, lower, compile, %d steps): %.1f ms", perCall,
+                Report.since(t0) * 1e3));
+        double weftTotal = 0;
+        double cTotal = 0;
+        StringBuilder weftWindows = new StringBuilder();
+        StringBuilder cWindows = new StringBuilder();
+        for (int w = 0; w < windows; w++) {
+            double cSeconds = c != null && w % 2 == 1 ? c.seconds(window) : 0;
+            world.barrier();
+            t0 = System.nanoTime();
+            for (int k = 0; k < calls; k++) {
+                y = allreduces(world, x, perCall);
+            }
+            double seconds = Report.since(t0) / window;
+            if (c != null && w % 2 == 0) {
+                cSeconds = c.seconds(window);
+            }
+            weft.sample(seconds);
+            weftTotal += seconds * window;
+            weftWindows.append(w == 0 ? "" : ", ").append(ns(seconds));
+            if (c != null) {
+                cReport.sample(cSeconds);
+                cTotal += cSeconds * window;
+                cWindows.append(w == 0 ? "" : ", ").append(ns(cSeconds));
+            }
+        }
+        weft.info(String.format(Locale.ROOT, "%d steps after it in windows of %d (%d calls): %.2f ms; per step: %s",
+                windows * window, window, calls, weftTotal * 1e3, weftWindows));
+        if (c != null) {
+            cReport.info(String.format(Locale.ROOT, "the same windows of C: %.2f ms; per step: %s; Weft / C: %.2f",
+                    cTotal * 1e3, cWindows, weftTotal / cTotal));
+        }
+        weft.check(sum(y.toFloatArray()));
+        if (c != null) {
+            cReport.check(c.sum());
+        }
+    }
+
+    /** {@code seconds} in whole nanoseconds, for the window lists. */
+    private static String ns(double seconds) {
+        return String.format(Locale.ROOT, "%.0f ns", seconds * 1e9);
+    }
+
     private static double sum(float[] values) {
         double sum = 0;
         for (float v : values) {
@@ -77,22 +144,28 @@ public final class AllreduceBench {
         return sum;
     }
 
-    /** The C reference's timed loop, {@code double allreduce_seconds(in, out, count, iters)}, called through FFM. */
+    /**
+     * The C reference's timed loop, {@code double allreduce_seconds(in, out, count, iters, scale)}, called through
+     * FFM; its result is {@code in}, which it scales the reduced values back into.
+     */
     private static final class CLoop {
         private final MethodHandle seconds;
         private final MemorySegment in;
         private final MemorySegment out;
         private final int count;
+        private final float scale;
 
-        CLoop(Path library, int count, float value) {
+        CLoop(Path library, int count, float value, float scale) {
             Linker linker = Linker.nativeLinker();
             MemorySegment symbol = SymbolLookup.libraryLookup(library, Arena.global()).find("allreduce_seconds")
                     .orElseThrow(() -> new IllegalArgumentException(library + " has no allreduce_seconds"));
             this.seconds = linker.downcallHandle(symbol, FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE,
-                    ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+                    ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_FLOAT));
             this.in = Arena.global().allocate(ValueLayout.JAVA_FLOAT, count);
             this.out = Arena.global().allocate(ValueLayout.JAVA_FLOAT, count);
             this.count = count;
+            this.scale = scale;
             for (long i = 0; i < count; i++) {
                 in.setAtIndex(ValueLayout.JAVA_FLOAT, i, value);
             }
@@ -100,14 +173,14 @@ public final class AllreduceBench {
 
         double seconds(long iters) {
             try {
-                return (double) seconds.invokeExact(in, out, count, iters);
+                return (double) seconds.invokeExact(in, out, count, iters, scale);
             } catch (Throwable t) {
                 throw new IllegalStateException("the C allreduce loop failed", t);
             }
         }
 
         double sum() {
-            return AllreduceBench.sum(out.toArray(ValueLayout.JAVA_FLOAT));
+            return AllreduceBench.sum(in.toArray(ValueLayout.JAVA_FLOAT));
         }
     }
 

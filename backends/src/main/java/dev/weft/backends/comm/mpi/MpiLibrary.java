@@ -20,6 +20,7 @@ import java.util.Map;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The MPI library of this process, bound through FFM: the one place that knows the ABI differences between
@@ -519,22 +520,25 @@ final class MpiLibrary {
     }
 
     /**
-     * A downcall returning {@code int} with {@code args}; each {@link #HANDLE} argument becomes this library's
-     * handle layout and is taken as a {@code long}.
+     * A downcall returning {@code int} with {@code args}; each {@link #HANDLE} argument is taken as a {@code long}:
+     * passed as it is where handles are pointers (Open MPI; a pointer and a {@code long} travel alike in the 64-bit
+     * C calling conventions the JDK links), so that no call wraps its handles in segments, and narrowed to the
+     * {@code int} they are elsewhere (MPICH).
      */
     private MethodHandle fn(String name, MemoryLayout... args) {
         MemoryLayout[] real = args.clone();
         List<Integer> handles = new ArrayList<>();
         for (int i = 0; i < real.length; i++) {
             if (real[i] == HANDLE) {
-                real[i] = handleLayout;
+                real[i] = handleLayout instanceof AddressLayout ? JAVA_LONG : handleLayout;
                 handles.add(i);
             }
         }
         MethodHandle mh = Downcalls.intFunction(symbols, name, real);
-        MethodHandle fromLong = handleLayout instanceof AddressLayout ? ADDRESS_OF_LONG : INT_OF_LONG;
-        for (int i : handles) {
-            mh = MethodHandles.filterArguments(mh, i, fromLong);
+        if (!(handleLayout instanceof AddressLayout)) {
+            for (int i : handles) {
+                mh = MethodHandles.filterArguments(mh, i, INT_OF_LONG);
+            }
         }
         return mh;
     }
@@ -543,18 +547,8 @@ final class MpiLibrary {
         return symbols.findOrThrow(symbol).address();
     }
 
-    private static final MethodHandle ADDRESS_OF_LONG;
     private static final MethodHandle INT_OF_LONG = MethodHandles.explicitCastArguments(
             MethodHandles.identity(int.class), MethodType.methodType(int.class, long.class));
-
-    static {
-        try {
-            ADDRESS_OF_LONG = MethodHandles.lookup().findStatic(MemorySegment.class, "ofAddress",
-                    MethodType.methodType(MemorySegment.class, long.class));
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     /** The library {@link #load} opened; null before. */
     private static MpiLibrary loaded;

@@ -79,13 +79,22 @@ public final class CpuExecutable implements Executable {
 
     /** Decodes {@code module}'s {@code @main} with the op compilers {@code compilers} (tests swap some). */
     CpuExecutable(Module module, CustomCallRegistry customCalls, Map<String, OpCompiler> compilers) {
+        this(module, customCalls, compilers, true);
+    }
+
+    /**
+     * As above; {@code straightLoops} false runs every loop on the general path ({@link LoopGenerator}), which
+     * tests compare the straight-line one ({@link StraightLoop}) with.
+     */
+    CpuExecutable(Module module, CustomCallRegistry customCalls, Map<String, OpCompiler> compilers,
+                  boolean straightLoops) {
         this.module = module;
         Func f = module.main();
         this.argumentTypes = tensorTypes(f.argumentTypes(), "argument");
         this.resultTypes = tensorTypes(f.resultTypes(), "result");
         this.argumentAvals = Arrays.stream(argumentTypes).map(TensorType::aval).toArray(Aval[]::new);
         this.resultAvals = Arrays.stream(resultTypes).map(TensorType::aval).toArray(Aval[]::new);
-        ProgramBuilder builder = new ProgramBuilder(compilers, customCalls);
+        ProgramBuilder builder = new ProgramBuilder(compilers, customCalls, straightLoops);
         this.main = builder.compile(f.body());
         this.slotCount = builder.slotCount();
         this.scratchFactories = builder.scratchFactories();

@@ -39,12 +39,7 @@ final class CustomCallInstruction implements Instruction {
     }
 
     static Instruction compile(Op op, ProgramBuilder b) {
-        if (!(op.attr("call_target_name") instanceof Attr.Str target)) {
-            throw new IllegalArgumentException("missing call_target_name");
-        }
-        CustomCallHandler handler = b.customCalls().handler(target.value()).orElseThrow(() ->
-                new WeftException(op.location(), "no handler for custom call target \"" + target.value()
-                        + "\" (registered: " + b.customCalls().targets() + ")")).bind(op);
+        CustomCallHandler handler = handler(op, b);
         int[] operands = tensors(op.operands());
         int[] results = tensors(op.results());
         if (operands.length == 1 && results.length == 1) {
@@ -57,6 +52,27 @@ final class CustomCallInstruction implements Instruction {
             }
         }
         return new CustomCallInstruction(op, handler, b);
+    }
+
+    /** The handler of {@code op}'s target, bound to {@code op}. */
+    private static CustomCallHandler handler(Op op, ProgramBuilder b) {
+        if (!(op.attr("call_target_name") instanceof Attr.Str target)) {
+            throw new IllegalArgumentException("missing call_target_name");
+        }
+        return b.customCalls().handler(target.value()).orElseThrow(() ->
+                new WeftException(op.location(), "no handler for custom call target \"" + target.value()
+                        + "\" (registered: " + b.customCalls().targets() + ")")).bind(op);
+    }
+
+    /**
+     * {@code op}, a custom call on one tensor operand and one tensor result besides any tokens, as its handler's
+     * direct call ({@link CustomCallHandler#operandResultCall}), or null when it has none.
+     */
+    static BiConsumer<MemorySegment, MemorySegment> pairCall(Op op, ProgramBuilder b) {
+        if (tensors(op.operands()).length != 1 || tensors(op.results()).length != 1) {
+            return null;
+        }
+        return handler(op, b).operandResultCall(op);
     }
 
     /** The positions of the tensors (not tokens) among {@code values}. */

@@ -34,10 +34,17 @@ final class ProgramBuilder {
     /** For each block being compiled, innermost last: the last of its ops that uses each value. */
     private final List<Map<Value, Op>> lastUsers = new ArrayList<>();
     private final List<Supplier<?>> scratch = new ArrayList<>();
+    private final boolean straightLoops;
 
-    ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls) {
+    /** {@code straightLoops}: whether loops whose body it can run straight run so ({@link StraightLoop}). */
+    ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls, boolean straightLoops) {
         this.compilers = compilers;
         this.customCalls = customCalls;
+        this.straightLoops = straightLoops;
+    }
+
+    boolean straightLoops() {
+        return straightLoops;
     }
 
     CustomCallRegistry customCalls() {

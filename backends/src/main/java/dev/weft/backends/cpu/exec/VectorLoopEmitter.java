@@ -24,7 +24,7 @@ import java.util.Map;
  * each result with {@code intoMemorySegment}; the generator's scalar loop then runs the tail. C2 in JDK 25 does not
  * vectorize a loop that loads from one native segment and stores to another (it cannot rule out aliasing), so the
  * scalar loop runs one element per iteration; this loop runs {@code L} (4 doubles, 8 floats in 256 bits). Rank-0
- * inputs are broadcast once before the loop.
+ * inputs are broadcast once before the loop, which is skipped whole for a range shorter than {@code L}.
  *
  * <p>Only fusions whose results are bit-identical to the scalar loop qualify: every node f64 (or every node f32),
  * every op one of add, subtract, multiply, divide, negate, abs, sqrt, minimum, maximum (IEEE-exact lane-wise, and
@@ -99,6 +99,14 @@ final class VectorLoopEmitter {
         long lanes = BITS / 8 / t.byteSize();
         List<FusedLoopSpec.Node> nodes = spec.nodes();
         int[] local = new int[nodes.size()];
+        int bound = code.allocateLocal(TypeKind.LONG);
+        int i = code.allocateLocal(TypeKind.LONG);
+        code.lload(to).lload(from).lsub().loadConstant(-lanes).land().lload(from).ladd().lstore(bound);
+        Label test = code.newLabel();
+        Label body = code.newLabel();
+        Label done = code.newLabel();
+        // a range shorter than a vector touches no vector class: no broadcasts for a loop over a few elements
+        code.lload(bound).lload(from).lcmp().ifle(done);
         for (int k = 0; k < nodes.size(); k++) {
             local[k] = code.allocateLocal(TypeKind.REFERENCE);
             if (nodes.get(k) instanceof FusedLoopSpec.Scalar) {
@@ -108,11 +116,6 @@ final class VectorLoopEmitter {
                         .astore(local[k]);
             }
         }
-        int bound = code.allocateLocal(TypeKind.LONG);
-        int i = code.allocateLocal(TypeKind.LONG);
-        code.lload(to).lload(from).lsub().loadConstant(-lanes).land().lload(from).ladd().lstore(bound);
-        Label test = code.newLabel();
-        Label body = code.newLabel();
         code.lload(from).lstore(i).goto_(test).labelBinding(body);
         for (int k = 0; k < nodes.size(); k++) {
             switch (nodes.get(k)) {
@@ -145,6 +148,7 @@ final class VectorLoopEmitter {
         }
         code.lload(i).loadConstant(lanes).ladd().lstore(i);
         code.labelBinding(test).lload(i).lload(bound).lcmp().iflt(body);
+        code.labelBinding(done);
         return bound;
     }
 

@@ -10,7 +10,7 @@ final class TensorBits {
     private TensorBits() {
     }
 
-    /** The elements' bits, as the dtype (f32, f64 or i32) stores them. */
+    /** The elements' bits, as the dtype (f32, f64, i32 or i64) stores them. */
     static long[] of(Tensor t) {
         MemorySegment s = TensorAccess.data(t);
         long[] out = new long[(int) t.size()];
@@ -19,6 +19,7 @@ final class TensorBits {
                 case F32 -> Float.floatToRawIntBits(s.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i));
                 case F64 -> Double.doubleToRawLongBits(s.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i));
                 case I32 -> s.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
+                case I64 -> s.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i);
                 default -> throw new IllegalArgumentException(t.dtype().name());
             };
         }

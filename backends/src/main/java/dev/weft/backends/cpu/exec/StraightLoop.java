@@ -1,0 +1,395 @@
+package dev.weft.backends.cpu.exec;
+
+import dev.weft.WeftException;
+import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.timeline.Timeline;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Op;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.TokenType;
+import dev.weft.lowering.ir.Value;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.BiConsumer;
+
+/**
+ * A {@code Weft.fori} loop whose body runs as straight-line code ({@link StraightLoopGenerator}): the counter and
+ * every tensor in locals, every buffer the body writes taken from the frame's pool once per run of the loop and
+ * reused by every iteration, each op a direct call on constant arguments (a bound communication, a fused loop),
+ * and nothing checked, allocated or reference-counted per iteration.
+ *
+ * <p>Each value of the body is a register: a carry, a constant, an intermediate (one buffer for the loop) or the
+ * next value of a carry, written into the carry's spare buffer; after each iteration a carry and its spare swap,
+ * two buffers taking turns (the caller's initial carry is never written). The generator handles a body of
+ * {@code Weft.fori} (the condition {@code i < constant} and the step {@code i + constant}, counted in Java) made
+ * only of
+ * <ul>
+ * <li>constants,</li>
+ * <li>custom calls on one tensor (and tokens) to one tensor (and tokens) that run as a direct call
+ * ({@link CustomCallHandler#operandResultCall}: the collectives and {@code sendrecv}),</li>
+ * <li>fusions that run as one generated loop over whole buffers ({@link FusedLoopSpec}, no views),</li>
+ * <li>elementwise ops outside fusions (an integer division by a value the body computes, say),</li>
+ * </ul>
+ * whose carries come back unchanged, as an op's result (each result one carry's), or are tokens. Any other body
+ * (other ops, point-to-point or nonblocking communication, a carry returning another carry or a constant, more
+ * than {@value #MAX_OPS} ops, a loop that is not counted) runs as before ({@link LoopGenerator}), as does every
+ * loop while a {@link Timeline} is recorded (whose kernel events the general path writes) and every loop with
+ * communication under {@code WEFT_DEBUG=1} (which logs each call through the general path). Results are the same on both paths: the ops are the
+ * same calls on the same values, only where their results live differs.
+ */
+final class StraightLoop {
+    /** Bodies of more ops than this run on the general path, so that the generated method stays small for C2. */
+    static final int MAX_OPS = 64;
+
+    /** What a register holds. */
+    enum Kind {
+        /** A varying carry, as the iteration reads it. */
+        CARRY,
+        /** A carry the body returns unchanged, bound once. */
+        PINNED,
+        CONSTANT,
+        /** An op result that is no carry's next value: one buffer for the whole loop. */
+        TEMP,
+        /** A varying carry's next value, written into the carry's spare buffer. */
+        NEXT
+    }
+
+    /** One op of the body, on registers. */
+    sealed interface Call permits Pair, Fusion, Kernel {
+        Op op();
+    }
+
+    /** A custom call run as {@code call.accept(in, out)}. */
+    record Pair(Op op, BiConsumer<MemorySegment, MemorySegment> call, int in, int out) implements Call {
+    }
+
+    /** An elementwise op outside any fusion, run as {@code kernel.apply(in0, in1, in2, out, n)} (null past its arity). */
+    record Kernel(Op op, ElementwiseKernel kernel, int[] in, int out, long n) implements Call {
+    }
+
+    /**
+     * A fusion run as {@code loop.run(inputs, results, 0, n)}, or {@code FusedLoopRunner.run(loop, inputs, results,
+     * n)} from the size it splits over threads: {@code in} are the registers of its operands, followed in its input
+     * array by the region's own {@code constants}.
+     */
+    record Fusion(Op op, FusedLoop loop, int[] in, MemorySegment[] constants, int[] out, long n) implements Call {
+    }
+
+    final int[] inSlots;
+    final int[] outSlots;
+    /** Per register: its kind, the carry it belongs to (CARRY, PINNED, NEXT) and its size class (TEMP, NEXT). */
+    final Kind[] kind;
+    final int[] carryOf;
+    final int[] sizeClass;
+    final MemorySegment[] constant;
+    final List<Call> calls;
+    /** The carries that change: their registers as read ({@code carryReg}) and as written ({@code nextReg}). */
+    final int[] varying;
+    final int[] carryReg;
+    final int[] nextReg;
+    final int counter;
+    final boolean wide;
+    final long bound;
+    final long increment;
+    private final int counterClass;
+
+    private StraightLoop(int[] inSlots, int[] outSlots, List<Kind> kind, List<Integer> carryOf,
+                         List<Integer> sizeClass, List<MemorySegment> constant, List<Call> calls, int[] varying,
+                         int[] carryReg, int[] nextReg, int counter, boolean wide, long bound, long increment,
+                         int counterClass) {
+        this.inSlots = inSlots;
+        this.outSlots = outSlots;
+        this.kind = kind.toArray(Kind[]::new);
+        this.carryOf = carryOf.stream().mapToInt(Integer::intValue).toArray();
+        this.sizeClass = sizeClass.stream().mapToInt(Integer::intValue).toArray();
+        this.constant = constant.toArray(MemorySegment[]::new);
+        this.calls = List.copyOf(calls);
+        this.varying = varying;
+        this.carryReg = carryReg;
+        this.nextReg = nextReg;
+        this.counter = counter;
+        this.wide = wide;
+        this.bound = bound;
+        this.increment = increment;
+        this.counterClass = counterClass;
+    }
+
+    int registers() {
+        return kind.length;
+    }
+
+    /**
+     * The straight-line form of {@code op}, a while loop counting carry {@code counter} from its initial value
+     * to {@code bound} by {@code increment} (the body's {@code skipped} ops do the counting), or empty when its
+     * body is not one the generator handles (see the class comment).
+     */
+    static Optional<StraightLoop> of(Op op, ProgramBuilder b, int counter, boolean wide, long bound, long increment,
+                                     Set<Op> skipped) {
+        if (Timeline.ENABLED) {
+            return Optional.empty();
+        }
+        try {
+            return analyse(op, b, counter, wide, bound, increment, skipped);
+        } catch (WeftException | IllegalArgumentException | IllegalStateException | ClassCastException e) {
+            return Optional.empty(); // the general path reports it, at the op's line
+        }
+    }
+
+    private static Optional<StraightLoop> analyse(Op op, ProgramBuilder b, int counter, boolean wide, long bound,
+                                                  long increment, Set<Op> skipped) {
+        Block body = op.regions().get(1);
+        List<Op> ops = body.ops().subList(0, body.ops().size() - 1);
+        if (ops.size() - skipped.size() > MAX_OPS) {
+            return Optional.empty();
+        }
+        List<Value> args = body.arguments();
+        List<Value> results = body.results();
+        Map<Value, Integer> reg = new IdentityHashMap<>();
+        List<Kind> kind = new ArrayList<>();
+        List<Integer> carryOf = new ArrayList<>();
+        List<Integer> sizeClass = new ArrayList<>();
+        List<MemorySegment> constant = new ArrayList<>();
+        // the next value of each varying carry, by the op result that is it
+        Map<Value, Integer> nextOf = new IdentityHashMap<>();
+        List<Integer> varying = new ArrayList<>();
+        for (int k = 0; k < args.size(); k++) {
+            Value arg = args.get(k);
+            Value result = results.get(k);
+            if (k == counter || arg.type() instanceof TokenType) {
+                continue;
+            }
+            if (result == arg) {
+                reg.put(arg, kind.size());
+                add(kind, carryOf, sizeClass, constant, Kind.PINNED, k, -1, null);
+            } else if (!args.contains(result) && !nextOf.containsKey(result) && producedBy(ops, skipped, result)) {
+                reg.put(arg, kind.size());
+                add(kind, carryOf, sizeClass, constant, Kind.CARRY, k, -1, null);
+                nextOf.put(result, k);
+                varying.add(k);
+            } else {
+                return Optional.empty();
+            }
+        }
+        List<Call> calls = new ArrayList<>();
+        for (Op o : ops) {
+            if (skipped.contains(o)) {
+                continue;
+            }
+            if (o.name().equals(StableHlo.CONSTANT) && o.attr("value") instanceof Attr.Dense d) {
+                reg.put(o.result(), kind.size());
+                add(kind, carryOf, sizeClass, constant, Kind.CONSTANT, -1, -1, d.data());
+                continue;
+            }
+            List<Integer> in = new ArrayList<>();
+            for (Value v : o.operands()) {
+                if (v.type() instanceof TensorType) {
+                    Integer r = reg.get(v);
+                    if (r == null) {
+                        return Optional.empty();
+                    }
+                    in.add(r);
+                }
+            }
+            List<Integer> out = new ArrayList<>();
+            for (Value v : o.results()) {
+                if (v.type() instanceof TensorType t) {
+                    Integer k = nextOf.get(v);
+                    reg.put(v, kind.size());
+                    out.add(kind.size());
+                    add(kind, carryOf, sizeClass, constant, k == null ? Kind.TEMP : Kind.NEXT, k == null ? -1 : k,
+                            b.sizeClass(t), null);
+                }
+            }
+            Optional<Call> call = call(o, b, in, out);
+            if (call.isEmpty()) {
+                return Optional.empty();
+            }
+            calls.add(call.get());
+        }
+        int[] v = varying.stream().mapToInt(Integer::intValue).toArray();
+        int[] carryReg = new int[v.length];
+        int[] nextReg = new int[v.length];
+        for (int i = 0; i < v.length; i++) {
+            carryReg[i] = reg.get(args.get(v[i]));
+            nextReg[i] = reg.get(results.get(v[i]));
+        }
+        int counterClass = b.sizeClass(op.results().get(counter).tensorType());
+        return Optional.of(new StraightLoop(b.slots(op.operands()), b.slots(op.results()), kind, carryOf, sizeClass,
+                constant, calls, v, carryReg, nextReg, counter, wide, bound, increment, counterClass));
+    }
+
+    private static void add(List<Kind> kind, List<Integer> carryOf, List<Integer> sizeClass,
+                            List<MemorySegment> constant, Kind k, int carry, int cls, MemorySegment data) {
+        kind.add(k);
+        carryOf.add(carry);
+        sizeClass.add(cls);
+        constant.add(data);
+    }
+
+    private static boolean producedBy(List<Op> ops, Set<Op> skipped, Value v) {
+        return ops.stream().anyMatch(o -> !skipped.contains(o) && !o.name().equals(StableHlo.CONSTANT)
+                && o.results().contains(v));
+    }
+
+    /** {@code o} as a call on registers {@code in} to registers {@code out}, if it is one the generator runs. */
+    private static Optional<Call> call(Op o, ProgramBuilder b, List<Integer> in, List<Integer> out) {
+        if (o.name().equals(StableHlo.CUSTOM_CALL) && in.size() == 1 && out.size() == 1) {
+            BiConsumer<MemorySegment, MemorySegment> pair = CustomCallInstruction.pairCall(o, b);
+            return pair == null ? Optional.empty() : Optional.of(new Pair(o, pair, in.getFirst(), out.getFirst()));
+        }
+        if (StableHlo.isElementwise(o.name()) && out.size() == 1 && in.size() <= 3) {
+            return Optional.of(new Kernel(o, ElementwiseKernels.of(o), ints(in), out.getFirst(),
+                    o.result().tensorType().shape().size()));
+        }
+        if (o.name().equals(StableHlo.FUSION) && !out.isEmpty()) {
+            List<Attr.Dense> constants = new ArrayList<>();
+            long n = o.results().getFirst().tensorType().shape().size();
+            return FusedLoopSpec.of(o, n, constants)
+                    .filter(spec -> FusionViews.of(o, constants.stream()
+                            .mapToLong(d -> d.type().dtype().byteSize()).toArray()) == null)
+                    .map(spec -> new Fusion(o, FusedLoopGenerator.loop(spec), ints(in),
+                            constants.stream().map(Attr.Dense::data).toArray(MemorySegment[]::new), ints(out), n));
+        }
+        return Optional.empty();
+    }
+
+    private static int[] ints(List<Integer> list) {
+        return list.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** One run of the loop: the registers' initial segments and the buffers behind them. */
+    static final class Run {
+        final MemorySegment[] regs;
+        /** Per varying carry: its initial segment and the second of its two buffers. */
+        final MemorySegment[] initial;
+        final MemorySegment[] alternate;
+        /** Per fusion call: its input and result arrays, their fixed entries filled. */
+        final MemorySegment[][] fusionIn;
+        final MemorySegment[][] fusionOut;
+        final Buffer[] carries;
+        final Buffer[] buffers;
+        final Buffer[] alternates;
+        long counter;
+
+        private Run(int registers, int varying, int fusions, Buffer[] carries) {
+            regs = new MemorySegment[registers];
+            initial = new MemorySegment[varying];
+            alternate = new MemorySegment[varying];
+            fusionIn = new MemorySegment[fusions][];
+            fusionOut = new MemorySegment[fusions][];
+            this.carries = carries;
+            buffers = new Buffer[registers];
+            alternates = new Buffer[varying];
+        }
+    }
+
+    /** Takes a reference to each initial carry and the buffers of the loop from the frame's pool. */
+    Run enter(Frame f) {
+        Buffer[] carries = new Buffer[inSlots.length];
+        for (int i = 0; i < carries.length; i++) {
+            carries[i] = f.slots[inSlots[i]];
+            carries[i].refs++;
+        }
+        int fusions = (int) calls.stream().filter(c -> c instanceof Fusion).count();
+        Run r = new Run(kind.length, varying.length, fusions, carries);
+        r.counter = wide ? carries[counter].segment.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
+                : carries[counter].segment.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
+        for (int j = 0; j < kind.length; j++) {
+            r.regs[j] = switch (kind[j]) {
+                case CARRY, PINNED -> carries[carryOf[j]].segment;
+                case CONSTANT -> constant[j];
+                case TEMP, NEXT -> take(f, r, j, sizeClass[j]);
+            };
+        }
+        for (int i = 0; i < varying.length; i++) {
+            r.initial[i] = r.regs[carryReg[i]];
+            Buffer alt = f.allocate(sizeClass[nextReg[i]]);
+            alt.refs = 1;
+            r.alternates[i] = alt;
+            r.alternate[i] = alt.segment;
+        }
+        int k = 0;
+        for (Call c : calls) {
+            if (c instanceof Fusion fu) {
+                MemorySegment[] in = new MemorySegment[fu.in().length + fu.constants().length];
+                for (int i = 0; i < fu.in().length; i++) {
+                    in[i] = r.regs[fu.in()[i]];
+                }
+                System.arraycopy(fu.constants(), 0, in, fu.in().length, fu.constants().length);
+                MemorySegment[] out = new MemorySegment[fu.out().length];
+                for (int i = 0; i < out.length; i++) {
+                    out[i] = r.regs[fu.out()[i]];
+                }
+                r.fusionIn[k] = in;
+                r.fusionOut[k] = out;
+                k++;
+            }
+        }
+        return r;
+    }
+
+    private static MemorySegment take(Frame f, Run r, int j, int sizeClass) {
+        Buffer b = f.allocate(sizeClass);
+        b.refs = 1;
+        r.buffers[j] = b;
+        return b.segment;
+    }
+
+    /**
+     * Defines the loop's results: each varying carry's last value (its register, as the generated code left it),
+     * the others as they came; the buffers no result holds go back to the pool.
+     */
+    void exit(Frame f, Run r) {
+        Buffer[] result = r.carries.clone();
+        for (int i = 0; i < varying.length; i++) {
+            MemorySegment last = r.regs[carryReg[i]];
+            Buffer next = r.buffers[nextReg[i]];
+            Buffer alt = r.alternates[i];
+            if (last != r.initial[i]) {
+                result[varying[i]] = last == next.segment ? next : alt;
+                f.drop(r.carries[varying[i]]);
+                f.drop(last == next.segment ? alt : next);
+            } else {
+                f.drop(next);
+                f.drop(alt);
+            }
+            r.buffers[nextReg[i]] = null;
+        }
+        for (Buffer b : r.buffers) {
+            if (b != null) {
+                f.drop(b);
+            }
+        }
+        Buffer last = f.allocate(counterClass);
+        last.refs = 1;
+        if (wide) {
+            last.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, r.counter);
+        } else {
+            last.segment.set(ValueLayout.JAVA_INT_UNALIGNED, 0, (int) r.counter);
+        }
+        f.drop(r.carries[counter]);
+        result[counter] = last;
+        for (int i = 0; i < outSlots.length; i++) {
+            f.slots[outSlots[i]] = result[i];
+        }
+    }
+
+    /** The exception call {@code k} threw, as the general path reports it ({@link Step}, {@link FusionInstruction}). */
+    RuntimeException failure(int k, RuntimeException e) {
+        if (e instanceof WeftException w) {
+            return w;
+        }
+        Op op = calls.get(k).op();
+        RuntimeException cause = e instanceof ArithmeticException && calls.get(k) instanceof Fusion
+                ? new ArithmeticException(Elementwise.DIVISION_BY_ZERO) : e;
+        return new WeftException(op.location(), op.name() + ": " + cause.getMessage(), cause);
+    }
+}
