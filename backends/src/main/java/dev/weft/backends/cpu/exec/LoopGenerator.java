@@ -1,21 +1,15 @@
 package dev.weft.backends.cpu.exec;
 
-import static java.lang.constant.ConstantDescs.BSM_CLASS_DATA_AT;
-import static java.lang.constant.ConstantDescs.CD_Object;
+import static dev.weft.backends.cpu.exec.GeneratedInstruction.classData;
+import static dev.weft.backends.cpu.exec.GeneratedInstruction.EXECUTE;
+import static dev.weft.backends.cpu.exec.GeneratedInstruction.desc;
 import static java.lang.constant.ConstantDescs.CD_boolean;
 import static java.lang.constant.ConstantDescs.CD_void;
-import static java.lang.constant.ConstantDescs.DEFAULT_NAME;
-import static java.lang.constant.ConstantDescs.INIT_NAME;
-import static java.lang.constant.ConstantDescs.MTD_void;
 
-import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.Label;
 import java.lang.constant.ClassDesc;
-import java.lang.constant.DynamicConstantDesc;
 import java.lang.constant.MethodTypeDesc;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,7 +39,6 @@ final class LoopGenerator {
     private static final ClassDesc CD_FRAME = desc(Frame.class);
     private static final ClassDesc CD_STEP = desc(Step.class);
     private static final ClassDesc CD_BLOCK = desc(CompiledBlock.class);
-    private static final MethodTypeDesc EXECUTE = MethodTypeDesc.of(CD_void, CD_FRAME);
     private static final MethodTypeDesc STATE_V = MethodTypeDesc.of(CD_void, CD_STATE);
     /** Locals of {@code execute}: this, the frame, the loop state. */
     private static final int FRAME = 1;
@@ -63,21 +56,7 @@ final class LoopGenerator {
         if (unrolled) {
             data.addAll(List.of(steps));
         }
-        ClassDesc self = ClassDesc.of(Instruction.class.getPackageName(), "GeneratedWhile");
-        byte[] bytes = ClassFile.of().build(self, cb -> cb
-                .withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
-                .withInterfaceSymbols(desc(Instruction.class))
-                .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
-                        .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_())
-                .withMethodBody("execute", EXECUTE, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
-                        code -> execute(code, unrolled ? steps.length : -1)));
-        try {
-            MethodHandles.Lookup hidden = MethodHandles.lookup().defineHiddenClassWithClassData(bytes, data, true);
-            return (Instruction) hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class))
-                    .invoke();
-        } catch (Throwable e) {
-            throw new IllegalStateException("cannot define the class of a while loop", e);
-        }
+        return GeneratedInstruction.define("GeneratedWhile", data, code -> execute(code, unrolled ? steps.length : -1), "a while loop");
     }
 
     /** {@code execute}, calling {@code steps} constant steps, or the body block when negative. */
@@ -107,11 +86,5 @@ final class LoopGenerator {
         return code.ldc(classData(0, CD_LOOP));
     }
 
-    private static DynamicConstantDesc<?> classData(int index, ClassDesc type) {
-        return DynamicConstantDesc.ofNamed(BSM_CLASS_DATA_AT, DEFAULT_NAME, type, index);
-    }
 
-    private static ClassDesc desc(Class<?> c) {
-        return c.describeConstable().orElseThrow();
-    }
 }

@@ -1,22 +1,16 @@
 package dev.weft.backends.cpu.exec;
 
-import static java.lang.constant.ConstantDescs.BSM_CLASS_DATA_AT;
+import static dev.weft.backends.cpu.exec.GeneratedInstruction.classData;
+import static dev.weft.backends.cpu.exec.GeneratedInstruction.desc;
 import static java.lang.constant.ConstantDescs.CD_Object;
 import static java.lang.constant.ConstantDescs.CD_long;
 import static java.lang.constant.ConstantDescs.CD_void;
-import static java.lang.constant.ConstantDescs.DEFAULT_NAME;
-import static java.lang.constant.ConstantDescs.INIT_NAME;
-import static java.lang.constant.ConstantDescs.MTD_void;
 
-import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.Label;
 import java.lang.constant.ClassDesc;
-import java.lang.constant.DynamicConstantDesc;
 import java.lang.constant.MethodTypeDesc;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiConsumer;
@@ -47,7 +41,6 @@ final class StraightLoopGenerator {
     private static final ClassDesc CD_PAIR = desc(BiConsumer.class);
     private static final ClassDesc CD_KERNEL = desc(ElementwiseKernel.class);
     private static final ClassDesc CD_RUNTIME = desc(RuntimeException.class);
-    private static final MethodTypeDesc EXECUTE = MethodTypeDesc.of(CD_void, CD_FRAME);
     /** Locals: this, the frame, the run, the counter (two slots), a scratch, then the registers and arrays. */
     private static final int FRAME = 1;
     private static final int RUN = 2;
@@ -68,21 +61,7 @@ final class StraightLoopGenerator {
                 case StraightLoop.Kernel k -> k.kernel();
             });
         }
-        ClassDesc self = ClassDesc.of(Instruction.class.getPackageName(), "GeneratedStraightLoop");
-        byte[] bytes = ClassFile.of().build(self, cb -> cb
-                .withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
-                .withInterfaceSymbols(desc(Instruction.class))
-                .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
-                        .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_())
-                .withMethodBody("execute", EXECUTE, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
-                        code -> new Body(code, loop).emit()));
-        try {
-            MethodHandles.Lookup hidden = MethodHandles.lookup().defineHiddenClassWithClassData(bytes, data, true);
-            return (Instruction) hidden.findConstructor(hidden.lookupClass(), MethodType.methodType(void.class))
-                    .invoke();
-        } catch (Throwable e) {
-            throw new IllegalStateException("cannot define the class of a loop body", e);
-        }
+        return GeneratedInstruction.define("GeneratedStraightLoop", data, code -> new Body(code, loop).emit(), "a loop body");
     }
 
     /** The code of {@code execute} for one loop. */
@@ -245,11 +224,5 @@ final class StraightLoopGenerator {
         }
     }
 
-    private static DynamicConstantDesc<?> classData(int index, ClassDesc type) {
-        return DynamicConstantDesc.ofNamed(BSM_CLASS_DATA_AT, DEFAULT_NAME, type, index);
-    }
 
-    private static ClassDesc desc(Class<?> c) {
-        return c.describeConstable().orElseThrow();
-    }
 }
