@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One operation of the lowered module, in MLIR's generic shape: a name ({@code stablehlo.add}), operands,
@@ -83,6 +84,14 @@ public final class Op {
     /** The regions, which passes may edit in place. */
     public List<Block> regions() {
         return regions;
+    }
+
+    /** Adds to {@code into} the values this op reads: its operands and those of the ops in its regions. */
+    public void collectUses(Set<Value> into) {
+        into.addAll(operands);
+        for (Block r : regions) {
+            r.ops().forEach(inner -> inner.collectUses(into));
+        }
     }
 
     public SourceLocation location() {

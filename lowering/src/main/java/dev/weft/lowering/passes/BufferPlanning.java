@@ -42,7 +42,7 @@ public final class BufferPlanning implements Pass {
         for (int k = b.ops().size() - 1; k >= 0; k--) {
             Op op = b.ops().get(k);
             Set<Value> used = identitySet();
-            collectUses(op, used);
+            op.collectUses(used);
             List<Long> last = new ArrayList<>();
             Set<Value> listed = identitySet();
             for (int i = 0; i < op.operands().size(); i++) {
@@ -54,13 +54,6 @@ public final class BufferPlanning implements Pass {
             op.attributes().put(StableHlo.LAST_USE, new Attr.I64Array(last));
             usedLater.addAll(used);
             op.regions().forEach(BufferPlanning::plan);
-        }
-    }
-
-    private static void collectUses(Op op, Set<Value> into) {
-        into.addAll(op.operands());
-        for (Block r : op.regions()) {
-            r.ops().forEach(inner -> collectUses(inner, into));
         }
     }
 

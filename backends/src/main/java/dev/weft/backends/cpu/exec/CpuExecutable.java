@@ -9,7 +9,6 @@ import dev.weft.spi.NativeMemory;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
-import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
@@ -104,19 +103,12 @@ public final class CpuExecutable implements Executable {
 
     private static boolean[] unused(Block body) {
         Set<Value> used = Collections.newSetFromMap(new IdentityHashMap<>());
-        collectOperands(body, used);
+        body.ops().forEach(op -> op.collectUses(used));
         boolean[] out = new boolean[body.arguments().size()];
         for (int i = 0; i < out.length; i++) {
             out[i] = !used.contains(body.arguments().get(i));
         }
         return out;
-    }
-
-    private static void collectOperands(Block block, Set<Value> used) {
-        for (Op op : block.ops()) {
-            used.addAll(op.operands());
-            op.regions().forEach(r -> collectOperands(r, used));
-        }
     }
 
     private static TensorType[] tensorTypes(List<Type> types, String what) {
