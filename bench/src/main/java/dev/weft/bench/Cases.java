@@ -217,14 +217,16 @@ public final class Cases {
                 + " -Djdk.attach.allowAttachSelf=true; none with -javaagent, whose premain does this installation";
         return List.of(
                 row("7 cold start: bin/weft run -np 1 --comm fake Pi, end to end", run,
-                        "the same without the AOT cache (WEFT_AOT=0)", series.apply(ColdBench.NO_AOT_RUN), Unit.TIME,
-                        0, "fresh processes without the heap options above, median of " + Math.min(COLD_REPS, s.reps)),
-                row("7 cold start: java -javaagent:weft-tracer.jar ... Pi, AOT cache", series.apply(ColdBench.JAVA_AOT),
-                        "without the AOT cache", series.apply(ColdBench.JAVA), Unit.TIME, 0),
+                        "the same without the class-data archive (WEFT_AOT=0)", series.apply(ColdBench.NO_ARCHIVE_RUN),
+                        Unit.TIME, 0, "fresh processes without the heap options above, median of "
+                                + Math.min(COLD_REPS, s.reps)),
+                row("7 cold start: java -javaagent:weft-tracer.jar ... Pi, class-data archive",
+                        series.apply(ColdBench.JAVA_ARCHIVE), "without the archive", series.apply(ColdBench.JAVA),
+                        Unit.TIME, 0),
                 new Row("7 cold start: agent installation, Weft.install() once attached", series.apply(ColdBench.AGENT),
                         "", new Outcome.Missing("no reference"), Unit.TIME, Optional.empty(), 0, List.of(agentNote)),
-                row("7 cold start: first compiled call of 6 ops on f32[1000], fresh JVM, AOT cache",
-                        series.apply(ColdBench.FIRST_CALL_AOT), "without the AOT cache",
+                row("7 cold start: first compiled call of 6 ops on f32[1000], fresh JVM, class-data archive",
+                        series.apply(ColdBench.FIRST_CALL_ARCHIVE), "without the archive",
                         series.apply(ColdBench.FIRST_CALL), Unit.TIME, 0,
                         "trace, lower, compile and run |sin(x*2+1)*x-0.5| (ColdStartProbe)"));
     }

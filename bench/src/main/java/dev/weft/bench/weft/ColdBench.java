@@ -17,21 +17,22 @@ import java.util.stream.Stream;
 /**
  * Case 7: cold start, each sample a fresh process, the kinds in turn in every repetition. Its own series is
  * {@code bin/weft run -np 1 --comm fake Pi} end to end (wall seconds); alongside: the same with {@code WEFT_AOT=0},
- * {@code java -javaagent:<tracer jar> ... Pi} with and without the AOT cache that {@code bin/weft} made, and
+ * {@code java -javaagent:<tracer jar> ... Pi} with and without the class-data archive that {@code bin/weft} made,
+ * and
  * {@link ColdStartProbe}'s steps: Byte Buddy's attach (external, and in-process with
  * {@code -Djdk.attach.allowAttachSelf=true}), the agent's installation, and the first compiled call of a 6-op
- * program with and without the AOT cache. Run from the repository root (as {@code bin/weft bench} runs its
- * programs), by {@code bin/weft run}, so the AOT cache exists. Usage: {@code REPS}. The check is the probe's sum.
+ * program with and without the archive. Run from the repository root (as {@code bin/weft bench} runs its
+ * programs), by {@code bin/weft run}, so the archive exists. Usage: {@code REPS}. The check is the probe's sum.
  */
 public final class ColdBench {
     /** Names of the series, as the driver reads them. */
-    public static final String NO_AOT_RUN = "bin/weft run, WEFT_AOT=0";
-    public static final String JAVA_AOT = "java -javaagent Pi, AOT cache";
+    public static final String NO_ARCHIVE_RUN = "bin/weft run, WEFT_AOT=0";
+    public static final String JAVA_ARCHIVE = "java -javaagent Pi, archive";
     public static final String JAVA = "java -javaagent Pi";
     public static final String ATTACH = "attach (Byte Buddy's attacher JVM)";
     public static final String ATTACH_SELF = "attach (in-process)";
     public static final String AGENT = "agent installation";
-    public static final String FIRST_CALL_AOT = "first compiled call, AOT cache";
+    public static final String FIRST_CALL_ARCHIVE = "first compiled call, archive";
     public static final String FIRST_CALL = "first compiled call";
 
     private ColdBench() {
@@ -44,22 +45,23 @@ public final class ColdBench {
         String probeCp = cp + File.pathSeparator + root.resolve("bench/target/classes");
         String agent = Arrays.stream(cp.split(File.pathSeparator)).filter(e -> e.contains("/weft-tracer-"))
                 .findFirst().orElseThrow(() -> new IllegalStateException("no weft-tracer jar on " + cp));
-        Optional<String> aot = aotCache(root.resolve("examples/target/aot"));
+        Optional<String> archive = archive(root.resolve("examples/target/aot"));
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector");
         List<String> withAgent = concat(jvm, List.of("-javaagent:" + agent));
-        List<String> withCache = concat(withAgent, aot.map(a -> List.of("-XX:AOTCache=" + a)).orElse(List.of()));
+        List<String> withArchive = concat(withAgent,
+                archive.map(a -> List.of("-XX:SharedArchiveFile=" + a)).orElse(List.of()));
         List<String> pi = List.of("-cp", cp, "dev.weft.examples.Pi");
         List<String> probe = List.of("-cp", probeCp, ColdStartProbe.class.getName());
         List<String> weft = List.of(root.resolve("bin/weft").toString(), "run", "-np", "1", "--comm", "fake", "Pi");
         Report report = new Report(System.out, true);
-        if (aot.isEmpty()) {
-            report.info("no AOT cache under examples/target/aot (WEFT_AOT=0?): the AOT series ran without one");
+        if (archive.isEmpty()) {
+            report.info("no class-data archive under examples/target/aot (WEFT_AOT=0?): its series ran without one");
         }
         for (long r = 0; r < reps; r++) {
             report.sample(wall(weft, Map.of()));
-            report.alongside(NO_AOT_RUN).sample(wall(weft, Map.of("WEFT_AOT", "0")));
-            report.alongside(JAVA_AOT).sample(wall(concat(withCache, pi), Map.of()));
+            report.alongside(NO_ARCHIVE_RUN).sample(wall(weft, Map.of("WEFT_AOT", "0")));
+            report.alongside(JAVA_ARCHIVE).sample(wall(concat(withArchive, pi), Map.of()));
             report.alongside(JAVA).sample(wall(concat(withAgent, pi), Map.of()));
             Map<String, Double> cold = steps(concat(jvm, List.of("-XX:+EnableDynamicAgentLoading"), probe));
             report.alongside(ATTACH).sample(cold.get("attach"));
@@ -67,20 +69,20 @@ public final class ColdBench {
             report.alongside(FIRST_CALL).sample(cold.get("compiled"));
             report.alongside(ATTACH_SELF).sample(steps(concat(jvm, List.of("-XX:+EnableDynamicAgentLoading",
                     "-Djdk.attach.allowAttachSelf=true"), probe)).get("attach"));
-            Map<String, Double> warm = steps(concat(withCache, List.of("-Dweft.probe.agentLoaded=true"), probe));
-            report.alongside(FIRST_CALL_AOT).sample(warm.get("compiled"));
+            Map<String, Double> warm = steps(concat(withArchive, List.of("-Dweft.probe.agentLoaded=true"), probe));
+            report.alongside(FIRST_CALL_ARCHIVE).sample(warm.get("compiled"));
             if (r == reps - 1) {
                 report.check(warm.get("check"));
             }
         }
     }
 
-    private static Optional<String> aotCache(Path dir) throws IOException {
+    private static Optional<String> archive(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             return Optional.empty();
         }
         try (Stream<Path> files = Files.list(dir)) {
-            return files.map(Path::toString).filter(f -> f.endsWith(".aot")).findFirst();
+            return files.map(Path::toString).filter(f -> f.endsWith(".jsa")).findFirst();
         }
     }
 
