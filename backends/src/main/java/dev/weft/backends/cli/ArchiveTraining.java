@@ -8,13 +8,10 @@ import dev.weft.comm.Comm;
 import dev.weft.spi.CommBinding;
 
 /**
- * The training run of {@code bin/weft}'s class-data archive ({@code -XX:ArchiveClassesAtExit}): what a first run
- * loads, on two fake ranks — the agent and its rewrite of a class with {@code @Compile} methods, eager ops, and
- * {@link TrainingPrograms} traced, lowered, compiled and run, then called again from the cache.
- * <p>
- * The agent is attached by {@link Weft#install()}, not {@code -javaagent}: a JVM started with an agent may not dump
- * an archive (but one dumped without may run with it). Exits non-zero if a result is wrong, so that a broken build
- * makes no archive.
+ * The training run of {@code bin/weft}'s class-data archive: the classes it loads ({@code -XX:DumpLoadedClassList})
+ * are the ones a first run loads, on two fake ranks — the agent and its rewrite of a class with {@code @Compile}
+ * methods, eager ops, and {@link TrainingPrograms} traced, lowered, compiled and run, then called again from the
+ * cache. Exits non-zero if a result is wrong, so that a broken build makes no archive.
  */
 public final class ArchiveTraining {
     private ArchiveTraining() {
