@@ -1,12 +1,7 @@
 package dev.weft.spi;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -28,9 +23,6 @@ final class MappedBuffers {
     private static final int PROT_READ_WRITE = 0x3;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x22;
     private static final int MADV_HUGEPAGE = 14;
-    private static final MethodHandle MMAP;
-    private static final MethodHandle MADVISE;
-    private static final MethodHandle MUNMAP;
 
     /** {@code base}/{@code length}: the whole mapping (for munmap); {@code start}: its 2 MiB-aligned part. */
     private record Mapping(long base, long length, long start, long sizeClass) {
@@ -46,18 +38,7 @@ final class MappedBuffers {
     private static long poolLimit = NativeMemory.POOL_BYTES;
 
     static {
-        Linker linker = Linker.nativeLinker();
-        SymbolLookup libc = linker.defaultLookup();
-        boolean linux = System.getProperty("os.name", "").startsWith("Linux");
-        MMAP = linux ? libc.find("mmap").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
-                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
-                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG))).orElse(null) : null;
-        MADVISE = linux ? libc.find("madvise").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
-                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)))
-                .orElse(null) : null;
-        MUNMAP = linux ? libc.find("munmap").map(s -> linker.downcallHandle(s, FunctionDescriptor.of(
-                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG))).orElse(null) : null;
-        AVAILABLE = MMAP != null && MADVISE != null && MUNMAP != null;
+        AVAILABLE = Libc.MMAP != null && Libc.MADVISE != null && Libc.MUNMAP != null;
     }
 
     private MappedBuffers() {
@@ -134,13 +115,14 @@ final class MappedBuffers {
     private static Mapping map(long sizeClass) {
         long length = sizeClass + PAGE;
         try {
-            MemorySegment base = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, length, PROT_READ_WRITE,
-                    MAP_PRIVATE_ANONYMOUS, -1, 0L);
+            MemorySegment base = (MemorySegment) Libc.MMAP.invokeExact(MemorySegment.NULL, length,
+                    PROT_READ_WRITE, MAP_PRIVATE_ANONYMOUS, -1, 0L);
             if (base.address() == -1L) {
                 throw new OutOfMemoryError("mmap of " + length + " bytes failed");
             }
             long start = (base.address() + PAGE - 1) & -PAGE;
-            int ignored = (int) MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass, MADV_HUGEPAGE);
+            int ignored = (int) Libc.MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass,
+                    MADV_HUGEPAGE);
             return new Mapping(base.address(), length, start, sizeClass);
         } catch (OutOfMemoryError e) {
             throw e;
@@ -151,7 +133,7 @@ final class MappedBuffers {
 
     private static void unmap(Mapping m) {
         try {
-            int ignored = (int) MUNMAP.invokeExact(MemorySegment.ofAddress(m.base()), m.length());
+            int ignored = (int) Libc.MUNMAP.invokeExact(MemorySegment.ofAddress(m.base()), m.length());
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }

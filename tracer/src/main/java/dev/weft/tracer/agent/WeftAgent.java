@@ -1,5 +1,6 @@
 package dev.weft.tracer.agent;
 
+import dev.weft.spi.Libc;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
@@ -47,6 +48,8 @@ public final class WeftAgent {
         if (installed) {
             return;
         }
+        // The program's first tensor needs these downcalls; linking them takes a fresh JVM ~0.1 s, done meanwhile.
+        Libc.prepareInBackground();
         // Registered first: a class loaded from now on is seen by the transformer, one loaded before is among the
         // loaded classes below (one loaded in between is both, and retransforming it again changes nothing).
         inst.addTransformer(new CompileTransformer(), true);
