@@ -23,8 +23,9 @@ import java.util.Locale;
  *
  * <p>First REPS calls right after the first (compiling) call, cold (no warm-up, no collection before them), then
  * WARMUP calls, a collection and REPS calls, warm: the samples are the warm calls; info lines give, for each
- * series, median, p90 and mean with their ratios to the median, the collections during it (and how many were
- * full), and the process's resident memory (peak and now). The check is the f64 sum of the last result.
+ * series, median, p90 and mean with their ratios to the median, the collections during it (young ones, pauses of
+ * concurrent cycles, full ones), and the process's resident memory (peak and now). The check is the f64 sum of the
+ * last result.
  */
 public final class FreshLoopBench {
     private FreshLoopBench() {
@@ -110,22 +111,30 @@ public final class FreshLoopBench {
         double mean = Arrays.stream(s).average().orElseThrow();
         long[] gc = collections();
         return String.format(Locale.ROOT, "median %.2f ms, p90 %.2f ms (%.2fx median), mean %.2f ms (%.2fx median),"
-                + " %d collections (%d full)", median * 1e3, p90 * 1e3, p90 / median, mean * 1e3, mean / median,
-                gc[0] - gcBefore[0], gc[1] - gcBefore[1]);
+                + " %d young collections, %d concurrent-cycle pauses, %d full", median * 1e3, p90 * 1e3, p90 / median,
+                mean * 1e3, mean / median, gc[0] - gcBefore[0], gc[1] - gcBefore[1], gc[2] - gcBefore[2]);
     }
 
-    /** Collections so far: all, and those of the collectors that stop the world for the whole heap. */
+    /**
+     * Collections so far: young ones (a collection Weft asks for with {@code -XX:+ExplicitGCInvokesConcurrent} is
+     * one, which starts a concurrent cycle), the pauses of concurrent cycles (G1's remark and cleanup: two per
+     * cycle) and those of the collectors that stop the world for the whole heap.
+     */
     private static long[] collections() {
-        long all = 0;
+        long young = 0;
+        long concurrent = 0;
         long full = 0;
         for (GarbageCollectorMXBean b : ManagementFactory.getGarbageCollectorMXBeans()) {
             long c = Math.max(0, b.getCollectionCount());
-            all += c;
             if (b.getName().contains("Old") || b.getName().contains("MarkSweep")) {
                 full += c;
+            } else if (b.getName().contains("Concurrent")) {
+                concurrent += c;
+            } else {
+                young += c;
             }
         }
-        return new long[] {all, full};
+        return new long[] {young, concurrent, full};
     }
 
     private static String residentMemory() {
