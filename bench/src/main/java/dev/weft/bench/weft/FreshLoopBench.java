@@ -43,22 +43,22 @@ public final class FreshLoopBench {
     }
 
     /**
-     * The loop of one MODE: REPS calls, each timed into {@code samples} unless it is null; returns the last result
-     * (in a scope: {@code first} unless {@code keepLast}, so that the series before the last leave no result
-     * for the garbage collector).
+     * The loop of one MODE: REPS calls, each timed into {@code samples} unless it is null. {@code last[0]} holds the
+     * previous result and takes each new one, as a user's {@code y = chain(x)} does, so that no other reference keeps
+     * an earlier result alive (in a scope it keeps its value unless {@code keepLast}, so that the series before the
+     * last leave no result for the garbage collector).
      */
-    private static Tensor loop(String mode, Tensor x, Tensor first, long reps, double[] samples, boolean keepLast) {
-        Tensor y = first;
+    private static void loop(String mode, Tensor x, Tensor[] last, long reps, double[] samples, boolean keepLast) {
         for (int r = 0; r < reps; r++) {
             long t0 = System.nanoTime();
             switch (mode) {
-                case "plain" -> y = chain(x);
-                case "donate" -> y = chainInto(x, y.donate());
+                case "plain" -> last[0] = chain(x);
+                case "donate" -> last[0] = chainInto(x, last[0].donate());
                 case "scope" -> {
                     try (Scope s = Weft.scope()) {
                         Tensor z = chain(x);
                         if (keepLast && r == reps - 1) {
-                            y = s.keep(z);
+                            last[0] = s.keep(z);
                         }
                     }
                 }
@@ -68,7 +68,6 @@ public final class FreshLoopBench {
                 samples[r] = Report.since(t0);
             }
         }
-        return y;
     }
 
     static void run(String[] args, PrintStream out) {
@@ -81,22 +80,22 @@ public final class FreshLoopBench {
         int n = Math.toIntExact(a[0]);
         int reps = Math.toIntExact(a[1]);
         Tensor x = Tensor.of(ChainBench.input(n), n);
-        Tensor y = mode.equals("donate") ? chainInto(x, x.mul(1)) : chain(x);
+        Tensor[] y = {mode.equals("donate") ? chainInto(x, x.mul(1)) : chain(x)};
         double[] cold = new double[reps];
         long[] gc = collections();
-        y = loop(mode, x, y, reps, cold, false);
+        loop(mode, x, y, reps, cold, false);
         report.info("cold (the " + reps + " calls after the compiling one): " + summary(cold, gc));
-        y = loop(mode, x, y, a[2], null, false);
+        loop(mode, x, y, a[2], null, false);
         Report.settle();
         double[] warm = new double[reps];
         gc = collections();
-        y = loop(mode, x, y, reps, warm, true);
+        loop(mode, x, y, reps, warm, true);
         report.info("warm: " + summary(warm, gc) + "; " + residentMemory());
         for (double s : warm) {
             report.sample(s);
         }
         double sum = 0;
-        for (float v : y.toFloatArray()) {
+        for (float v : y[0].toFloatArray()) {
             sum += v;
         }
         report.check(sum);
