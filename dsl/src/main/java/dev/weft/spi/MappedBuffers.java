@@ -14,7 +14,7 @@ import java.util.List;
  * is pooled and displaces the longest pooled ones beyond the pool's limit, or beyond two mappings of its own size
  * if that is more; the displaced ones are unmapped, so that their memory goes back to the system. At each pacing
  * collection that this class asks for, the limit becomes the bytes handed out since the previous one (what a loop
- * reuses per collection), kept between {@link NativeMemory#POOL_BYTES} and the pacer's floor.
+ * reuses per collection), kept between {@link NativeMemory#POOL_BYTES} and what one collection can find dead.
  */
 final class MappedBuffers {
     static final boolean AVAILABLE;
@@ -34,6 +34,7 @@ final class MappedBuffers {
     private static long freeBytes;
     /** Bytes of mappings handed out since the last pacing collection that this class asked for. */
     private static long handedOut;
+    private static long mappings;
     /** The most bytes pooled, unless two mappings of the size just freed need more. */
     private static long poolLimit = NativeMemory.POOL_BYTES;
 
@@ -49,12 +50,9 @@ final class MappedBuffers {
         long sizeClass = (size + PAGE - 1) & -PAGE;
         Mapping m = take(sizeClass);
         if (m == null && MemoryPacer.overBudget(sizeClass)) {
-            synchronized (LOCK) {
-                poolLimit = Math.clamp(handedOut, NativeMemory.POOL_BYTES,
-                        Math.max(NativeMemory.POOL_BYTES, MemoryPacer.FLOOR));
-                handedOut = 0;
+            if (MemoryPacer.awaitCollection()) {
+                adaptPoolLimit();
             }
-            MemoryPacer.collect();
             m = take(sizeClass);
         }
         boolean reused = m != null;
@@ -64,7 +62,9 @@ final class MappedBuffers {
         synchronized (LOCK) {
             handedOut += sizeClass;
         }
-        MemoryPacer.allocated(sizeClass);
+        if (MemoryPacer.allocated(sizeClass)) {
+            adaptPoolLimit();
+        }
         Mapping owned = m;
         MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
                 Leases.open(m.start(), () -> release(owned)));
@@ -78,6 +78,22 @@ final class MappedBuffers {
     static long pooledBytes() {
         synchronized (LOCK) {
             return freeBytes;
+        }
+    }
+
+    /** Mappings made so far (each one page-faults its memory in on first use). */
+    static long mappings() {
+        synchronized (LOCK) {
+            return mappings;
+        }
+    }
+
+    /** At a pacing collection: the pool may hold what large buffers took since the previous one. */
+    private static void adaptPoolLimit() {
+        synchronized (LOCK) {
+            poolLimit = Math.clamp(handedOut, NativeMemory.POOL_BYTES,
+                    Math.max(NativeMemory.POOL_BYTES, MemoryPacer.headroom()));
+            handedOut = 0;
         }
     }
 
@@ -123,6 +139,9 @@ final class MappedBuffers {
             long start = (base.address() + PAGE - 1) & -PAGE;
             int ignored = (int) Libc.MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass,
                     MADV_HUGEPAGE);
+            synchronized (LOCK) {
+                mappings++;
+            }
             return new Mapping(base.address(), length, start, sizeClass);
         } catch (OutOfMemoryError e) {
             throw e;

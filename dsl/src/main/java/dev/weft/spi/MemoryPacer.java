@@ -2,71 +2,114 @@ package dev.weft.spi;
 
 /**
  * Counts the bytes of {@link NativeMemory}'s paced buffers (all but slab-carved ones) handed out and not yet freed,
- * and asks for a collection when they outgrow their budget: see {@link NativeMemory}.
+ * and asks for a collection when they near their budget: see {@link NativeMemory}. The collections run on a thread
+ * of their own, so that an allocating thread waits at most until the buffers that one found dead are back, never
+ * for the whole cycle.
  */
 final class MemoryPacer {
     static final long FLOOR = NativeMemory.PACING_MIN_MIB << 20;
     /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
     private static final long QUIET_MILLIS = 2;
     /**
-     * How long to wait for the first buffer to come back before taking silence for "nothing was dead": on a loaded
-     * machine the cleaner thread may not run within {@link #QUIET_MILLIS} of the collection, and counting its
-     * buffers as live would double the budget each time.
+     * How long to wait for the first buffer to come back after {@link System#gc} returned before taking silence
+     * for "nothing was dead": on a loaded machine the cleaner thread may not run within {@link #QUIET_MILLIS} of
+     * the collection, and counting its buffers as live would double the budget each time.
      */
     private static final long FIRST_RETURN_NANOS = 20_000_000L;
     private static final long WAIT_MAX_NANOS = 100_000_000L;
+    /** The longest an allocating thread waits for a collection to return its first buffer (or to end). */
+    private static final long COLLECTION_MAX_NANOS = 2_000_000_000L;
 
     private static final Object LOCK = new Object();
     private static long outstanding;
     /**
-     * Bytes outstanding after the last pacing collection, lowered by later frees: the cleaners may still be
-     * returning what that collection found dead after {@link #collect} stopped waiting for them.
+     * Bytes that the last pacing collection found live, lowered by later frees: the cleaners may still be returning
+     * what it found dead after it stopped waiting for them.
      */
     private static long liveAfterCollection;
     private static long returns;
+    /** Pacing collections asked for, and those done (the cleaners fell quiet after them). */
+    private static long requested;
+    private static long finished;
+    /** Bytes handed out since the last collection was asked for: it does not judge them, so they are not live. */
+    private static long allocatedSinceRequest;
+    private static Thread collector;
 
     private MemoryPacer() {
+    }
+
+    /**
+     * The most bytes one collection can find dead: the budget ({@link #FLOOR}, or twice the bytes live after the
+     * last collection if that is more, as a heap grows with its live set) less those live bytes.
+     */
+    static long headroom() {
+        synchronized (LOCK) {
+            return budget() - liveAfterCollection;
+        }
     }
 
     /** True if handing out {@code bytes} more would exceed the budget. */
     static boolean overBudget(long bytes) {
         synchronized (LOCK) {
-            return outstanding + bytes > Math.max(FLOOR, 2 * liveAfterCollection);
+            return outstanding + bytes > budget();
         }
     }
 
     /**
-     * Asks for a collection and waits until the cleaners have fallen quiet, so that the buffers it freed are back
-     * and the live bytes measured.
+     * Counts {@code bytes} handed out. If as many again would exceed the budget, asks for a collection without
+     * waiting for it: the buffers it finds dead are back, pooled, before the allocation that would exceed the budget.
+     * In a loop that drops a 64 MiB result per call they are back 5–10 ms later, at the collection's young pause,
+     * well before the next call (~45 ms); the calling thread used to wait 18–30 ms per collection, as
+     * {@link System#gc} returns only after G1's whole concurrent cycle, and now does not wait (no wait in 60 calls;
+     * a call that overlaps a collection ran ~9 ms longer, 86 ms against 77 at a load of 4).
+     *
+     * @return whether it asked for a collection
      */
-    static void collect() {
-        long start;
+    static boolean allocated(long bytes) {
         synchronized (LOCK) {
-            start = returns;
-        }
-        System.gc();
-        long now = System.nanoTime(), first = now + FIRST_RETURN_NANOS, deadline = now + WAIT_MAX_NANOS;
-        synchronized (LOCK) {
-            try {
-                while (returns == start && (now = System.nanoTime()) < first) {
-                    LOCK.wait(Math.max(1, (first - now) / 1_000_000));
-                }
-                long before;
-                do {
-                    before = returns;
-                    LOCK.wait(QUIET_MILLIS);
-                } while (returns != before && System.nanoTime() < deadline);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            liveAfterCollection = outstanding;
+            outstanding += bytes;
+            allocatedSinceRequest += bytes;
+            return outstanding + bytes > budget() && request();
         }
     }
 
-    /** Counts {@code bytes} handed out. */
-    static void allocated(long bytes) {
+    /**
+     * Waits until the buffers that a collection found dead are back: the collection under way, or one asked for
+     * now. Returns as soon as the cleaners fall quiet after the first buffer came back. If the collection under way
+     * ends with none back (its young pause came before the buffers dropped since), waits for another.
+     *
+     * @return whether it asked for a collection
+     */
+    static boolean awaitCollection() {
         synchronized (LOCK) {
-            outstanding += bytes;
+            long start = returns;
+            boolean asked = request();
+            long deadline = System.nanoTime() + COLLECTION_MAX_NANOS;
+            try {
+                awaitReturnOrEnd(start, deadline);
+                if (returns == start && !asked) {
+                    asked = request();
+                    awaitReturnOrEnd(start, deadline);
+                }
+                awaitQuiet(System.nanoTime() + WAIT_MAX_NANOS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return asked;
+        }
+    }
+
+    /** Pacing collections done so far. */
+    static long collections() {
+        synchronized (LOCK) {
+            return finished;
+        }
+    }
+
+    /** True while a pacing collection asked for is not done. */
+    static boolean collecting() {
+        synchronized (LOCK) {
+            return requested > finished;
         }
     }
 
@@ -84,6 +127,81 @@ final class MemoryPacer {
     static long outstandingBytes() {
         synchronized (LOCK) {
             return outstanding;
+        }
+    }
+
+    private static long budget() {
+        return Math.max(FLOOR, 2 * liveAfterCollection);
+    }
+
+    /** Asks the collector thread for a collection unless one is under way; the caller holds {@link #LOCK}. */
+    private static boolean request() {
+        if (requested > finished) {
+            return false;
+        }
+        requested++;
+        allocatedSinceRequest = 0;
+        if (collector == null) {
+            collector = Thread.ofPlatform().daemon().name("weft-memory-pacer").start(MemoryPacer::collectLoop);
+        }
+        LOCK.notifyAll();
+        return true;
+    }
+
+    private static void collectLoop() {
+        while (true) {
+            long start;
+            synchronized (LOCK) {
+                while (requested == finished) {
+                    waitUninterruptibly(0);
+                }
+                start = returns;
+            }
+            System.gc();
+            synchronized (LOCK) {
+                long first = System.nanoTime() + FIRST_RETURN_NANOS;
+                long now;
+                while (returns == start && (now = System.nanoTime()) < first) {
+                    waitUninterruptibly(Math.max(1, (first - now) / 1_000_000));
+                }
+                try {
+                    awaitQuiet(System.nanoTime() + WAIT_MAX_NANOS);
+                } catch (InterruptedException e) {
+                    Thread.interrupted();
+                }
+                liveAfterCollection = Math.max(0, outstanding - allocatedSinceRequest);
+                finished = requested;
+                LOCK.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Waits until a buffer came back since {@code start} returns or the collection last asked for is done, until
+     * {@code deadline}; the caller holds {@link #LOCK}.
+     */
+    private static void awaitReturnOrEnd(long start, long deadline) throws InterruptedException {
+        long target = requested;
+        long now;
+        while (returns == start && finished < target && (now = System.nanoTime()) < deadline) {
+            LOCK.wait(Math.max(1, (deadline - now) / 1_000_000));
+        }
+    }
+
+    /** Waits while buffers keep coming back, until {@code deadline}; the caller holds {@link #LOCK}. */
+    private static void awaitQuiet(long deadline) throws InterruptedException {
+        long before;
+        do {
+            before = returns;
+            LOCK.wait(QUIET_MILLIS);
+        } while (returns != before && System.nanoTime() < deadline);
+    }
+
+    private static void waitUninterruptibly(long millis) {
+        try {
+            LOCK.wait(millis);
+        } catch (InterruptedException e) {
+            Thread.interrupted();
         }
     }
 }

@@ -17,23 +17,26 @@ import java.lang.foreign.MemorySegment;
  *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
  *       reuse. The pool holds at most what large buffers took between the last two pacing collections (below),
  *       but at least {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV}
- *       environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}) and at most the pacing floor, or two
- *       buffers of the size just freed if that is more: so a loop that drops large results reuses them from one
- *       collection to the next without page faults, and a program that recycles little keeps little. A buffer
- *       freed beyond that limit displaces the longest pooled ones, which are unmapped, so that their memory goes
- *       back to the system.</li>
+ *       environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}) and at most what one pacing collection
+ *       can find dead (the budget less the live bytes), or two buffers of the size just freed if that is more: so
+ *       a loop that drops large results reuses them from one collection to the next without page faults, and a
+ *       program that recycles little keeps little. A buffer freed beyond that limit displaces the longest pooled
+ *       ones, which are unmapped, so that their memory goes back to the system.</li>
  *   <li>Otherwise: {@code malloc}. Its memory goes back to the C library's allocator, which reuses it but
  *       may keep it from the system.</li>
  * </ul>
  *
- * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them: once
- * the bytes of buffers not carved from slabs outstanding exceed twice those live after the previous collection
- * (and at least {@value #PACING_MIN_MIB} MiB), an allocation the pool cannot serve first asks for a collection
- * ({@link System#gc}, as {@code java.nio} does for direct buffers) and waits briefly for the cleaners. This bounds
- * the memory held by dropped tensors, like a heap with a pacer: a loop that drops buffers keeps at most about
- * {@value #PACING_MIN_MIB} MiB of them outstanding, plus the pool. The floor is high because such a collection is
- * a full one (20–40 ms with two ranks on two cores here): at 256 MiB a loop that drops an 8 MiB result per call
- * pays for one every 32 calls, ~1 ms per call, instead of one every 8 calls.
+ * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so the
+ * bytes of buffers not carved from slabs outstanding are paced, like a heap: their budget is twice the bytes live
+ * after the previous pacing collection, and at least {@value #PACING_MIN_MIB} MiB. The allocation that leaves less
+ * room in the budget than its own size asks for a collection ({@link System#gc}, as {@code java.nio} does for
+ * direct buffers) on a thread of its own and goes on without waiting; the buffers that collection finds dead are
+ * back in the pool before the budget runs out, at the collection's young pause. An allocation that would exceed the
+ * budget and that the pool cannot serve waits until a collection has returned buffers (its young pause and the
+ * cleaners, not its whole concurrent cycle). This bounds the memory held by dropped tensors: a loop that drops
+ * buffers keeps at most about the budget of them outstanding, plus the pool. The floor is high because each
+ * collection costs the running program a few milliseconds of pauses and of a collector thread on its cores: at
+ * 256 MiB a loop that drops an 8 MiB result per call pays for one every 32 calls instead of one every 8 calls.
  */
 public final class NativeMemory {
     static final long SMALL = 1024;
@@ -84,7 +87,7 @@ public final class NativeMemory {
                 return MappedBuffers.allocate(size, zeroed);
             }
             if (MemoryPacer.overBudget(size)) {
-                MemoryPacer.collect();
+                MemoryPacer.awaitCollection();
             }
             return MallocBuffers.allocate(size, ALIGN, zeroed);
         } catch (OutOfMemoryError e) {

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -74,5 +76,63 @@ class NativeMemoryTest {
                     .isLessThanOrEqualTo(bound);
         }
         assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);
+    }
+
+    /**
+     * A loop that drops a large buffer per allocation gets its buffers back from the pool once collections have run:
+     * its mappings stay a small set (about the budget's worth) however many buffers it drops.
+     */
+    @Test
+    void aLoopThatDropsLargeBuffersReusesPooledMappings() {
+        assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
+        long bytes = 32L << 20;
+        MemorySegment kept = null;
+        for (int i = 0; i < 20; i++) {
+            kept = NativeMemory.allocateUninitialized(bytes);
+            kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
+        }
+        long mapped = MappedBuffers.mappings();
+        for (int i = 0; i < 40; i++) {
+            kept = NativeMemory.allocateUninitialized(bytes);
+            kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
+        }
+        assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);
+        assertThat(MappedBuffers.mappings() - mapped).as("new mappings for 40 dropped buffers of 32 MiB")
+                .isLessThanOrEqualTo(10);
+    }
+
+    /**
+     * The allocation that leaves less room in the budget than its own size asks for a collection without waiting
+     * for it, so that the buffers it finds dead are back before the budget runs out; the collection measures the
+     * live bytes, and the budget grows with them. (It starts after a collection, so that other tests' dropped
+     * buffers do not make an earlier allocation ask.)
+     */
+    @Test
+    void aCollectionIsAskedForBeforeTheBudgetRunsOutAndTheBudgetGrowsWithTheLiveBytes()
+            throws InterruptedException {
+        assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
+        long bytes = 16L << 20;
+        List<MemorySegment> live = new ArrayList<>();
+        MemoryPacer.awaitCollection();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (MemoryPacer.collecting() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        long before = MemoryPacer.collections();
+        boolean reached = false;
+        while (!reached && live.size() < 64) {
+            live.add(NativeMemory.allocateUninitialized(bytes));
+            // read once per allocation: the collection the last one asked for may raise the budget at any moment
+            reached = MemoryPacer.overBudget(bytes);
+        }
+        assertThat(reached).as("no allocation exceeded the budget; one reached it").isTrue();
+        deadline = System.nanoTime() + 10_000_000_000L;
+        while (MemoryPacer.collections() == before && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(MemoryPacer.collections()).as("collections done").isGreaterThan(before);
+        assertThat(MemoryPacer.overBudget(live.size() * bytes / 2))
+                .as("room for half as many again as the %d live buffers", live.size()).isFalse();
+        assertThat(live).allSatisfy(s -> assertThat(s.byteSize()).isEqualTo(bytes));
     }
 }

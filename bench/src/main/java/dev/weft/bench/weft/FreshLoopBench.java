@@ -23,8 +23,9 @@ import java.util.Locale;
  *
  * <p>First REPS calls right after the first (compiling) call, cold (no warm-up, no collection before them), then
  * WARMUP calls, a collection and REPS calls, warm: the samples are the warm calls; info lines give, for each
- * series, median, p90 and mean with their ratios to the median, the collections during it (and how many were
- * full), and the process's resident memory (peak and now). The check is the f64 sum of the last result.
+ * series, median, p90 and mean with their ratios to the median, the collections during it (young ones, pauses of
+ * concurrent cycles, full ones), and the process's resident memory (peak and now). The check is the f64 sum of the
+ * last result.
  */
 public final class FreshLoopBench {
     private FreshLoopBench() {
@@ -42,22 +43,22 @@ public final class FreshLoopBench {
     }
 
     /**
-     * The loop of one MODE: REPS calls, each timed into {@code samples} unless it is null; returns the last result
-     * (in a scope: {@code first} unless {@code keepLast}, so that the series before the last leave no result
-     * for the garbage collector).
+     * The loop of one MODE: REPS calls, each timed into {@code samples} unless it is null. {@code last[0]} holds the
+     * previous result and takes each new one, as a user's {@code y = chain(x)} does, so that no other reference keeps
+     * an earlier result alive (in a scope it keeps its value unless {@code keepLast}, so that the series before the
+     * last leave no result for the garbage collector).
      */
-    private static Tensor loop(String mode, Tensor x, Tensor first, long reps, double[] samples, boolean keepLast) {
-        Tensor y = first;
+    private static void loop(String mode, Tensor x, Tensor[] last, long reps, double[] samples, boolean keepLast) {
         for (int r = 0; r < reps; r++) {
             long t0 = System.nanoTime();
             switch (mode) {
-                case "plain" -> y = chain(x);
-                case "donate" -> y = chainInto(x, y.donate());
+                case "plain" -> last[0] = chain(x);
+                case "donate" -> last[0] = chainInto(x, last[0].donate());
                 case "scope" -> {
                     try (Scope s = Weft.scope()) {
                         Tensor z = chain(x);
                         if (keepLast && r == reps - 1) {
-                            y = s.keep(z);
+                            last[0] = s.keep(z);
                         }
                     }
                 }
@@ -67,7 +68,6 @@ public final class FreshLoopBench {
                 samples[r] = Report.since(t0);
             }
         }
-        return y;
     }
 
     static void run(String[] args, PrintStream out) {
@@ -80,22 +80,22 @@ public final class FreshLoopBench {
         int n = Math.toIntExact(a[0]);
         int reps = Math.toIntExact(a[1]);
         Tensor x = Tensor.of(ChainBench.input(n), n);
-        Tensor y = mode.equals("donate") ? chainInto(x, x.mul(1)) : chain(x);
+        Tensor[] y = {mode.equals("donate") ? chainInto(x, x.mul(1)) : chain(x)};
         double[] cold = new double[reps];
         long[] gc = collections();
-        y = loop(mode, x, y, reps, cold, false);
+        loop(mode, x, y, reps, cold, false);
         report.info("cold (the " + reps + " calls after the compiling one): " + summary(cold, gc));
-        y = loop(mode, x, y, a[2], null, false);
+        loop(mode, x, y, a[2], null, false);
         Report.settle();
         double[] warm = new double[reps];
         gc = collections();
-        y = loop(mode, x, y, reps, warm, true);
+        loop(mode, x, y, reps, warm, true);
         report.info("warm: " + summary(warm, gc) + "; " + residentMemory());
         for (double s : warm) {
             report.sample(s);
         }
         double sum = 0;
-        for (float v : y.toFloatArray()) {
+        for (float v : y[0].toFloatArray()) {
             sum += v;
         }
         report.check(sum);
@@ -110,22 +110,30 @@ public final class FreshLoopBench {
         double mean = Arrays.stream(s).average().orElseThrow();
         long[] gc = collections();
         return String.format(Locale.ROOT, "median %.2f ms, p90 %.2f ms (%.2fx median), mean %.2f ms (%.2fx median),"
-                + " %d collections (%d full)", median * 1e3, p90 * 1e3, p90 / median, mean * 1e3, mean / median,
-                gc[0] - gcBefore[0], gc[1] - gcBefore[1]);
+                + " %d young collections, %d concurrent-cycle pauses, %d full", median * 1e3, p90 * 1e3, p90 / median,
+                mean * 1e3, mean / median, gc[0] - gcBefore[0], gc[1] - gcBefore[1], gc[2] - gcBefore[2]);
     }
 
-    /** Collections so far: all, and those of the collectors that stop the world for the whole heap. */
+    /**
+     * Collections so far: young ones (a collection Weft asks for with {@code -XX:+ExplicitGCInvokesConcurrent} is
+     * one, which starts a concurrent cycle), the pauses of concurrent cycles (G1's remark and cleanup: two per
+     * cycle) and those of the collectors that stop the world for the whole heap.
+     */
     private static long[] collections() {
-        long all = 0;
+        long young = 0;
+        long concurrent = 0;
         long full = 0;
         for (GarbageCollectorMXBean b : ManagementFactory.getGarbageCollectorMXBeans()) {
             long c = Math.max(0, b.getCollectionCount());
-            all += c;
             if (b.getName().contains("Old") || b.getName().contains("MarkSweep")) {
                 full += c;
+            } else if (b.getName().contains("Concurrent")) {
+                concurrent += c;
+            } else {
+                young += c;
             }
         }
-        return new long[] {all, full};
+        return new long[] {young, concurrent, full};
     }
 
     private static String residentMemory() {
