@@ -189,16 +189,9 @@ final class MpiCommunicator implements Communicator {
         @Override
         public void accept(MemorySegment in, MemorySegment out) {
             MpiCommunicator c = comm;
-            MemorySegment send;
-            if (in != null && out != null && in.byteSize() >= bytes && out.byteSize() >= bytes && in.isNative()
-                    && out.isNative() && c.freedAt == null && c.world.mayCommunicate()) {
-                long a = in.address();
-                long b = out.address();
-                send = a == b ? c.mpi.inPlace : a + bytes <= b || b + out.byteSize() <= a ? in
-                        : copyIfOverlapping(in, bytes, out);
-            } else {
-                send = c.reduceInput("allreduce", in, out, dtype, count, bytes, where);
-            }
+            MemorySegment send = in != null && out != null && in.byteSize() >= bytes && out.byteSize() >= bytes
+                    && in.isNative() && out.isNative() && c.freedAt == null && c.world.mayCommunicate()
+                    ? c.inPlaceOrCopy(in, bytes, out) : c.reduceInput("allreduce", in, out, dtype, count, bytes, where);
             int rc = c.mpi.allreduce(send, out, n, type, op, c.handle);
             if (rc != MpiLibrary.SUCCESS) {
                 c.check(rc, "allreduce", -1, where);
