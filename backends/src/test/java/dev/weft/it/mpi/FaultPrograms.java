@@ -28,7 +28,9 @@ import java.util.List;
  *       another communicator and waited twice, through {@code Comm} and through the runtime's
  *       {@code Communicator}), and writes, for each, the exception's message and the line
  *       of the program frame that made the call ({@code <message>|<line>}) to {@code DIR/errors.txt}; last, a
- *       barrier from a thread other than the one that initialised MPI (at the default thread level).</li>
+ *       barrier from a thread other than the one that initialised MPI (at the default thread level); then bound
+ *       allreduces (as a compiled program runs them) on a buffer too small, on a heap segment and from that other
+ *       thread.</li>
  *   <li>{@code deadlock DIR}: both ranks receive first, a real deadlock, which the test interrupts.</li>
  *   <li>{@code kill DIR}: rank 0 waits in an allreduce and rank 1 in a receive; the test kills rank 1.</li>
  *   <li>{@code exit N}: rank 1 calls {@code System.exit(N)} while rank 0 waits in an allreduce.</li>
@@ -103,6 +105,8 @@ public final class FaultPrograms {
         world.recv(DType.F32, new long[] {1}, 1, 0);
     }
 
+    private static final dev.weft.backends.comm.ReduceOp SUM = dev.weft.backends.comm.ReduceOp.SUM;
+
     private static void errors(Comm world, Path dir) throws IOException {
         Tensor four = Tensor.of(new double[] {1, 2, 3, 4});
         List<String> lines = new ArrayList<>();
@@ -127,6 +131,12 @@ public final class FaultPrograms {
             lines.add(failure(() -> d.wait(mine, SourceLocation.capture())));
             d.recv(buf, DType.F64, 1, 1, 10, SourceLocation.capture());
             lines.add(failure(() -> onAnotherThread(world::barrier)));
+            MemorySegment two = Arena.ofAuto().allocate(16);
+            lines.add(failure(() -> c.bindAllreduce(DType.F64, 2, SUM, SourceLocation.capture()).accept(buf, two)));
+            lines.add(failure(() -> c.bindAllreduce(DType.F64, 2, SUM, SourceLocation.capture()).accept(two,
+                    MemorySegment.ofArray(new double[2]))));
+            lines.add(failure(() -> onAnotherThread(
+                    () -> c.bindAllreduce(DType.F64, 2, SUM, SourceLocation.capture()).accept(two, two))));
             Files.write(dir.resolve("errors.txt"), lines);
         }
         if (world.rank() != 1) {

@@ -48,7 +48,7 @@ class MpiFaultTest {
         Mpirun.Result r = Mpirun.run(2, Duration.ofSeconds(60), FaultPrograms.class, "errors", dir.toString());
         assertThat(r.exitCode()).as("mpirun output:%n%s", r.output()).isZero();
         List<String> errors = Files.readAllLines(dir.resolve("errors.txt"));
-        assertThat(errors).hasSize(7);
+        assertThat(errors).hasSize(10);
         for (String e : errors) {
             String line = e.substring(e.lastIndexOf('|') + 1);
             assertThat(line).isNotEqualTo("-1");
@@ -67,6 +67,11 @@ class MpiFaultTest {
         assertThat(errors.get(6)).contains("barrier on 'world' from thread \"other\": MPI runs at MPI_THREAD_SINGLE, "
                 + "so only the thread that initialised it (\"main\") may communicate",
                 "WEFT_MPI_THREAD_LEVEL=multiple");
+        assertThat(errors.get(7)).contains("allreduce on 'world': input buffer of 8 bytes cannot hold 2 x f64 (16 "
+                + "bytes)");
+        assertThat(errors.get(8)).contains("allreduce on 'world': MPI needs native buffers, got a heap segment");
+        assertThat(errors.get(9)).contains("allreduce on 'world' from thread \"other\": MPI runs at "
+                + "MPI_THREAD_SINGLE");
     }
 
     @ParameterizedTest

@@ -6,6 +6,7 @@ import dev.weft.backends.timeline.EventSite;
 import dev.weft.backends.timeline.JsonObjectText;
 import dev.weft.backends.timeline.Timeline;
 import dev.weft.prim.CommOp;
+import java.lang.foreign.MemorySegment;
 import jdk.jfr.FlightRecorder;
 
 /**
@@ -19,8 +20,22 @@ final class ObservedComm {
 
     /** {@code pair}, the operation of {@code call}, observed; {@code compiled} says whether a program runs it. */
     static Communicator.BufferPairCall pair(CommCall call, Communicator.BufferPairCall pair, boolean compiled) {
-        EventSite site = Timeline.ENABLED ? site(call, compiled) : null;
-        return (in, out) -> {
+        return new ObservedPair(call, pair, compiled, Timeline.ENABLED ? site(call, compiled) : null);
+    }
+
+    /**
+     * A pair call observed. A record with the unobserved case first rather than a lambda: before the JIT has
+     * compiled it, a call of a compiled loop interprets this one method and JFR's check, then the pair call; C2
+     * folds its fields like a lambda's when a compiled loop holds it as a constant.
+     */
+    private record ObservedPair(CommCall call, Communicator.BufferPairCall pair, boolean compiled, EventSite site)
+            implements Communicator.BufferPairCall {
+        @Override
+        public void accept(MemorySegment in, MemorySegment out) {
+            if (!Timeline.ENABLED && !FlightRecorder.isInitialized()) {
+                pair.accept(in, out);
+                return;
+            }
             CommEvent e = FlightRecorder.isInitialized() ? begin() : null;
             long start = Timeline.ENABLED ? System.nanoTime() : 0;
             pair.accept(in, out);
@@ -30,7 +45,7 @@ final class ObservedComm {
             if (e != null) {
                 commit(e, call, compiled);
             }
-        };
+        }
     }
 
     /**

@@ -1,8 +1,5 @@
 package dev.weft.backends.comm.flight;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-
 /**
  * The time recorded operations start and end at, in milliseconds since the epoch, advanced by the
  * {@link FlightWatchdog} every {@value #TICK_MILLIS} ms. Reading it costs a load, where {@code System.nanoTime}
@@ -14,28 +11,23 @@ final class FlightClock {
     static final long TICK_MILLIS = 10;
     private static final long EPOCH_MILLIS = System.currentTimeMillis();
     private static final long EPOCH_NANOS = System.nanoTime();
-    private static final VarHandle NOW;
-    /** Read opaque: each read is done (a compiled loop cannot hoist it), without a volatile read's ordering. */
-    private static long now = EPOCH_MILLIS;
-
-    static {
-        try {
-            NOW = MethodHandles.lookup().findStaticVarHandle(FlightClock.class, "now", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    /**
+     * Volatile, so that each read is done (a compiled loop cannot hoist it); on x86 a volatile read is a plain
+     * load. Not a {@code VarHandle}'s opaque read: before the JIT has compiled the recorder, each of those is a few
+     * interpreted method handle calls, twice per operation.
+     */
+    private static volatile long now = EPOCH_MILLIS;
 
     private FlightClock() {
     }
 
     /** The time of the last tick. */
     static long now() {
-        return (long) NOW.getOpaque();
+        return now;
     }
 
     /** Advances the clock to the present: monotonic, anchored at the wall clock's time when this class loaded. */
     static void tick() {
-        NOW.setOpaque(EPOCH_MILLIS + (System.nanoTime() - EPOCH_NANOS) / 1_000_000);
+        now = EPOCH_MILLIS + (System.nanoTime() - EPOCH_NANOS) / 1_000_000;
     }
 }

@@ -166,17 +166,28 @@ public final class FlightCommunicator implements Communicator {
     @Override
     public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
         BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
-        int c = recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where));
-        return (in, out) -> {
-            long s = recorder.begin(c, ++collectives);
+        return new RecordedCollective(this, recorder, bound, recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype,
+                count, op, where)));
+    }
+
+    /**
+     * A bound collective of {@code comm}, recorded by its registered number: a record rather than a lambda, so
+     * that each call runs one method of its own (a lambda adds a second, which counts before the JIT compiles it),
+     * whose fields C2 folds like a lambda's when a compiled loop holds it as a constant.
+     */
+    private record RecordedCollective(FlightCommunicator comm, FlightRecorder recorder, BufferPairCall bound,
+                                      int registered) implements BufferPairCall {
+        @Override
+        public void accept(MemorySegment in, MemorySegment out) {
+            long s = recorder.begin(registered, ++comm.collectives);
             try {
                 bound.accept(in, out);
             } catch (RuntimeException | Error e) {
                 recorder.end(s, FlightState.FAILED);
                 throw e;
             }
-            recorder.completed(s);
-        };
+            recorder.end(s, FlightState.COMPLETED);
+        }
     }
 
     @Override

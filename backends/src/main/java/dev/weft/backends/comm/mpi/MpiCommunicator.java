@@ -169,14 +169,34 @@ final class MpiCommunicator implements Communicator {
         int n = intCount("allreduce", count, where);
         long type = mpi.datatype(dtype);
         if (op instanceof ReduceOp.Builtin b) {
-            long o = builtin(b);
-            return (in, out) -> check(mpi.allreduce(reduceInput("allreduce", in, out, dtype, count, bytes, where), out,
-                    n, type, o, handle), "allreduce", -1, where);
+            return new BuiltinAllreduce(this, dtype, count, bytes, n, type, builtin(b), where);
         }
         return (in, out) -> {
             MemorySegment send = reduceInput("allreduce", in, out, dtype, count, bytes, where);
             reduceCall("allreduce", op, where, o -> mpi.allreduce(send, out, n, type, o, handle));
         };
+    }
+
+    /**
+     * A bound allreduce with a built-in operator on {@code comm}: one method per call, which checks the buffers and
+     * the communicator's state in one condition and calls {@link #reduceInput} only when one fails (which then
+     * throws what an eager allreduce would). A compiled loop runs it once per iteration: before the JIT has compiled
+     * it, each call interprets a few methods rather than the dozen of {@link #reduceInput}'s checks. A record, so
+     * that C2 folds its fields when a compiled loop holds it as a constant (as it would a lambda's).
+     */
+    private record BuiltinAllreduce(MpiCommunicator comm, DType dtype, long count, long bytes, int n, long type,
+                                    long op, SourceLocation where) implements BufferPairCall {
+        @Override
+        public void accept(MemorySegment in, MemorySegment out) {
+            MpiCommunicator c = comm;
+            MemorySegment send = in != null && out != null && in.byteSize() >= bytes && out.byteSize() >= bytes
+                    && in.isNative() && out.isNative() && c.freedAt == null && c.world.mayCommunicate()
+                    ? c.inPlaceOrCopy(in, bytes, out) : c.reduceInput("allreduce", in, out, dtype, count, bytes, where);
+            int rc = c.mpi.allreduce(send, out, n, type, op, c.handle);
+            if (rc != MpiLibrary.SUCCESS) {
+                c.check(rc, "allreduce", -1, where);
+            }
+        }
     }
 
     @Override

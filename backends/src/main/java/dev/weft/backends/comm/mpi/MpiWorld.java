@@ -91,12 +91,17 @@ public final class MpiWorld {
      * @param comm the communicator's name, for the message
      */
     void checkThread(String op, String comm, SourceLocation where) {
-        if (initialThread != null && Thread.currentThread() != initialThread) {
+        if (!mayCommunicate()) {
             throw new CommException(where, String.format("%s on '%s' from thread \"%s\": MPI runs at %s, so only "
                     + "the thread that initialised it (\"%s\") may communicate; set %s=multiple (or serialized) "
                     + "to communicate from other threads", op, comm, Thread.currentThread().getName(), threadLevel,
                     initialThread.getName(), THREAD_LEVEL_ENV));
         }
+    }
+
+    /** Whether the calling thread may communicate (see {@link #checkThread}). */
+    boolean mayCommunicate() {
+        return initialThread == null || Thread.currentThread() == initialThread;
     }
 
     /** The loaded library, like {@code libmpi.so.40 (Open MPI v4.1.4, ...)}. */

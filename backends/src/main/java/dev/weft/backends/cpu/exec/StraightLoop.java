@@ -100,6 +100,8 @@ final class StraightLoop {
     final long bound;
     final long increment;
     private final int counterClass;
+    /** How many of {@link #calls} are fusions (each has its arrays in a run). */
+    private final int fusions;
 
     private StraightLoop(int[] inSlots, int[] outSlots, List<Kind> kind, List<Integer> carryOf,
                          List<Integer> sizeClass, List<MemorySegment> constant, List<Call> calls, int[] varying,
@@ -120,6 +122,7 @@ final class StraightLoop {
         this.bound = bound;
         this.increment = increment;
         this.counterClass = counterClass;
+        this.fusions = (int) calls.stream().filter(c -> c instanceof Fusion).count();
     }
 
     int registers() {
@@ -291,14 +294,16 @@ final class StraightLoop {
         }
     }
 
-    /** Takes a reference to each initial carry and the buffers of the loop from the frame's pool. */
+    /**
+     * Takes a reference to each initial carry and the buffers of the loop from the frame's pool. Runs once per run
+     * of the loop, often interpreted in a program's first calls: no streams or iterators here.
+     */
     Run enter(Frame f) {
         Buffer[] carries = new Buffer[inSlots.length];
         for (int i = 0; i < carries.length; i++) {
             carries[i] = f.slots[inSlots[i]];
             carries[i].refs++;
         }
-        int fusions = (int) calls.stream().filter(c -> c instanceof Fusion).count();
         Run r = new Run(kind.length, varying.length, fusions, carries);
         r.counter = wide ? carries[counter].segment.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
                 : carries[counter].segment.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
@@ -317,8 +322,8 @@ final class StraightLoop {
             r.alternate[i] = alt.segment;
         }
         int k = 0;
-        for (Call c : calls) {
-            if (c instanceof Fusion fu) {
+        for (int j = 0; j < calls.size(); j++) {
+            if (calls.get(j) instanceof Fusion fu) {
                 MemorySegment[] in = new MemorySegment[fu.in().length + fu.constants().length];
                 for (int i = 0; i < fu.in().length; i++) {
                     in[i] = r.regs[fu.in()[i]];
