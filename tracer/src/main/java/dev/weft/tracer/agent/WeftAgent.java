@@ -23,6 +23,9 @@ public final class WeftAgent {
     }
 
     public static void premain(String args, Instrumentation inst) {
+        // The program's first tensor needs these downcalls; linking them takes a fresh JVM ~0.1 s, done meanwhile
+        // (an agent attached later is attached by that first tensor, or just before it).
+        Libc.prepareInBackground();
         install(inst);
     }
 
@@ -48,8 +51,6 @@ public final class WeftAgent {
         if (installed) {
             return;
         }
-        // The program's first tensor needs these downcalls; linking them takes a fresh JVM ~0.1 s, done meanwhile.
-        Libc.prepareInBackground();
         // Registered first: a class loaded from now on is seen by the transformer, one loaded before is among the
         // loaded classes below (one loaded in between is both, and retransforming it again changes nothing).
         inst.addTransformer(new CompileTransformer(), true);
