@@ -56,7 +56,8 @@ final class LoopGenerator {
         if (unrolled) {
             data.addAll(List.of(steps));
         }
-        return GeneratedInstruction.define("GeneratedWhile", data, code -> execute(code, unrolled ? steps.length : -1), "a while loop");
+        return GeneratedInstruction.define("GeneratedWhile", data, code -> execute(code, unrolled ? steps.length : -1),
+                "a while loop");
     }
 
     /** {@code execute}, calling {@code steps} constant steps, or the body block when negative. */
@@ -85,6 +86,4 @@ final class LoopGenerator {
     private static CodeBuilder loop(CodeBuilder code) {
         return code.ldc(classData(0, CD_LOOP));
     }
-
-
 }

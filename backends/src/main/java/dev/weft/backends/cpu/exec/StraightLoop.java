@@ -42,8 +42,8 @@ import java.util.function.BiConsumer;
  * (other ops, point-to-point or nonblocking communication, a carry returning another carry or a constant, more
  * than {@value #MAX_OPS} ops, a loop that is not counted) runs as before ({@link LoopGenerator}), as does every
  * loop while a {@link Timeline} is recorded (whose kernel events the general path writes) and every loop with
- * communication under {@code WEFT_DEBUG=1} (which logs each call through the general path). Results are the same on both paths: the ops are the
- * same calls on the same values, only where their results live differs.
+ * communication under {@code WEFT_DEBUG=1} (which logs each call through the general path). Results are the same
+ * on both paths: the ops are the same calls on the same values, only where their results live differs.
  */
 final class StraightLoop {
     /** Bodies of more ops than this run on the general path, so that the generated method stays small for C2. */
@@ -71,7 +71,10 @@ final class StraightLoop {
     record Pair(Op op, BiConsumer<MemorySegment, MemorySegment> call, int in, int out) implements Call {
     }
 
-    /** An elementwise op outside any fusion, run as {@code kernel.apply(in0, in1, in2, out, n)} (null past its arity). */
+    /**
+     * An elementwise op outside any fusion, run as {@code kernel.apply(in0, in1, in2, out, n)} (null past its
+     * arity).
+     */
     record Kernel(Op op, ElementwiseKernel kernel, int[] in, int out, long n) implements Call {
     }
 

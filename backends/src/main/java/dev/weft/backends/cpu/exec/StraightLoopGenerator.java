@@ -3,6 +3,7 @@ package dev.weft.backends.cpu.exec;
 import static dev.weft.backends.cpu.exec.GeneratedInstruction.classData;
 import static dev.weft.backends.cpu.exec.GeneratedInstruction.desc;
 import static java.lang.constant.ConstantDescs.CD_Object;
+import static java.lang.constant.ConstantDescs.CD_int;
 import static java.lang.constant.ConstantDescs.CD_long;
 import static java.lang.constant.ConstantDescs.CD_void;
 
@@ -61,14 +62,18 @@ final class StraightLoopGenerator {
                 case StraightLoop.Kernel k -> k.kernel();
             });
         }
-        return GeneratedInstruction.define("GeneratedStraightLoop", data, code -> new Body(code, loop).emit(), "a loop body");
+        return GeneratedInstruction.define("GeneratedStraightLoop", data, code -> new Body(code, loop).emit(),
+                "a loop body");
     }
 
     /** The code of {@code execute} for one loop. */
     private static final class Body {
         private final CodeBuilder code;
         private final StraightLoop loop;
-        /** Locals: of each register, of each fusion call's input and result arrays, and of each varying carry's initial and alternate segments. */
+        /**
+         * Locals: of each register, of each fusion call's input and result arrays, and of each varying carry's
+         * initial and alternate segments.
+         */
         private final int[] reg;
         private final int[] fusionIn;
         private final int[] fusionOut;
@@ -190,12 +195,15 @@ final class StraightLoopGenerator {
             code.labelBinding(handler);
             code.astore(SCRATCH);
             loadLoop().ldc(k).aload(SCRATCH).checkcast(CD_RUNTIME).invokevirtual(CD_LOOP, "failure",
-                    MethodTypeDesc.of(CD_RUNTIME, java.lang.constant.ConstantDescs.CD_int, CD_RUNTIME)).athrow();
+                    MethodTypeDesc.of(CD_RUNTIME, CD_int, CD_RUNTIME)).athrow();
             code.exceptionCatch(start, end, handler, CD_RUNTIME);
             code.labelBinding(after);
         }
 
-        /** Whether register {@code j} holds another segment from one iteration to the next (a carry or its next value). */
+        /**
+         * Whether register {@code j} holds another segment from one iteration to the next (a carry or its next
+         * value).
+         */
         private boolean varies(int j) {
             return loop.kind[j] == StraightLoop.Kind.CARRY || loop.kind[j] == StraightLoop.Kind.NEXT;
         }
@@ -223,6 +231,4 @@ final class StraightLoopGenerator {
             return code.aload(RUN).getfield(CD_RUN, name, type);
         }
     }
-
-
 }

@@ -36,7 +36,6 @@ public final class Scalars {
         }
     }
 
-    /** Stores the integer {@code v} converted to {@code t}. */
     /**
      * Elements {@code from .. from+len-1} of {@code s} set to {@code v[0 .. len)} converted to {@code t}, by one
      * bulk copy from a Java array (for code that runs before the JIT compiles it, where a segment access per
@@ -76,6 +75,7 @@ public final class Scalars {
         }
     }
 
+    /** Stores the integer {@code v} converted to {@code t}. */
     public static void setLong(DType t, MemorySegment s, long i, long v) {
         switch (t) {
             case F32 -> s.setAtIndex(F32, i, (float) v);
