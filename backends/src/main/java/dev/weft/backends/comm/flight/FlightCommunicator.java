@@ -186,7 +186,7 @@ public final class FlightCommunicator implements Communicator {
                 recorder.end(s, FlightState.FAILED);
                 throw e;
             }
-            recorder.end(s, FlightState.COMPLETED);
+            recorder.completed(s);
         }
     }
 
