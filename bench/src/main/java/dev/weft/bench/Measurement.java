@@ -87,9 +87,13 @@ public record Measurement(double[] samples, OptionalDouble check, List<String> i
 
     /** The median sample (the mean of the middle two for an even count). */
     public double median() {
-        double[] s = sorted();
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+        return median(sorted());
+    }
+
+    /** The median of {@code sorted}, samples in ascending order (the mean of the middle two for an even count). */
+    public static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     public double min() {

@@ -4,6 +4,7 @@ import dev.weft.Compile;
 import dev.weft.Scope;
 import dev.weft.Tensor;
 import dev.weft.Weft;
+import dev.weft.bench.Measurement;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
@@ -105,7 +106,7 @@ public final class FreshLoopBench {
     private static String summary(double[] samples, long[] gcBefore) {
         double[] s = samples.clone();
         Arrays.sort(s);
-        double median = s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+        double median = Measurement.median(s);
         double p90 = s[(int) Math.ceil(0.9 * s.length) - 1];
         double mean = Arrays.stream(s).average().orElseThrow();
         long[] gc = collections();
