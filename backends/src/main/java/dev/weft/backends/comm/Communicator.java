@@ -1,12 +1,12 @@
 package dev.weft.backends.comm;
 
 import dev.weft.DType;
+import dev.weft.backends.cpu.exec.OperandResultCall;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.function.BiConsumer;
 
 /**
  * One rank's handle on one communicator: the runtime interface behind the eager {@code dev.weft.comm.Comm} calls
@@ -91,18 +91,11 @@ public interface Communicator extends CommHandle {
     }
 
     /**
-     * A bound operation on an input and an output buffer, {@code accept(in, out)} (see {@link #bindAllreduce}). A
-     * {@link BiConsumer}, so that the executor can call it as a custom call without wrapping it.
+     * A bound operation on an input and an output buffer, {@code accept(in, out)} (see {@link #bindAllreduce}). An
+     * {@link OperandResultCall}, so that the executor runs it as a custom call without wrapping it.
      */
     @FunctionalInterface
-    interface BufferPairCall extends BiConsumer<MemorySegment, MemorySegment> {
-        /**
-         * Runs the operation. Declared here with its buffer types, so that one bound call calling another (a
-         * recorder around a runtime's call) calls it directly rather than through {@link BiConsumer}'s erased
-         * method and a bridge: a frame less per layer while the calls run interpreted.
-         */
-        @Override
-        void accept(MemorySegment in, MemorySegment out);
+    interface BufferPairCall extends OperandResultCall {
     }
 
     /** {@code out} ({@code size() * countPerRank} elements) receives every rank's {@code in}, in rank order. */

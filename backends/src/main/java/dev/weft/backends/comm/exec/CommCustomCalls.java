@@ -8,6 +8,7 @@ import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallHandler;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
+import dev.weft.backends.cpu.exec.OperandResultCall;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
@@ -21,7 +22,6 @@ import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
-import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /**
@@ -105,7 +105,7 @@ public final class CommCustomCalls {
         }
 
         @Override
-        public BiConsumer<MemorySegment, MemorySegment> operandResultCall(Op op) {
+        public OperandResultCall operandResultCall(Op op) {
             return pairCall;
         }
     }

@@ -2,7 +2,6 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.lowering.ir.Op;
 import java.lang.foreign.MemorySegment;
-import java.util.function.BiConsumer;
 
 /**
  * Runs the {@code stablehlo.custom_call}s of one {@code call_target_name}.
@@ -43,7 +42,7 @@ public interface CustomCallHandler {
      * through it instead of {@link #call}, without the arrays. The call reads {@code operand} only while it runs,
      * and fills {@code result}.
      */
-    default BiConsumer<MemorySegment, MemorySegment> operandResultCall(Op op) {
+    default OperandResultCall operandResultCall(Op op) {
         return null;
     }
 }

@@ -8,7 +8,6 @@ import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.BiConsumer;
 import java.util.stream.IntStream;
 
 /** {@code stablehlo.custom_call}, dispatched to the handler of its {@code call_target_name}. */
@@ -43,7 +42,7 @@ final class CustomCallInstruction implements Instruction {
         int[] operands = tensors(op.operands());
         int[] results = tensors(op.results());
         if (operands.length == 1 && results.length == 1) {
-            BiConsumer<MemorySegment, MemorySegment> direct = handler.operandResultCall(op);
+            OperandResultCall direct = handler.operandResultCall(op);
             if (direct != null) {
                 Value result = op.results().get(results[0]);
                 int[] tokens = op.results().stream().filter(v -> v != result).mapToInt(b::slot).toArray();
@@ -68,7 +67,7 @@ final class CustomCallInstruction implements Instruction {
      * {@code op}, a custom call on one tensor operand and one tensor result besides any tokens, as its handler's
      * direct call ({@link CustomCallHandler#operandResultCall}), or null when it has none.
      */
-    static BiConsumer<MemorySegment, MemorySegment> pairCall(Op op, ProgramBuilder b) {
+    static OperandResultCall pairCall(Op op, ProgramBuilder b) {
         if (tensors(op.operands()).length != 1 || tensors(op.results()).length != 1) {
             return null;
         }
@@ -84,7 +83,7 @@ final class CustomCallInstruction implements Instruction {
      * A custom call on one tensor operand and one tensor result (and tokens) that its handler runs as a direct
      * call ({@link CustomCallHandler#operandResultCall}): no arrays, and the result is always the buffer offered.
      */
-    private record Direct(BiConsumer<MemorySegment, MemorySegment> call, int in, int out, int resultClass,
+    private record Direct(OperandResultCall call, int in, int out, int resultClass,
                           int[] tokens) implements Instruction {
         @Override
         public void execute(Frame f) {

@@ -18,19 +18,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.BiConsumer;
 
 /**
- * A {@code Weft.fori} loop whose body runs as straight-line code ({@link StraightLoopGenerator}): the counter and
- * every tensor in locals, every buffer the body writes taken from the frame's pool once per run of the loop and
- * reused by every iteration, each op a direct call on constant arguments (a bound communication, a fused loop),
- * and nothing checked, allocated or reference-counted per iteration.
+ * A {@code Weft.fori} loop whose body runs as straight-line code ({@link StraightLoopGenerator}): every buffer
+ * the body writes taken from the frame's pool once per run of the loop and reused by every iteration, each op a
+ * direct call on constant arguments (a bound communication, a fused loop), and nothing checked, allocated,
+ * written or reference-counted per iteration but the ops' results.
  *
  * <p>Each value of the body is a register: a carry, a constant, an intermediate (one buffer for the loop) or the
- * next value of a carry, written into the carry's spare buffer; after each iteration a carry and its spare swap,
- * two buffers taking turns (the caller's initial carry is never written). The generator handles a body of
- * {@code Weft.fori} (the condition {@code i < constant} and the step {@code i + constant}, counted in Java) made
- * only of
+ * next value of a carry, written into one of the carry's two buffers, which take turns from the second iteration
+ * on (the caller's initial carry is never written): the {@link #STATES} states of the registers. The generator
+ * handles a body of {@code Weft.fori} (the condition {@code i < constant} and the step {@code i + constant}, counted
+ * in Java) made only of
  * <ul>
  * <li>constants,</li>
  * <li>custom calls on one tensor (and tokens) to one tensor (and tokens) that run as a direct call
@@ -48,6 +47,14 @@ import java.util.function.BiConsumer;
 final class StraightLoop {
     /** Bodies of more ops than this run on the general path, so that the generated method stays small for C2. */
     static final int MAX_OPS = 64;
+    /**
+     * The states of the registers: a varying carry is read from the caller's initial buffer and written to its
+     * {@code NEXT} buffer in the first iteration (state 0), then read from {@code NEXT} and written to its alternate
+     * (state 1), then the other way round (state 2), states 1 and 2 taking turns. Every varying carry moves with
+     * the same iteration, so one state covers them all, and no iteration writes a register.
+     */
+    static final int STATES = 3;
+    private static final MemorySegment[] NO_SEGMENTS = {};
 
     /** What a register holds. */
     enum Kind {
@@ -68,7 +75,7 @@ final class StraightLoop {
     }
 
     /** A custom call run as {@code call.accept(in, out)}. */
-    record Pair(Op op, BiConsumer<MemorySegment, MemorySegment> call, int in, int out) implements Call {
+    record Pair(Op op, OperandResultCall call, int in, int out) implements Call {
     }
 
     /**
@@ -248,7 +255,7 @@ final class StraightLoop {
     /** {@code o} as a call on registers {@code in} to registers {@code out}, if it is one the generator runs. */
     private static Optional<Call> call(Op o, ProgramBuilder b, List<Integer> in, List<Integer> out) {
         if (o.name().equals(StableHlo.CUSTOM_CALL) && in.size() == 1 && out.size() == 1) {
-            BiConsumer<MemorySegment, MemorySegment> pair = CustomCallInstruction.pairCall(o, b);
+            OperandResultCall pair = CustomCallInstruction.pairCall(o, b);
             return pair == null ? Optional.empty() : Optional.of(new Pair(o, pair, in.getFirst(), out.getFirst()));
         }
         if (StableHlo.isElementwise(o.name()) && out.size() == 1 && in.size() <= 3) {
@@ -271,35 +278,37 @@ final class StraightLoop {
         return list.stream().mapToInt(Integer::intValue).toArray();
     }
 
-    /** One run of the loop: the registers' initial segments and the buffers behind them. */
+    /**
+     * One run of the loop: per state ({@link #STATES}), the segment of each register and the input and result
+     * arrays of each fusion call, and the buffers behind them.
+     */
     static final class Run {
-        final MemorySegment[] regs;
-        /** Per varying carry: its initial segment and the second of its two buffers. */
-        final MemorySegment[] initial;
-        final MemorySegment[] alternate;
-        /** Per fusion call: its input and result arrays, their fixed entries filled. */
-        final MemorySegment[][] fusionIn;
-        final MemorySegment[][] fusionOut;
+        final MemorySegment[][] regs;
+        final MemorySegment[][][] fusionIn;
+        final MemorySegment[][][] fusionOut;
         final Buffer[] carries;
         final Buffer[] buffers;
+        /** Per varying carry: the second of the two buffers its values take turns in. */
         final Buffer[] alternates;
         long counter;
 
-        private Run(int registers, int varying, int fusions, Buffer[] carries) {
-            regs = new MemorySegment[registers];
-            initial = new MemorySegment[varying];
-            alternate = new MemorySegment[varying];
-            fusionIn = new MemorySegment[fusions][];
-            fusionOut = new MemorySegment[fusions][];
+        private Run(MemorySegment[][] regs, MemorySegment[][][] fusionIn, MemorySegment[][][] fusionOut,
+                    Buffer[] carries, Buffer[] buffers, Buffer[] alternates) {
+            this.regs = regs;
+            this.fusionIn = fusionIn;
+            this.fusionOut = fusionOut;
             this.carries = carries;
-            buffers = new Buffer[registers];
-            alternates = new Buffer[varying];
+            this.buffers = buffers;
+            this.alternates = alternates;
         }
     }
 
     /**
-     * Takes a reference to each initial carry and the buffers of the loop from the frame's pool. Runs once per run
-     * of the loop, often interpreted in a program's first calls: no streams or iterators here.
+     * Takes a reference to each initial carry and the buffers of the loop from the frame's pool, and lays out the
+     * registers of each state. Runs once per run of the loop, often interpreted in a program's first calls: no
+     * streams or iterators here. Every array is filled while it is a local of its own allocation: C2 compiles a
+     * store into an array of an interface type (here {@link MemorySegment}) read from a field as a guess on the
+     * array's class that always fails once, each such store costing a deoptimisation and a recompilation.
      */
     Run enter(Frame f) {
         Buffer[] carries = new Buffer[inSlots.length];
@@ -307,64 +316,87 @@ final class StraightLoop {
             carries[i] = f.slots[inSlots[i]];
             carries[i].refs++;
         }
-        Run r = new Run(kind.length, varying.length, fusions, carries);
-        r.counter = wide ? carries[counter].segment.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
-                : carries[counter].segment.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
+        Buffer[] buffers = new Buffer[kind.length];
+        MemorySegment[] first = new MemorySegment[kind.length];
         for (int j = 0; j < kind.length; j++) {
-            r.regs[j] = switch (kind[j]) {
+            first[j] = switch (kind[j]) {
                 case CARRY, PINNED -> carries[carryOf[j]].segment;
                 case CONSTANT -> constant[j];
-                case TEMP, NEXT -> take(f, r, j, sizeClass[j]);
+                case TEMP, NEXT -> take(f, buffers, j, sizeClass[j]);
             };
         }
+        MemorySegment[] odd = new MemorySegment[kind.length];
+        MemorySegment[] even = new MemorySegment[kind.length];
+        System.arraycopy(first, 0, odd, 0, first.length);
+        System.arraycopy(first, 0, even, 0, first.length);
+        Buffer[] alternates = new Buffer[varying.length];
         for (int i = 0; i < varying.length; i++) {
-            r.initial[i] = r.regs[carryReg[i]];
             Buffer alt = f.allocate(sizeClass[nextReg[i]]);
             alt.refs = 1;
-            r.alternates[i] = alt;
-            r.alternate[i] = alt.segment;
+            alternates[i] = alt;
+            MemorySegment next = first[nextReg[i]];
+            odd[carryReg[i]] = next;
+            odd[nextReg[i]] = alt.segment;
+            even[carryReg[i]] = alt.segment;
+            even[nextReg[i]] = next;
         }
-        int k = 0;
-        for (int j = 0; j < calls.size(); j++) {
-            if (calls.get(j) instanceof Fusion fu) {
-                MemorySegment[] in = new MemorySegment[fu.in().length + fu.constants().length];
-                for (int i = 0; i < fu.in().length; i++) {
-                    in[i] = r.regs[fu.in()[i]];
+        MemorySegment[][] regs = new MemorySegment[STATES][];
+        regs[0] = first;
+        regs[1] = odd;
+        regs[2] = even;
+        MemorySegment[][][] fusionIn = new MemorySegment[STATES][][];
+        MemorySegment[][][] fusionOut = new MemorySegment[STATES][][];
+        for (int s = 0; s < STATES; s++) {
+            MemorySegment[][] ins = new MemorySegment[fusions][];
+            MemorySegment[][] outs = new MemorySegment[fusions][];
+            int k = 0;
+            for (int j = 0; j < calls.size(); j++) {
+                if (calls.get(j) instanceof Fusion fu) {
+                    ins[k] = fusionArray(regs[s], fu.in(), fu.constants());
+                    outs[k] = fusionArray(regs[s], fu.out(), NO_SEGMENTS);
+                    k++;
                 }
-                System.arraycopy(fu.constants(), 0, in, fu.in().length, fu.constants().length);
-                MemorySegment[] out = new MemorySegment[fu.out().length];
-                for (int i = 0; i < out.length; i++) {
-                    out[i] = r.regs[fu.out()[i]];
-                }
-                r.fusionIn[k] = in;
-                r.fusionOut[k] = out;
-                k++;
             }
+            fusionIn[s] = ins;
+            fusionOut[s] = outs;
         }
+        Run r = new Run(regs, fusionIn, fusionOut, carries, buffers, alternates);
+        r.counter = wide ? carries[counter].segment.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
+                : carries[counter].segment.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
         return r;
     }
 
-    private static MemorySegment take(Frame f, Run r, int j, int sizeClass) {
+    private static MemorySegment take(Frame f, Buffer[] buffers, int j, int sizeClass) {
         Buffer b = f.allocate(sizeClass);
         b.refs = 1;
-        r.buffers[j] = b;
+        buffers[j] = b;
         return b.segment;
     }
 
+    /** The segments of registers {@code regs} in {@code state}, followed by {@code constants}. */
+    private static MemorySegment[] fusionArray(MemorySegment[] state, int[] regs, MemorySegment[] constants) {
+        MemorySegment[] a = new MemorySegment[regs.length + constants.length];
+        for (int i = 0; i < regs.length; i++) {
+            a[i] = state[regs[i]];
+        }
+        System.arraycopy(constants, 0, a, regs.length, constants.length);
+        return a;
+    }
+
     /**
-     * Defines the loop's results: each varying carry's last value (its register, as the generated code left it),
-     * the others as they came; the buffers no result holds go back to the pool.
+     * Defines the loop's results: each varying carry's last value, in its {@code NEXT} buffer after state 0 or 2
+     * ran last and in its alternate after state 1 ({@code last}, -1 when no iteration ran), the counter's final
+     * value (a new buffer); drops the initial carries' references and the loop's other buffers.
      */
-    void exit(Frame f, Run r) {
+    void exit(Frame f, Run r, int last) {
         Buffer[] result = r.carries.clone();
         for (int i = 0; i < varying.length; i++) {
-            MemorySegment last = r.regs[carryReg[i]];
             Buffer next = r.buffers[nextReg[i]];
             Buffer alt = r.alternates[i];
-            if (last != r.initial[i]) {
-                result[varying[i]] = last == next.segment ? next : alt;
+            if (last >= 0) {
+                result[varying[i]] = last == 1 ? alt : next;
                 f.drop(r.carries[varying[i]]);
-                f.drop(last == next.segment ? alt : next);
+                f.drop(last == 1 ? next : alt);
             } else {
                 f.drop(next);
                 f.drop(alt);
@@ -376,15 +408,15 @@ final class StraightLoop {
                 f.drop(b);
             }
         }
-        Buffer last = f.allocate(counterClass);
-        last.refs = 1;
+        Buffer count = f.allocate(counterClass);
+        count.refs = 1;
         if (wide) {
-            last.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, r.counter);
+            count.segment.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, r.counter);
         } else {
-            last.segment.set(ValueLayout.JAVA_INT_UNALIGNED, 0, (int) r.counter);
+            count.segment.set(ValueLayout.JAVA_INT_UNALIGNED, 0, (int) r.counter);
         }
         f.drop(r.carries[counter]);
-        result[counter] = last;
+        result[counter] = count;
         for (int i = 0; i < outSlots.length; i++) {
             f.slots[outSlots[i]] = result[i];
         }

@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiConsumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -427,7 +426,7 @@ class CpuExecutableTest {
             }
 
             @Override
-            public BiConsumer<MemorySegment, MemorySegment> operandResultCall(Op op) {
+            public OperandResultCall operandResultCall(Op op) {
                 return direct ? (in, result) -> {
                     directCalls[0]++;
                     negateFirst(in, result);
