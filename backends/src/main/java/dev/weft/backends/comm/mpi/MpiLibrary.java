@@ -78,35 +78,35 @@ final class MpiLibrary {
     private final ValueLayout handleLayout;
     private final SymbolLookup symbols;
 
-    private final MethodHandle getLibraryVersion;
-    private final MethodHandle initialized;
-    private final MethodHandle finalized;
-    private final MethodHandle initThread;
-    private final MethodHandle finalizeFn;
-    private final MethodHandle abort;
-    private final MethodHandle errorString;
-    private final MethodHandle commSetErrhandler;
-    private final MethodHandle commRank;
-    private final MethodHandle commSize;
-    private final MethodHandle commSplit;
-    private final MethodHandle commDup;
-    private final MethodHandle commFree;
-    private final MethodHandle barrier;
-    private final MethodHandle send;
-    private final MethodHandle recv;
-    private final MethodHandle isend;
-    private final MethodHandle irecv;
-    private final MethodHandle waitFn;
-    private final MethodHandle getCount;
-    private final MethodHandle sendrecv;
-    private final MethodHandle allreduce;
-    private final MethodHandle allgather;
-    private final MethodHandle reduceScatterBlock;
-    private final MethodHandle bcast;
-    private final MethodHandle reduce;
-    private final MethodHandle alltoall;
-    private final MethodHandle opCreate;
-    private final MethodHandle opFree;
+    private final Fn getLibraryVersion;
+    private final Fn initialized;
+    private final Fn finalized;
+    private final Fn initThread;
+    private final Fn finalizeFn;
+    private final Fn abort;
+    private final Fn errorString;
+    private final Fn commSetErrhandler;
+    private final Fn commRank;
+    private final Fn commSize;
+    private final Fn commSplit;
+    private final Fn commDup;
+    private final Fn commFree;
+    private final Fn barrier;
+    private final Fn send;
+    private final Fn recv;
+    private final Fn isend;
+    private final Fn irecv;
+    private final Fn waitFn;
+    private final Fn getCount;
+    private final Fn sendrecv;
+    private final Fn allreduce;
+    private final Fn allgather;
+    private final Fn reduceScatterBlock;
+    private final Fn bcast;
+    private final Fn reduce;
+    private final Fn alltoall;
+    private final Fn opCreate;
+    private final Fn opFree;
 
     private MpiLibrary(String file, SymbolLookup symbols) {
         this.file = file;
@@ -276,7 +276,7 @@ final class MpiLibrary {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment text = arena.allocate(VERSION_CHARS);
             MemorySegment len = arena.allocate(JAVA_INT);
-            int rc = (int) getLibraryVersion.invokeExact(text, len);
+            int rc = (int) getLibraryVersion.get().invokeExact(text, len);
             if (rc != SUCCESS) {
                 throw new IllegalStateException(file + ": MPI_Get_library_version failed with code " + rc);
             }
@@ -291,7 +291,7 @@ final class MpiLibrary {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment text = arena.allocate(1024);
             MemorySegment len = arena.allocate(JAVA_INT);
-            int rc = (int) errorString.invokeExact(code, text, len);
+            int rc = (int) errorString.get().invokeExact(code, text, len);
             return rc == SUCCESS ? text.getString(0) : "MPI error code " + code;
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
@@ -299,11 +299,11 @@ final class MpiLibrary {
     }
 
     boolean initialized() {
-        return flag(initialized);
+        return flag(initialized.get());
     }
 
     boolean finalized() {
-        return flag(finalized);
+        return flag(finalized.get());
     }
 
     private static boolean flag(MethodHandle query) {
@@ -318,7 +318,7 @@ final class MpiLibrary {
 
     int initThread(int required, MemorySegment provided) {
         try {
-            return (int) initThread.invokeExact(MemorySegment.NULL, MemorySegment.NULL, required, provided);
+            return (int) initThread.get().invokeExact(MemorySegment.NULL, MemorySegment.NULL, required, provided);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -326,7 +326,7 @@ final class MpiLibrary {
 
     int finalizeMpi() {
         try {
-            return (int) finalizeFn.invokeExact();
+            return (int) finalizeFn.get().invokeExact();
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -334,7 +334,7 @@ final class MpiLibrary {
 
     int abort(long comm, int code) {
         try {
-            return (int) abort.invokeExact(comm, code);
+            return (int) abort.get().invokeExact(comm, code);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -342,7 +342,7 @@ final class MpiLibrary {
 
     int commSetErrhandler(long comm, long errhandler) {
         try {
-            return (int) commSetErrhandler.invokeExact(comm, errhandler);
+            return (int) commSetErrhandler.get().invokeExact(comm, errhandler);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -350,7 +350,7 @@ final class MpiLibrary {
 
     int commRank(long comm, MemorySegment rank) {
         try {
-            return (int) commRank.invokeExact(comm, rank);
+            return (int) commRank.get().invokeExact(comm, rank);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -358,7 +358,7 @@ final class MpiLibrary {
 
     int commSize(long comm, MemorySegment size) {
         try {
-            return (int) commSize.invokeExact(comm, size);
+            return (int) commSize.get().invokeExact(comm, size);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -366,7 +366,7 @@ final class MpiLibrary {
 
     int commSplit(long comm, int color, int key, MemorySegment newComm) {
         try {
-            return (int) commSplit.invokeExact(comm, color, key, newComm);
+            return (int) commSplit.get().invokeExact(comm, color, key, newComm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -374,7 +374,7 @@ final class MpiLibrary {
 
     int commDup(long comm, MemorySegment newComm) {
         try {
-            return (int) commDup.invokeExact(comm, newComm);
+            return (int) commDup.get().invokeExact(comm, newComm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -382,7 +382,7 @@ final class MpiLibrary {
 
     int commFree(MemorySegment comm) {
         try {
-            return (int) commFree.invokeExact(comm);
+            return (int) commFree.get().invokeExact(comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -390,7 +390,7 @@ final class MpiLibrary {
 
     int barrier(long comm) {
         try {
-            return (int) Hot.BARRIER.invokeExact(comm);
+            return (int) HotBarrier.MH.invokeExact(comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -398,7 +398,7 @@ final class MpiLibrary {
 
     int send(MemorySegment buf, int count, long datatype, int dest, int tag, long comm) {
         try {
-            return (int) Hot.SEND.invokeExact(buf, count, datatype, dest, tag, comm);
+            return (int) HotSend.MH.invokeExact(buf, count, datatype, dest, tag, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -406,7 +406,7 @@ final class MpiLibrary {
 
     int recv(MemorySegment buf, int count, long datatype, int src, int tag, long comm, MemorySegment status) {
         try {
-            return (int) Hot.RECV.invokeExact(buf, count, datatype, src, tag, comm, status);
+            return (int) HotRecv.MH.invokeExact(buf, count, datatype, src, tag, comm, status);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -414,7 +414,7 @@ final class MpiLibrary {
 
     int isend(MemorySegment buf, int count, long datatype, int dest, int tag, long comm, MemorySegment request) {
         try {
-            return (int) Hot.ISEND.invokeExact(buf, count, datatype, dest, tag, comm, request);
+            return (int) HotIsend.MH.invokeExact(buf, count, datatype, dest, tag, comm, request);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -422,7 +422,7 @@ final class MpiLibrary {
 
     int irecv(MemorySegment buf, int count, long datatype, int src, int tag, long comm, MemorySegment request) {
         try {
-            return (int) Hot.IRECV.invokeExact(buf, count, datatype, src, tag, comm, request);
+            return (int) HotIrecv.MH.invokeExact(buf, count, datatype, src, tag, comm, request);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -430,7 +430,7 @@ final class MpiLibrary {
 
     int waitRequest(MemorySegment request, MemorySegment status) {
         try {
-            return (int) Hot.WAIT_FN.invokeExact(request, status);
+            return (int) HotWaitFn.MH.invokeExact(request, status);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -438,7 +438,7 @@ final class MpiLibrary {
 
     int getCount(MemorySegment status, long datatype, MemorySegment count) {
         try {
-            return (int) getCount.invokeExact(status, datatype, count);
+            return (int) getCount.get().invokeExact(status, datatype, count);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -448,7 +448,7 @@ final class MpiLibrary {
                  MemorySegment recvbuf, int recvcount, long recvtype, int src, int recvtag, long comm,
                  MemorySegment status) {
         try {
-            return (int) Hot.SENDRECV.invokeExact(sendbuf, sendcount, sendtype, dest, sendtag,
+            return (int) HotSendrecv.MH.invokeExact(sendbuf, sendcount, sendtype, dest, sendtag,
                     recvbuf, recvcount, recvtype, src, recvtag, comm, status);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
@@ -457,7 +457,7 @@ final class MpiLibrary {
 
     int allreduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm) {
         try {
-            return (int) Hot.ALLREDUCE.invokeExact(in, out, count, datatype, op, comm);
+            return (int) HotAllreduce.MH.invokeExact(in, out, count, datatype, op, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -465,7 +465,7 @@ final class MpiLibrary {
 
     int allgather(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
         try {
-            return (int) Hot.ALLGATHER.invokeExact(in, count, datatype, out, count, datatype, comm);
+            return (int) HotAllgather.MH.invokeExact(in, count, datatype, out, count, datatype, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -473,7 +473,7 @@ final class MpiLibrary {
 
     int reduceScatterBlock(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm) {
         try {
-            return (int) Hot.REDUCE_SCATTER_BLOCK.invokeExact(in, out, count, datatype, op, comm);
+            return (int) HotReduceScatterBlock.MH.invokeExact(in, out, count, datatype, op, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -481,7 +481,7 @@ final class MpiLibrary {
 
     int bcast(MemorySegment buf, int count, long datatype, int root, long comm) {
         try {
-            return (int) Hot.BCAST.invokeExact(buf, count, datatype, root, comm);
+            return (int) HotBcast.MH.invokeExact(buf, count, datatype, root, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -489,7 +489,7 @@ final class MpiLibrary {
 
     int reduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, int root, long comm) {
         try {
-            return (int) Hot.REDUCE.invokeExact(in, out, count, datatype, op, root, comm);
+            return (int) HotReduce.MH.invokeExact(in, out, count, datatype, op, root, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -497,7 +497,7 @@ final class MpiLibrary {
 
     int alltoall(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
         try {
-            return (int) Hot.ALLTOALL.invokeExact(in, count, datatype, out, count, datatype, comm);
+            return (int) HotAlltoall.MH.invokeExact(in, count, datatype, out, count, datatype, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -505,7 +505,7 @@ final class MpiLibrary {
 
     int opCreate(MemorySegment function, boolean commute, MemorySegment op) {
         try {
-            return (int) opCreate.invokeExact(function, commute ? 1 : 0, op);
+            return (int) opCreate.get().invokeExact(function, commute ? 1 : 0, op);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
@@ -513,34 +513,66 @@ final class MpiLibrary {
 
     int opFree(MemorySegment op) {
         try {
-            return (int) opFree.invokeExact(op);
+            return (int) opFree.get().invokeExact(op);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
     }
 
+    /** MPI function {@code name}, which the library must export (a missing one fails here, not at its call). */
+    private Fn fn(String name, MemoryLayout... args) {
+        symbols.findOrThrow(name);
+        return new Fn(name, args);
+    }
+
     /**
-     * A downcall returning {@code int} with {@code args}; each {@link #HANDLE} argument is taken as a {@code long}:
-     * passed as it is where handles are pointers (Open MPI; a pointer and a {@code long} travel alike in the 64-bit
-     * C calling conventions the JDK links), so that no call wraps its handles in segments, and narrowed to the
-     * {@code int} they are elsewhere (MPICH).
+     * An MPI function returning {@code int}, found when the library is opened and linked on its first call:
+     * linking a downcall spins classes (all 29 took ~150 ms of a rank's start here), and a program calls a few.
+     * Each {@link #HANDLE} argument is taken as a {@code long}: passed as it is where handles are pointers
+     * (Open MPI; a pointer and a {@code long} travel alike in the 64-bit C calling conventions the JDK links), so
+     * that no call wraps its handles in segments, and narrowed to the {@code int} they are elsewhere (MPICH).
      */
-    private MethodHandle fn(String name, MemoryLayout... args) {
-        MemoryLayout[] real = args.clone();
-        List<Integer> handles = new ArrayList<>();
-        for (int i = 0; i < real.length; i++) {
-            if (real[i] == HANDLE) {
-                real[i] = handleLayout instanceof AddressLayout ? JAVA_LONG : handleLayout;
-                handles.add(i);
-            }
+    private final class Fn {
+        private final String name;
+        private final MemoryLayout[] args;
+        private volatile MethodHandle handle;
+
+        Fn(String name, MemoryLayout[] args) {
+            this.name = name;
+            this.args = args;
         }
-        MethodHandle mh = Downcalls.intFunction(symbols, name, real);
-        if (!(handleLayout instanceof AddressLayout)) {
-            for (int i : handles) {
-                mh = MethodHandles.filterArguments(mh, i, INT_OF_LONG);
+
+        MethodHandle get() {
+            MethodHandle h = handle;
+            if (h == null) {
+                synchronized (this) {
+                    h = handle;
+                    if (h == null) {
+                        h = link();
+                        handle = h;
+                    }
+                }
             }
+            return h;
         }
-        return mh;
+
+        private MethodHandle link() {
+            MemoryLayout[] real = args.clone();
+            List<Integer> handles = new ArrayList<>();
+            for (int i = 0; i < real.length; i++) {
+                if (real[i] == HANDLE) {
+                    real[i] = handleLayout instanceof AddressLayout ? JAVA_LONG : handleLayout;
+                    handles.add(i);
+                }
+            }
+            MethodHandle mh = Downcalls.intFunction(symbols, name, real);
+            if (!(handleLayout instanceof AddressLayout)) {
+                for (int i : handles) {
+                    mh = MethodHandles.filterArguments(mh, i, INT_OF_LONG);
+                }
+            }
+            return mh;
+        }
     }
 
     private long global(String symbol) {
@@ -554,27 +586,61 @@ final class MpiLibrary {
     private static MpiLibrary loaded;
 
     /**
-     * The per-message functions of the loaded library as static constants, initialised on first use (after
-     * {@link #load}): C2 inlines a downcall through a constant method handle into its caller, but not one read
-     * from an instance field, which costs an indirect call through the handle's lambda forms on every message.
+     * The per-message functions of the loaded library as static constants, one class each, linked on the first
+     * call (after {@link #load}): C2 inlines a downcall through a constant method handle into its caller, but not
+     * one read from an instance field, which costs an indirect call through the handle's lambda forms on every
+     * message.
      */
-    private static final class Hot {
-        static final MethodHandle BARRIER = loaded.barrier;
-        static final MethodHandle SEND = loaded.send;
-        static final MethodHandle RECV = loaded.recv;
-        static final MethodHandle ISEND = loaded.isend;
-        static final MethodHandle IRECV = loaded.irecv;
-        static final MethodHandle WAIT_FN = loaded.waitFn;
-        static final MethodHandle SENDRECV = loaded.sendrecv;
-        static final MethodHandle ALLREDUCE = loaded.allreduce;
-        static final MethodHandle ALLGATHER = loaded.allgather;
-        static final MethodHandle REDUCE_SCATTER_BLOCK = loaded.reduceScatterBlock;
-        static final MethodHandle BCAST = loaded.bcast;
-        static final MethodHandle REDUCE = loaded.reduce;
-        static final MethodHandle ALLTOALL = loaded.alltoall;
+    private static final class HotBarrier {
+        static final MethodHandle MH = loaded.barrier.get();
+    }
 
-        private Hot() {
-        }
+    private static final class HotSend {
+        static final MethodHandle MH = loaded.send.get();
+    }
+
+    private static final class HotRecv {
+        static final MethodHandle MH = loaded.recv.get();
+    }
+
+    private static final class HotIsend {
+        static final MethodHandle MH = loaded.isend.get();
+    }
+
+    private static final class HotIrecv {
+        static final MethodHandle MH = loaded.irecv.get();
+    }
+
+    private static final class HotWaitFn {
+        static final MethodHandle MH = loaded.waitFn.get();
+    }
+
+    private static final class HotSendrecv {
+        static final MethodHandle MH = loaded.sendrecv.get();
+    }
+
+    private static final class HotAllreduce {
+        static final MethodHandle MH = loaded.allreduce.get();
+    }
+
+    private static final class HotAllgather {
+        static final MethodHandle MH = loaded.allgather.get();
+    }
+
+    private static final class HotReduceScatterBlock {
+        static final MethodHandle MH = loaded.reduceScatterBlock.get();
+    }
+
+    private static final class HotBcast {
+        static final MethodHandle MH = loaded.bcast.get();
+    }
+
+    private static final class HotReduce {
+        static final MethodHandle MH = loaded.reduce.get();
+    }
+
+    private static final class HotAlltoall {
+        static final MethodHandle MH = loaded.alltoall.get();
     }
 
     @Override
