@@ -22,6 +22,21 @@ public record Aval(DType dtype, Shape shape) {
         return shape.size() * dtype.byteSize();
     }
 
+    /**
+     * Written out rather than the record's own, which is bound through a method handle at first use: a call of a
+     * compiled method hashes and compares its arguments' avals, and before C2 has compiled that path each such
+     * call ran the handle's lambda forms.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Aval a && a.dtype == dtype && a.shape.equals(shape);
+    }
+
+    @Override
+    public int hashCode() {
+        return dtype.hashCode() * 31 + shape.hashCode();
+    }
+
     /** Like {@code f32[2,3]}. */
     @Override
     public String toString() {
