@@ -77,6 +77,8 @@ final class MpiLibrary {
     private final Map<DType, Long> datatypes = new EnumMap<>(DType.class);
     private final ValueLayout handleLayout;
     private final SymbolLookup symbols;
+    /** Every function of {@link #fn}, in the order bound. */
+    private final List<Fn> functions = new ArrayList<>();
 
     private final Fn getLibraryVersion;
     private final Fn initialized;
@@ -522,7 +524,14 @@ final class MpiLibrary {
     /** MPI function {@code name}, which the library must export (a missing one fails here, not at its call). */
     private Fn fn(String name, MemoryLayout... args) {
         symbols.findOrThrow(name);
-        return new Fn(name, args);
+        Fn f = new Fn(name, args);
+        functions.add(f);
+        return f;
+    }
+
+    /** The MPI functions linked so far, by name. */
+    List<String> linked() {
+        return functions.stream().filter(Fn::isLinked).map(f -> f.name).toList();
     }
 
     /**
@@ -554,6 +563,10 @@ final class MpiLibrary {
                 }
             }
             return h;
+        }
+
+        boolean isLinked() {
+            return handle != null;
         }
 
         private MethodHandle link() {
