@@ -111,7 +111,7 @@ final class StraightLoop {
     final long increment;
     private final int counterClass;
     /** How many of {@link #calls} are fusions (each has its arrays in a run). */
-    private final int fusions;
+    final int fusions;
 
     private StraightLoop(int[] inSlots, int[] outSlots, List<Kind> kind, List<Integer> carryOf,
                          List<Integer> sizeClass, List<MemorySegment> constant, List<Call> calls, int[] varying,

@@ -127,18 +127,12 @@ final class StraightLoopGenerator {
 
         void emit() {
             code.aload(STEP_RUN).getfield(CD_RUN, "regs", CD_SEGMENTS.arrayType()).iload(STATE).aaload().astore(REGS);
-            if (loop.calls.stream().noneMatch(c -> c instanceof StraightLoop.Fusion)) {
-                body();
-                return;
+            if (loop.fusions > 0) {
+                code.aload(STEP_RUN).getfield(CD_RUN, "fusionIn", CD_SEGMENTS.arrayType().arrayType()).iload(STATE)
+                        .aaload().astore(IN);
+                code.aload(STEP_RUN).getfield(CD_RUN, "fusionOut", CD_SEGMENTS.arrayType().arrayType()).iload(STATE)
+                        .aaload().astore(OUT);
             }
-            code.aload(STEP_RUN).getfield(CD_RUN, "fusionIn", CD_SEGMENTS.arrayType().arrayType()).iload(STATE)
-                    .aaload().astore(IN);
-            code.aload(STEP_RUN).getfield(CD_RUN, "fusionOut", CD_SEGMENTS.arrayType().arrayType()).iload(STATE)
-                    .aaload().astore(OUT);
-            body();
-        }
-
-        private void body() {
             int fusion = 0;
             for (int k = 0; k < loop.calls.size(); k++) {
                 call(k, fusion);
