@@ -7,6 +7,7 @@ import static java.lang.constant.ConstantDescs.CD_float;
 import static java.lang.constant.ConstantDescs.CD_int;
 import static java.lang.constant.ConstantDescs.CD_long;
 import static java.lang.constant.ConstantDescs.CD_void;
+import static java.lang.constant.ConstantDescs.CLASS_INIT_NAME;
 import static java.lang.constant.ConstantDescs.INIT_NAME;
 import static java.lang.constant.ConstantDescs.MTD_void;
 
@@ -51,7 +52,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>A fusion of f64 (or f32) add, subtract, multiply, divide, negate, abs, sqrt, minimum and maximum runs a
  * Vector API loop over the whole vectors of each range first and the scalar loop over the rest
- * ({@link VectorLoopEmitter}), when the JVM has the incubator module.
+ * ({@link VectorLoopEmitter}), when the JVM has the incubator module; a long range runs mostly scalar until that
+ * loop is compiled ({@link VectorWarmUp}).
  */
 final class FusedLoopGenerator {
     private static final Map<FusedLoopSpec, FusedLoop> CACHE = new ConcurrentHashMap<>();
@@ -98,6 +100,14 @@ final class FusedLoopGenerator {
      */
     private static final long BLOCKED_MIN = 32;
     private static final String PER_ELEMENT = "perElement";
+    private static final ClassDesc CD_WARM_UP = desc(VectorWarmUp.class);
+    private static final ClassDesc CD_PATHS = desc(VectorWarmUp.Paths.class);
+    private static final MethodTypeDesc WARM_UP_RUN = MethodTypeDesc.of(CD_void, CD_PATHS, CD_SEGMENTS, CD_OFFSETS,
+            CD_SEGMENTS, CD_OFFSETS, CD_long, CD_long);
+    /** The static field of a vectorized loop class holding its {@link VectorWarmUp}, and its two loops. */
+    private static final String WARM_UP = "WARM_UP";
+    private static final String VECTOR = "vector";
+    private static final String SCALAR = "scalar";
     private static final String PER_BLOCK = "perBlock";
 
     private FusedLoopGenerator() {
@@ -119,14 +129,28 @@ final class FusedLoopGenerator {
         boolean vector = plan.isEmpty() && VectorLoopEmitter.applies(spec);
         byte[] bytes = ClassFile.of().build(self, cb -> {
             cb.withFlags(ClassFile.ACC_FINAL | ClassFile.ACC_SYNTHETIC)
-                    .withInterfaceSymbols(desc(FusedLoop.class))
+                    .withInterfaceSymbols(vector ? List.of(desc(FusedLoop.class), CD_PATHS)
+                            : List.of(desc(FusedLoop.class)))
                     .withMethodBody(INIT_NAME, MTD_void, ClassFile.ACC_PUBLIC, code -> code
                             .aload(0).invokespecial(CD_Object, INIT_NAME, MTD_void).return_())
                     .withMethodBody("runRows", RUN_ROWS, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
                             code -> runRows(self, code));
+            if (vector) {
+                cb.withField(WARM_UP, CD_WARM_UP, ClassFile.ACC_PRIVATE | ClassFile.ACC_STATIC | ClassFile.ACC_FINAL)
+                        .withMethodBody(CLASS_INIT_NAME, MTD_void, ClassFile.ACC_STATIC, code -> code
+                                .new_(CD_WARM_UP).dup().invokespecial(CD_WARM_UP, INIT_NAME, MTD_void)
+                                .putstatic(self, WARM_UP, CD_WARM_UP).return_())
+                        .withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                                code -> warmUpOrVector(self, code))
+                        .withMethodBody(VECTOR, RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                                code -> new Body(spec, code).emit(true))
+                        .withMethodBody(SCALAR, RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
+                                code -> new Body(spec, code).emit(false));
+                return;
+            }
             if (plan.isEmpty()) {
                 cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL,
-                        code -> new Body(spec, code).emit(vector));
+                        code -> new Body(spec, code).emit(false));
                 return;
             }
             cb.withMethodBody("run", RUN, ClassFile.ACC_PUBLIC | ClassFile.ACC_FINAL, code -> dispatch(self, code))
@@ -145,6 +169,21 @@ final class FusedLoopGenerator {
         } catch (Throwable e) {
             throw new IllegalStateException("cannot define the loop of " + spec, e);
         }
+    }
+
+    /**
+     * {@code run} of a vectorized loop: the vector loop over a range shorter than {@link VectorWarmUp#vectorBelow}
+     * (every range once the vector loop is ready), otherwise the warm-up's phase.
+     */
+    private static void warmUpOrVector(ClassDesc self, CodeBuilder code) {
+        Label whole = code.newLabel();
+        code.lload(TO).lload(FROM).lsub().getstatic(self, WARM_UP, CD_WARM_UP)
+                .getfield(CD_WARM_UP, "vectorBelow", CD_long).lcmp().iflt(whole);
+        code.getstatic(self, WARM_UP, CD_WARM_UP).aload(0).aload(INPUTS).aload(INPUT_OFFSETS).aload(RESULTS)
+                .aload(RESULT_OFFSETS).lload(FROM).lload(TO).invokevirtual(CD_WARM_UP, "run", WARM_UP_RUN)
+                .return_();
+        code.labelBinding(whole);
+        forward(code).invokevirtual(self, VECTOR, RUN).return_();
     }
 
     /** {@code run} of a blocked loop: ranges shorter than {@value #BLOCKED_MIN} run element by element. */

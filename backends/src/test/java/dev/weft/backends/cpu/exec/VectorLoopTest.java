@@ -122,7 +122,7 @@ class VectorLoopTest {
         List<Arguments> out = new ArrayList<>();
         for (DType t : List.of(DType.F64, DType.F32)) {
             IntStream.rangeClosed(0, 40).forEach(n -> out.add(Arguments.of(t, n, 0)));
-            for (int n : new int[] {1001, 4099}) {
+            for (int n : new int[] {1001, 4099, 70_013, 300_007}) {
                 out.add(Arguments.of(t, n, 0));
                 out.add(Arguments.of(t, n, 5));
             }
@@ -197,6 +197,87 @@ class VectorLoopTest {
         double[] out = new double[n];
         Arrays.fill(out, v);
         return out;
+    }
+
+    /**
+     * A range's four ways, the warm-up phase and the measuring phase of {@link VectorWarmUp} (a state of its own,
+     * brought to the second phase by warm-up runs), the vector loop and the scalar loop, write the same bits, the
+     * first result over its input.
+     */
+    @ParameterizedTest(name = "{0} n={1} from={2}")
+    @MethodSource("warmUpRanges")
+    void theWarmUpPhasesTheVectorAndTheScalarLoopAgree(DType t, int n, int from) {
+        SpecBuilder s = new SpecBuilder();
+        int x = s.element(0, t);
+        int y = s.element(1, t);
+        int k = s.scalar(2, t);
+        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(StableHlo.MULTIPLY, t,
+                s.apply(StableHlo.SUBTRACT, t, x, y), k), s.apply(StableHlo.DIVIDE, t, y, x)));
+        assertThat(loop).isInstanceOf(VectorWarmUp.Paths.class);
+        VectorWarmUp.Paths paths = (VectorWarmUp.Paths) loop;
+        Random rnd = new Random(n + from);
+        double[] xv = new double[n];
+        double[] yv = new double[n];
+        for (int i = 0; i < n; i++) {
+            xv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian() * 100;
+            yv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian();
+        }
+        long bytes = (long) n * t.byteSize();
+        MemorySegment sk = segment(t, new double[] {-0.7});
+        VectorWarmUp measuring = new VectorWarmUp();
+        MemorySegment scratch = Arena.ofAuto().allocate(4096L * t.byteSize());
+        MemorySegment[] warmIn = {scratch, scratch, sk};
+        MemorySegment[] warmOut = {scratch, scratch};
+        for (long c = 0; c < VectorWarmUp.WARM_CALLS; c += VectorWarmUp.TINY_CALLS) {
+            measuring.run(paths, warmIn, null, warmOut, null, 0, 4096);
+        }
+        List<MemorySegment[]> got = new ArrayList<>();
+        for (int way = 0; way < 4; way++) {
+            MemorySegment sx = segment(t, xv);
+            MemorySegment[] in = {sx, segment(t, yv), sk};
+            MemorySegment[] out = {sx, Arena.ofAuto().allocate(bytes)};
+            switch (way) {
+                case 0 -> new VectorWarmUp().run(paths, in, null, out, null, from, n);
+                case 1 -> measuring.run(paths, in, null, out, null, from, n);
+                case 2 -> paths.vector(in, null, out, null, from, n);
+                default -> paths.scalar(in, null, out, null, from, n);
+            }
+            got.add(out);
+        }
+        for (int way = 0; way < 3; way++) {
+            String name = List.of("warm-up", "measuring", "vector").get(way);
+            assertSameBits(t, got.get(way)[0], got.get(3)[0], n, name + " against scalar, result over x");
+            assertSameBits(t, got.get(way)[1].asSlice(from * (long) t.byteSize()),
+                    got.get(3)[1].asSlice(from * (long) t.byteSize()), n - from, name + " against scalar, y / x");
+        }
+    }
+
+    static Stream<Arguments> warmUpRanges() {
+        return Stream.of(Arguments.of(DType.F32, 16, 0), Arguments.of(DType.F32, 4133, 3),
+                Arguments.of(DType.F32, 300_007, 0), Arguments.of(DType.F64, 37, 5), Arguments.of(DType.F64, 4096, 0),
+                Arguments.of(DType.F64, 200_003, 7));
+    }
+
+    /** The vector loop is ready after {@value VectorWarmUp#CONFIRM} measured ranges in a row find it no slower. */
+    @Test
+    void theVectorLoopIsReadyAfterMeasuredRangesInARowFindItNoSlower() {
+        VectorWarmUp w = new VectorWarmUp();
+        for (int i = 0; i < 10; i++) {
+            w.weigh(50_000, 4096, 400_000, 61_440);
+        }
+        assertThat(w.vectorBelow).as("vector 12 ns per element against scalar 6.5").isEqualTo(2 * VectorWarmUp.SLICE);
+        for (int i = 0; i < VectorWarmUp.CONFIRM - 1; i++) {
+            w.weigh(1_000, 4096, 61_440, 61_440);
+        }
+        w.weigh(20_000, 4096, 61_440, 61_440);
+        assertThat(w.vectorBelow).as("a slower range starts the count again").isEqualTo(2 * VectorWarmUp.SLICE);
+        for (int i = 0; i < VectorWarmUp.CONFIRM - 1; i++) {
+            w.weigh(4096, 4096, 61_440, 61_440);
+        }
+        assertThat(w.vectorBelow).isEqualTo(2 * VectorWarmUp.SLICE);
+        w.weigh(4096, 4096, 61_440, 61_440);
+        assertThat(w.vectorBelow).as("equal cost per element, %d times in a row", VectorWarmUp.CONFIRM)
+                .isEqualTo(Long.MAX_VALUE);
     }
 
     @Test

@@ -1,0 +1,110 @@
+package dev.weft.backends.cpu.exec;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * When a vectorized fused loop ({@link VectorLoopEmitter}) starts running its Vector API loop. Until C2 has
+ * compiled that loop, every vector operation runs the Vector API's Java fallback: ~10 µs per element interpreted
+ * and 30-300 ns compiled by C1, against ~1 ns for the scalar loop. Run whole from the first call, an 8 MiB scale
+ * took 280, 70 and 55 ms in its first runs (the scalar loop 50, 30 and 30 ms), and the JIT compiles that loop only
+ * after hundreds of calls or, for a long range, in the middle of one (on-stack, the loop's exit not yet seen, so
+ * that it is soon thrown away).
+ *
+ * <p>So until the vector loop is ready, a range of at least {@code 2 * }{@value #SLICE} elements runs scalar but
+ * for a few vectors, in three phases:
+ * <ol>
+ *   <li>Warm-up: its first elements (at most {@value #TINY_CALLS} slices) as one call of the vector loop per slice
+ *       of {@value #SLICE}, then the scalar loop over the rest. The JIT compiles a method by its calls: after
+ *       {@value #WARM_CALLS} of them (more than C2's threshold of 5,000) the vector loop has been queued for C2,
+ *       having run only ~50,000 elements slowly, and with its exit seen.</li>
+ *   <li>Measuring, for ranges of at least {@value #MEASURED} elements: the slices as before, timed, then the
+ *       scalar loop over the rest, timed. Once the slices cost at most {@value #COMPILED} times the scalar
+ *       loop's time per element (C2 has compiled the vector loop: before, they cost 30 times more or worse), the
+ *       vector loop also runs the next sixteenth of the range (at most {@value #MEASURE_MOST} elements), timed.
+ *       When that costs no more per element than the scalar loop in {@value #CONFIRM} ranges in a row, the loop is
+ *       ready. A shorter range runs the vector loop whole.</li>
+ *   <li>Ready: every range runs the vector loop whole.</li>
+ * </ol>
+ * Both loops write the same bits ({@link VectorLoopEmitter} vectorizes only bit-exact ops), so the phases change
+ * speed only; a memory-bound loop, as fast either way, may stay in the second phase. Threads share one state per
+ * loop class without locks: a race can only delay a phase.
+ */
+final class VectorWarmUp {
+    /** The two loops of a vectorized fused loop class, each as {@link FusedLoop#run} specifies. */
+    interface Paths {
+        /** The vector loop over the whole vectors of the range, then the scalar loop over the rest. */
+        void vector(MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results, long[] resultOffsets,
+                    long from, long to);
+
+        /** The scalar loop over the whole range. */
+        void scalar(MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results, long[] resultOffsets,
+                    long from, long to);
+    }
+
+    /** Elements per warm-up call of the vector loop: one f32 vector, two f64 ones. */
+    static final long SLICE = 8;
+    static final long TINY_CALLS = 256;
+    static final long WARM_CALLS = 6144;
+    /** Shortest range that is measured; three clock reads cost ~2% of its scalar loop. */
+    static final long MEASURED = 4096;
+    static final long MEASURE_MOST = 8192;
+    static final int COMPILED = 8;
+    static final int CONFIRM = 3;
+
+    /**
+     * Ranges shorter than this run the vector loop whole, without this class: read by the generated {@code run} on
+     * every call. Too short to warm it at first, shorter than {@link #MEASURED} after the warm-up, all once ready.
+     */
+    long vectorBelow = 2 * SLICE;
+    private long calls;
+    /** The scalar loop's nanoseconds per element in the last measured range; 0 before. */
+    private double scalarPerElement;
+    private int noSlower;
+
+    /** Runs {@code [from, to)} of {@code loop}, at least {@link #vectorBelow} elements, in the phase it is in. */
+    void run(Paths loop, MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results, long[] resultOffsets,
+             long from, long to) {
+        long n = to - from;
+        boolean warm = calls >= WARM_CALLS;
+        if (warm && n < MEASURED) {
+            // from now on the generated run calls the vector loop for such a range itself
+            vectorBelow = Math.max(vectorBelow, MEASURED);
+            loop.vector(inputs, inputOffsets, results, resultOffsets, from, to);
+            return;
+        }
+        long end = from + Math.min(TINY_CALLS, n / (2 * SLICE)) * SLICE;
+        long t0 = warm ? System.nanoTime() : 0;
+        for (long s = from; s < end; s += SLICE) {
+            loop.vector(inputs, inputOffsets, results, resultOffsets, s, s + SLICE);
+        }
+        if (!warm) {
+            calls += (end - from) / SLICE;
+            loop.scalar(inputs, inputOffsets, results, resultOffsets, end, to);
+            return;
+        }
+        long t1 = System.nanoTime();
+        long measured = end;
+        if (t1 - t0 <= COMPILED * scalarPerElement * (end - from)) {
+            measured = end + Math.min(MEASURE_MOST, (to - end) / 16 / SLICE * SLICE);
+            loop.vector(inputs, inputOffsets, results, resultOffsets, end, measured);
+        }
+        long t2 = System.nanoTime();
+        loop.scalar(inputs, inputOffsets, results, resultOffsets, measured, to);
+        long t3 = System.nanoTime();
+        scalarPerElement = (double) (t3 - t2) / (to - measured);
+        if (measured > end) {
+            weigh(t2 - t1, measured - end, t3 - t2, to - measured);
+        }
+    }
+
+    /** Records one measured range: vector elements and their nanoseconds, scalar ones and theirs. */
+    void weigh(long vectorNanos, long vectorElements, long scalarNanos, long scalarElements) {
+        if ((double) vectorNanos * scalarElements <= (double) scalarNanos * vectorElements) {
+            if (++noSlower >= CONFIRM) {
+                vectorBelow = Long.MAX_VALUE;
+            }
+        } else {
+            noSlower = 0;
+        }
+    }
+}
