@@ -33,7 +33,8 @@ import java.util.List;
  * static void step(Run r, int state) {
  *     MemorySegment[] x = r.regs[state];  MemorySegment[][] in = r.fusionIn[state], out = r.fusionOut[state];
  *     CALL_0.accept(x[1], x[4]);                           // a communication
- *     LOOP_1.run(in[0], out[0], 0, N);                     // FusedLoopRunner.run from its parallel size
+ *     LOOP_1.run(in[0], null, out[0], null, 0, N);         // FusedLoopRunner.run from its parallel size;
+ *                                                          // its scalar loop for fewer elements than a vector
  * }
  * }</pre>
  * The body is a method of its own so that the JIT compiles it by its calls, from the first iterations, rather than
@@ -50,6 +51,10 @@ final class StraightLoopGenerator {
     private static final ClassDesc CD_SEGMENT = desc(MemorySegment.class);
     private static final ClassDesc CD_SEGMENTS = CD_SEGMENT.arrayType();
     private static final ClassDesc CD_FUSED = desc(FusedLoop.class);
+    private static final ClassDesc CD_PATHS = desc(VectorWarmUp.Paths.class);
+    private static final ClassDesc CD_OFFSETS = CD_long.arrayType();
+    private static final MethodTypeDesc RUN_RANGE = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_SEGMENTS,
+            CD_OFFSETS, CD_long, CD_long);
     private static final ClassDesc CD_PAIR = desc(OperandResultCall.class);
     private static final ClassDesc CD_KERNEL = desc(ElementwiseKernel.class);
     private static final ClassDesc CD_RUNTIME = desc(RuntimeException.class);
@@ -173,16 +178,19 @@ final class StraightLoopGenerator {
                     code.ldc(e.n()).invokeinterface(CD_KERNEL, "apply", MethodTypeDesc.of(CD_void, CD_SEGMENT,
                             CD_SEGMENT, CD_SEGMENT, CD_SEGMENT, CD_long));
                 }
-                case StraightLoop.Fusion fu -> {
+                case StraightLoop.Fusion fu when fu.n() >= FusedLoopRunner.PARALLEL_MIN -> {
                     code.ldc(classData(1 + k, CD_FUSED));
                     code.aload(IN).ldc(fusion).aaload().aload(OUT).ldc(fusion).aaload();
-                    if (fu.n() < FusedLoopRunner.PARALLEL_MIN) {
-                        code.lconst_0().ldc(fu.n()).invokeinterface(CD_FUSED, "run",
-                                MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_SEGMENTS, CD_long, CD_long));
-                    } else {
-                        code.ldc(fu.n()).invokestatic(desc(FusedLoopRunner.class), "run",
-                                MethodTypeDesc.of(CD_void, CD_FUSED, CD_SEGMENTS, CD_SEGMENTS, CD_long));
-                    }
+                    code.ldc(fu.n()).invokestatic(desc(FusedLoopRunner.class), "run",
+                            MethodTypeDesc.of(CD_void, CD_FUSED, CD_SEGMENTS, CD_SEGMENTS, CD_long));
+                }
+                case StraightLoop.Fusion fu -> {
+                    // a range too short for a vector calls the scalar loop itself: one call less per iteration
+                    boolean scalar = fu.loop() instanceof VectorWarmUp.Paths && fu.n() < VectorWarmUp.SLICE;
+                    ClassDesc owner = scalar ? CD_PATHS : CD_FUSED;
+                    code.ldc(classData(1 + k, owner));
+                    code.aload(IN).ldc(fusion).aaload().aconst_null().aload(OUT).ldc(fusion).aaload().aconst_null();
+                    code.lconst_0().ldc(fu.n()).invokeinterface(owner, scalar ? "scalar" : "run", RUN_RANGE);
                 }
             }
             code.labelBinding(end);

@@ -81,11 +81,15 @@ class StraightLoopTest {
         });
     }
 
-    /** A fused loop over as many elements as the executor splits over threads. */
-    @Test
-    void largeVectorsAgree() {
+    /**
+     * Fused loops over fewer elements than a vector (the step calls the scalar loop), over enough for the vector
+     * loop's warm-up ({@link VectorWarmUp}), and over as many as the executor splits over threads.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {7, 4133, FusedLoopRunner.PARALLEL_MIN + 3})
+    void vectorsOfEverySizeAgree(long size) {
         RankRunner.run(2, world -> {
-            Tensor x = Tensor.arange(DType.F32, FusedLoopRunner.PARALLEL_MIN + 3).mul(world.rank() + 0.5);
+            Tensor x = Tensor.arange(DType.F32, size).mul(world.rank() + 0.5);
             assertAgree(world, "allreduceScale", List.of(x), 3, List.of(allreduceScale(world, x, 3)), true);
         });
     }
