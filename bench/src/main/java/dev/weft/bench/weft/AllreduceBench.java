@@ -25,7 +25,11 @@ import java.util.Locale;
  *
  * <p>Before the warm-up it measures the loop cold: a first call compiles a loop of {@code COLD / WINDOWS / 20}
  * steps (reported as {@code info}); the next {@code COLD} steps after it, calls of that loop, are reported as
- * {@code WINDOWS} windows ({@code [cold]} samples: seconds per step, in the order they ran).
+ * {@code WINDOWS} windows ({@code [cold]} samples: seconds per step, in the order they ran). Each of those calls
+ * carries the previous one's result, donated ({@code y = allreduces(world, y.donate(), steps)}), as the C loop
+ * carries its buffer from call to call: so the windows time the loop's warm-up, not a fresh result buffer every
+ * few steps (an 8 MiB one costs ~12 ms of page faults on this VM until the first collection returns dropped
+ * ones; {@link FreshLoopBench} measures that pattern).
  *
  * <p>Under MPI, C_LIBRARY (the C reference {@code allreduce.c} built as a shared library) adds the C loop, timed
  * in turn with Weft's in every window and repetition and reported as {@code [C cold]} and {@code [C]}. Both then
@@ -104,7 +108,7 @@ public final class AllreduceBench {
             world.barrier();
             t0 = System.nanoTime();
             for (int k = 0; k < calls; k++) {
-                y = allreduces(world, x, perCall);
+                y = allreduces(world, y.donate(), perCall);
             }
             double seconds = Report.since(t0) / window;
             if (c != null && w % 2 == 0) {
