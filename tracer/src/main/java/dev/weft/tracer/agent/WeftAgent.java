@@ -7,6 +7,8 @@ import java.lang.instrument.Instrumentation;
 import java.lang.instrument.UnmodifiableClassException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import net.bytebuddy.agent.ByteBuddyAgent;
 
 /**
@@ -18,6 +20,8 @@ import net.bytebuddy.agent.ByteBuddyAgent;
  */
 public final class WeftAgent {
     private static boolean installed;
+    /** The compiler directives' reply, once the agent's thread has added them ({@link JitDirectives}). */
+    private static CompletableFuture<String> directives;
 
     private WeftAgent() {
     }
@@ -51,6 +55,7 @@ public final class WeftAgent {
         if (installed) {
             return;
         }
+        directives = JitDirectives.addInBackground(inst);
         // Registered first: a class loaded from now on is seen by the transformer, one loaded before is among the
         // loaded classes below (one loaded in between is both, and retransforming it again changes nothing).
         inst.addTransformer(new CompileTransformer(), true);
@@ -68,6 +73,11 @@ public final class WeftAgent {
             }
         }
         installed = true;
+    }
+
+    /** What adding the agent's compiler directives said, or why it failed; empty before the agent is installed. */
+    static synchronized Optional<CompletableFuture<String>> compilerDirectives() {
+        return Optional.ofNullable(directives);
     }
 
     /**
