@@ -14,9 +14,10 @@ class JitDirectivesTest {
     void theAgentLeavesTheClassFileApiToC1() throws Exception {
         WeftAgent.install();
         String reply = WeftAgent.compilerDirectives().orElseThrow().get(30, TimeUnit.SECONDS);
-        assertThat(reply).isEqualTo("1 compiler directives added");
+        assertThat(reply).isEqualTo("2 compiler directives added");
         String listed = jcmd("Compiler.directives_print");
-        assertThat(listed).contains("jdk/internal/classfile/*.*").contains("java/lang/classfile/*.*");
+        assertThat(listed).contains("jdk/internal/classfile/*.*").contains("java/lang/classfile/*.*")
+                .contains("GeneratedFusedLoop*.scalar");
     }
 
     private static String jcmd(String command) throws IOException, InterruptedException {
