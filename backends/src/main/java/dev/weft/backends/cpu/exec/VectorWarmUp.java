@@ -18,9 +18,10 @@ import java.lang.foreign.MemorySegment;
  *       {@value #WARM_CALLS} of them (more than C2's threshold of 5,000) the vector loop has been queued for C2,
  *       having run only ~50,000 elements slowly, and with its exit seen.</li>
  *   <li>Measuring, for ranges of at least {@value #MEASURED} elements: the slices as before, timed, then the
- *       scalar loop over the rest, timed. Once the slices cost at most {@value #COMPILED} times the scalar
- *       loop's time per element (C2 has compiled the vector loop: before, they cost 30 times more or worse), the
- *       vector loop also runs the next sixteenth of the range (at most {@value #MEASURE_MOST} elements), timed.
+ *       scalar loop over the rest, timed. Once a slice's call takes at most {@value #COMPILED_CALL_NANOS} ns (C2
+ *       has compiled the vector loop: a call then takes ~15-25 ns here, compiled by C1 300 ns or more; the scalar
+ *       loop's time is no yardstick, as a slice's call costs more than its 8 elements), the vector loop also runs
+ *       the next sixteenth of the range (at most {@value #MEASURE_MOST} elements), timed.
  *       When that costs no more per element than the scalar loop in {@value #CONFIRM} ranges in a row, the loop is
  *       ready. A shorter range runs the vector loop whole.</li>
  *   <li>Ready: every range runs the vector loop whole.</li>
@@ -48,7 +49,7 @@ final class VectorWarmUp {
     /** Shortest range that is measured; three clock reads cost ~2% of its scalar loop. */
     static final long MEASURED = 4096;
     static final long MEASURE_MOST = 8192;
-    static final int COMPILED = 8;
+    static final long COMPILED_CALL_NANOS = 150;
     static final int CONFIRM = 3;
 
     /**
@@ -57,8 +58,6 @@ final class VectorWarmUp {
      */
     long vectorBelow = 2 * SLICE;
     private long calls;
-    /** The scalar loop's nanoseconds per element in the last measured range; 0 before. */
-    private double scalarPerElement;
     private int noSlower;
 
     /** Runs {@code [from, to)} of {@code loop}, at least {@link #vectorBelow} elements, in the phase it is in. */
@@ -84,14 +83,13 @@ final class VectorWarmUp {
         }
         long t1 = System.nanoTime();
         long measured = end;
-        if (t1 - t0 <= COMPILED * scalarPerElement * (end - from)) {
+        if (t1 - t0 <= COMPILED_CALL_NANOS * (end - from) / SLICE) {
             measured = end + Math.min(MEASURE_MOST, (to - end) / 16 / SLICE * SLICE);
             loop.vector(inputs, inputOffsets, results, resultOffsets, end, measured);
         }
         long t2 = System.nanoTime();
         loop.scalar(inputs, inputOffsets, results, resultOffsets, measured, to);
         long t3 = System.nanoTime();
-        scalarPerElement = (double) (t3 - t2) / (to - measured);
         if (measured > end) {
             weigh(t2 - t1, measured - end, t3 - t2, to - measured);
         }
