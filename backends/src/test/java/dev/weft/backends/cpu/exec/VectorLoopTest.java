@@ -149,12 +149,8 @@ class VectorLoopTest {
         assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
 
         Random rnd = new Random(n * 31L + from);
-        double[] xv = new double[n];
-        double[] yv = new double[n];
-        for (int i = 0; i < n; i++) {
-            xv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian() * 100;
-            yv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian();
-        }
+        double[] xv = mostlyGaussian(rnd, n, 100);
+        double[] yv = mostlyGaussian(rnd, n, 1);
         MemorySegment sx = segment(t, xv);
         MemorySegment sy = segment(t, yv);
         MemorySegment sk = segment(t, new double[] {0.3});
@@ -193,6 +189,15 @@ class VectorLoopTest {
         }
     }
 
+    /** {@code n} Gaussian values times {@code scale}, one in ten a special value instead. */
+    private static double[] mostlyGaussian(Random rnd, int n, double scale) {
+        double[] out = new double[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian() * scale;
+        }
+        return out;
+    }
+
     private static double[] filled(int n, double v) {
         double[] out = new double[n];
         Arrays.fill(out, v);
@@ -216,12 +221,8 @@ class VectorLoopTest {
         assertThat(loop).isInstanceOf(VectorWarmUp.Paths.class);
         VectorWarmUp.Paths paths = (VectorWarmUp.Paths) loop;
         Random rnd = new Random(n + from);
-        double[] xv = new double[n];
-        double[] yv = new double[n];
-        for (int i = 0; i < n; i++) {
-            xv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian() * 100;
-            yv[i] = rnd.nextInt(10) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextGaussian();
-        }
+        double[] xv = mostlyGaussian(rnd, n, 100);
+        double[] yv = mostlyGaussian(rnd, n, 1);
         long bytes = (long) n * t.byteSize();
         MemorySegment sk = segment(t, new double[] {-0.7});
         VectorWarmUp measuring = new VectorWarmUp();
