@@ -22,7 +22,9 @@ import java.util.concurrent.CompletableFuture;
  * <p>The JDK has no API for this; the directives go through the diagnostic command {@code Compiler.directives_add}
  * (what {@code jcmd} sends), called in-process, whose reply (not printed) is returned here, where
  * {@code -XX:CompilerDirectivesFile} would print a line on standard output. The agent opens the two internal
- * packages involved to itself. Where that fails (a JVM other than HotSpot, a JDK that changed them), Weft runs
+ * packages involved ({@code sun.management}, {@code com.sun.management.internal}) to its module: the class path's
+ * unnamed module when the agent is on the class path, so the program's classes can reflect on them too. Where that
+ * fails (a JVM other than HotSpot, a JDK that changed them), Weft runs
  * without the directives and {@code WEFT_DEBUG=1} says why; {@code -Dweft.jit.directives=false} skips them.
  */
 final class JitDirectives {
