@@ -77,7 +77,8 @@ final class FusedLoopGenerator {
     private static final ClassDesc CD_DTYPE = desc(DType.class);
     private static final MethodTypeDesc SCRATCH_ARRAY = MethodTypeDesc.of(CD_Object, CD_DTYPE, CD_int);
     private static final ClassDesc CD_OFFSETS = CD_long.arrayType();
-    private static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_SEGMENTS,
+    /** The type of {@link FusedLoop#run} and of a vectorized loop's two loops ({@link VectorWarmUp.Paths}). */
+    static final MethodTypeDesc RUN = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_SEGMENTS,
             CD_OFFSETS, CD_long, CD_long);
     private static final MethodTypeDesc RUN_ROWS = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_OFFSETS,
             CD_SEGMENTS, CD_OFFSETS, CD_OFFSETS, CD_long, CD_long, CD_long);
@@ -101,13 +102,13 @@ final class FusedLoopGenerator {
     private static final long BLOCKED_MIN = 32;
     private static final String PER_ELEMENT = "perElement";
     private static final ClassDesc CD_WARM_UP = desc(VectorWarmUp.class);
-    private static final ClassDesc CD_PATHS = desc(VectorWarmUp.Paths.class);
+    static final ClassDesc CD_PATHS = desc(VectorWarmUp.Paths.class);
     private static final MethodTypeDesc WARM_UP_RUN = MethodTypeDesc.of(CD_void, CD_PATHS, CD_SEGMENTS, CD_OFFSETS,
             CD_SEGMENTS, CD_OFFSETS, CD_long, CD_long);
     /** The static field of a vectorized loop class holding its {@link VectorWarmUp}, and its two loops. */
     private static final String WARM_UP = "WARM_UP";
     private static final String VECTOR = "vector";
-    private static final String SCALAR = "scalar";
+    static final String SCALAR = "scalar";
     private static final String PER_BLOCK = "perBlock";
 
     private FusedLoopGenerator() {

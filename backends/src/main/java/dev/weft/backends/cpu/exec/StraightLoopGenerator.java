@@ -51,10 +51,6 @@ final class StraightLoopGenerator {
     private static final ClassDesc CD_SEGMENT = desc(MemorySegment.class);
     private static final ClassDesc CD_SEGMENTS = CD_SEGMENT.arrayType();
     private static final ClassDesc CD_FUSED = desc(FusedLoop.class);
-    private static final ClassDesc CD_PATHS = desc(VectorWarmUp.Paths.class);
-    private static final ClassDesc CD_OFFSETS = CD_long.arrayType();
-    private static final MethodTypeDesc RUN_RANGE = MethodTypeDesc.of(CD_void, CD_SEGMENTS, CD_OFFSETS, CD_SEGMENTS,
-            CD_OFFSETS, CD_long, CD_long);
     private static final ClassDesc CD_PAIR = desc(OperandResultCall.class);
     private static final ClassDesc CD_KERNEL = desc(ElementwiseKernel.class);
     private static final ClassDesc CD_RUNTIME = desc(RuntimeException.class);
@@ -185,12 +181,14 @@ final class StraightLoopGenerator {
                             MethodTypeDesc.of(CD_void, CD_FUSED, CD_SEGMENTS, CD_SEGMENTS, CD_long));
                 }
                 case StraightLoop.Fusion fu -> {
-                    // a range too short for a vector calls the scalar loop itself: one call less per iteration
+                    // fewer elements than a warm-up slice (one f32 vector, two f64): the scalar loop itself, one
+                    // call less per iteration
                     boolean scalar = fu.loop() instanceof VectorWarmUp.Paths && fu.n() < VectorWarmUp.SLICE;
-                    ClassDesc owner = scalar ? CD_PATHS : CD_FUSED;
+                    ClassDesc owner = scalar ? FusedLoopGenerator.CD_PATHS : CD_FUSED;
                     code.ldc(classData(1 + k, owner));
                     code.aload(IN).ldc(fusion).aaload().aconst_null().aload(OUT).ldc(fusion).aaload().aconst_null();
-                    code.lconst_0().ldc(fu.n()).invokeinterface(owner, scalar ? "scalar" : "run", RUN_RANGE);
+                    code.lconst_0().ldc(fu.n()).invokeinterface(owner, scalar ? FusedLoopGenerator.SCALAR : "run",
+                            FusedLoopGenerator.RUN);
                 }
             }
             code.labelBinding(end);

@@ -72,15 +72,14 @@ final class VectorWarmUp {
             return;
         }
         long end = from + Math.min(TINY_CALLS, n / (2 * SLICE)) * SLICE;
-        long t0 = warm ? System.nanoTime() : 0;
-        for (long s = from; s < end; s += SLICE) {
-            loop.vector(inputs, inputOffsets, results, resultOffsets, s, s + SLICE);
-        }
         if (!warm) {
+            slices(loop, inputs, inputOffsets, results, resultOffsets, from, end);
             calls += (end - from) / SLICE;
             loop.scalar(inputs, inputOffsets, results, resultOffsets, end, to);
             return;
         }
+        long t0 = System.nanoTime();
+        slices(loop, inputs, inputOffsets, results, resultOffsets, from, end);
         long t1 = System.nanoTime();
         long measured = end;
         if (t1 - t0 <= COMPILED_CALL_NANOS * (end - from) / SLICE) {
@@ -92,6 +91,14 @@ final class VectorWarmUp {
         long t3 = System.nanoTime();
         if (measured > end) {
             weigh(t2 - t1, measured - end, t3 - t2, to - measured);
+        }
+    }
+
+    /** {@code [from, end)} as one call of the vector loop per slice. */
+    private static void slices(Paths loop, MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results,
+                               long[] resultOffsets, long from, long end) {
+        for (long s = from; s < end; s += SLICE) {
+            loop.vector(inputs, inputOffsets, results, resultOffsets, s, s + SLICE);
         }
     }
 
