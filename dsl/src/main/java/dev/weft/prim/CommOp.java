@@ -28,6 +28,14 @@ public sealed interface CommOp extends Params {
     }
 
     /**
+     * True if a runtime may write the result over the operand (one buffer passed as both): the result has the
+     * operand's type, and every runtime reads all of the operand before writing the result ({@code MPI_IN_PLACE}).
+     */
+    default boolean inPlace() {
+        return false;
+    }
+
+    /**
      * The data it moves, given the avals of its operands: its tensor operand (for a send's {@code wait}, the sent
      * tensor after the request), else what it receives; {@code null} for {@code barrier} and {@code comm_rank}.
      */
@@ -120,6 +128,10 @@ public sealed interface CommOp extends Params {
     }
 
     record AllReduce(CommHandle comm, ReduceOp op) implements Reducing {
+        @Override
+        public boolean inPlace() {
+            return true;
+        }
     }
 
     /** Every rank's operand concatenated along axis 0 (a scalar becomes 1-D). */

@@ -77,7 +77,10 @@ public interface Communicator extends CommHandle {
     void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
                   MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where);
 
-    /** {@code out = in_0 ⊕ in_1 ⊕ ... ⊕ in_{size-1}} on every rank, combined in rank order (see {@link ReduceOp}). */
+    /**
+     * {@code out = in_0 ⊕ in_1 ⊕ ... ⊕ in_{size-1}} on every rank, combined in rank order (see {@link ReduceOp});
+     * {@code in} and {@code out} may be one buffer ({@link dev.weft.prim.CommOp#inPlace}).
+     */
     void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, SourceLocation where);
 
     /**

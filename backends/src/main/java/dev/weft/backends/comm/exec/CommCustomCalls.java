@@ -108,6 +108,11 @@ public final class CommCustomCalls {
         public OperandResultCall operandResultCall(Op op) {
             return pairCall;
         }
+
+        @Override
+        public boolean writesOverOperand(Op op) {
+            return pairCall != null && ((Attr.CommConfig) op.attr("backend_config")).op().inPlace();
+        }
     }
 
     /** The call {@code op}'s descriptor says; a custom reduce op runs the module's function it calls. */

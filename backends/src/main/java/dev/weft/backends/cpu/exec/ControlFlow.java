@@ -31,18 +31,15 @@ final class ControlFlow {
     }
 
     static Instruction compileWhile(Op op, ProgramBuilder b) {
+        Optional<StraightLoop> straight = straightLoop(op, b);
+        if (straight.isPresent()) {
+            return StraightLoopGenerator.generate(straight.get());
+        }
         int[] in = b.slots(op.operands());
         int[] out = b.slots(op.results());
         Block bodyBlock = op.regions().get(1);
         CountedBound counted = CountedBound.of(op.regions().get(0));
         CounterStep step = counted == null ? null : CounterStep.of(bodyBlock, counted.carry());
-        if (step != null && b.straightLoops()) {
-            Optional<StraightLoop> straight = StraightLoop.of(op, b, counted.carry(), counted.wide(), counted.bound(),
-                    step.increment(), step.skipped());
-            if (straight.isPresent()) {
-                return StraightLoopGenerator.generate(straight.get());
-            }
-        }
         if (step != null) {
             int c = counted.carry();
             LoopBody body = LoopBody.of(bodyBlock, b.compile(bodyBlock, step.skipped()), c);
@@ -55,6 +52,17 @@ final class ControlFlow {
         }
         CompiledBlock cond = b.compile(op.regions().get(0));
         return LoopGenerator.generate(new WhileLoop(in, out, body, null, null, -1, cond, cond.resultSlots()[0]));
+    }
+
+    /** {@code op}, a while loop, as straight-line code, if it counts and {@link StraightLoop} handles its body. */
+    static Optional<StraightLoop> straightLoop(Op op, ProgramBuilder b) {
+        CountedBound counted = CountedBound.of(op.regions().get(0));
+        CounterStep step = counted == null ? null : CounterStep.of(op.regions().get(1), counted.carry());
+        if (step == null || !b.straightLoops()) {
+            return Optional.empty();
+        }
+        return StraightLoop.of(op, b, counted.carry(), counted.wide(), counted.bound(), step.increment(),
+                step.skipped());
     }
 
     /**

@@ -45,4 +45,12 @@ public interface CustomCallHandler {
     default OperandResultCall operandResultCall(Op op) {
         return null;
     }
+
+    /**
+     * Whether {@link #operandResultCall} may be given one buffer as both operand and result (it reads all of the
+     * operand before writing the result). False unless a handler knows better.
+     */
+    default boolean writesOverOperand(Op op) {
+        return false;
+    }
 }

@@ -64,14 +64,14 @@ final class CustomCallInstruction implements Instruction {
     }
 
     /**
-     * {@code op}, a custom call on one tensor operand and one tensor result besides any tokens, as its handler's
-     * direct call ({@link CustomCallHandler#operandResultCall}), or null when it has none.
+     * The bound handler of {@code op}, a custom call, if it has one tensor operand and one tensor result besides
+     * any tokens (it may then run as {@link CustomCallHandler#operandResultCall}); else null.
      */
-    static OperandResultCall pairCall(Op op, ProgramBuilder b) {
+    static CustomCallHandler pairHandler(Op op, ProgramBuilder b) {
         if (tensors(op.operands()).length != 1 || tensors(op.results()).length != 1) {
             return null;
         }
-        return handler(op, b).operandResultCall(op);
+        return handler(op, b);
     }
 
     /** The positions of the tensors (not tokens) among {@code values}. */

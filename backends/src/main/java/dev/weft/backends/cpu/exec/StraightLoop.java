@@ -13,6 +13,7 @@ import dev.weft.lowering.ir.Value;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,8 +75,11 @@ final class StraightLoop {
         Op op();
     }
 
-    /** A custom call run as {@code call.accept(in, out)}. */
-    record Pair(Op op, OperandResultCall call, int in, int out) implements Call {
+    /**
+     * A custom call run as {@code call.accept(in, out)}; {@code inPlace} if it may be given one buffer as both
+     * ({@link CustomCallHandler#writesOverOperand}).
+     */
+    record Pair(Op op, OperandResultCall call, int in, int out, boolean inPlace) implements Call {
     }
 
     /**
@@ -99,6 +103,13 @@ final class StraightLoop {
     final Kind[] kind;
     final int[] carryOf;
     final int[] sizeClass;
+    /**
+     * Per register: the varying carry register whose buffer it takes from the second iteration on, or -1. An
+     * allreduce whose operand is a carry that nothing else reads writes its result over it there (the carry's two
+     * buffers are the loop's by then): MPI then reduces in place instead of copying 8 MiB into a third buffer
+     * first, and the loop touches two buffers, as C's does.
+     */
+    final int[] aliasOf;
     final MemorySegment[] constant;
     final List<Call> calls;
     /** The carries that change: their registers as read ({@code carryReg}) and as written ({@code nextReg}). */
@@ -122,6 +133,7 @@ final class StraightLoop {
         this.kind = kind.toArray(Kind[]::new);
         this.carryOf = carryOf.stream().mapToInt(Integer::intValue).toArray();
         this.sizeClass = sizeClass.stream().mapToInt(Integer::intValue).toArray();
+        this.aliasOf = aliases(this.kind, calls);
         this.constant = constant.toArray(MemorySegment[]::new);
         this.calls = List.copyOf(calls);
         this.varying = varying;
@@ -133,6 +145,27 @@ final class StraightLoop {
         this.increment = increment;
         this.counterClass = counterClass;
         this.fusions = (int) calls.stream().filter(c -> c instanceof Fusion).count();
+    }
+
+    /** {@link #aliasOf} for {@code calls} on registers of {@code kind}. */
+    private static int[] aliases(Kind[] kind, List<Call> calls) {
+        int[] reads = new int[kind.length];
+        for (Call c : calls) {
+            switch (c) {
+                case Pair p -> reads[p.in()]++;
+                case Fusion f -> Arrays.stream(f.in()).forEach(r -> reads[r]++);
+                case Kernel k -> Arrays.stream(k.in()).forEach(r -> reads[r]++);
+            }
+        }
+        int[] alias = new int[kind.length];
+        Arrays.fill(alias, -1);
+        for (Call c : calls) {
+            if (c instanceof Pair p && p.inPlace() && kind[p.in()] == Kind.CARRY && reads[p.in()] == 1
+                    && kind[p.out()] == Kind.TEMP) {
+                alias[p.out()] = p.in();
+            }
+        }
+        return alias;
     }
 
     int registers() {
@@ -255,8 +288,10 @@ final class StraightLoop {
     /** {@code o} as a call on registers {@code in} to registers {@code out}, if it is one the generator runs. */
     private static Optional<Call> call(Op o, ProgramBuilder b, List<Integer> in, List<Integer> out) {
         if (o.name().equals(StableHlo.CUSTOM_CALL) && in.size() == 1 && out.size() == 1) {
-            OperandResultCall pair = CustomCallInstruction.pairCall(o, b);
-            return pair == null ? Optional.empty() : Optional.of(new Pair(o, pair, in.getFirst(), out.getFirst()));
+            CustomCallHandler h = CustomCallInstruction.pairHandler(o, b);
+            OperandResultCall pair = h == null ? null : h.operandResultCall(o);
+            return pair == null ? Optional.empty() : Optional.of(new Pair(o, pair, in.getFirst(), out.getFirst(),
+                    h.writesOverOperand(o)));
         }
         if (StableHlo.isElementwise(o.name()) && out.size() == 1 && in.size() <= 3) {
             return Optional.of(new Kernel(o, ElementwiseKernels.of(o), ints(in), out.getFirst(),
@@ -339,6 +374,12 @@ final class StraightLoop {
             odd[nextReg[i]] = alt.segment;
             even[carryReg[i]] = alt.segment;
             even[nextReg[i]] = next;
+        }
+        for (int j = 0; j < kind.length; j++) {
+            if (aliasOf[j] >= 0) {
+                odd[j] = odd[aliasOf[j]];
+                even[j] = even[aliasOf[j]];
+            }
         }
         MemorySegment[][] regs = new MemorySegment[STATES][];
         regs[0] = first;

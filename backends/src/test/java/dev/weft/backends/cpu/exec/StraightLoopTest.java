@@ -16,6 +16,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.testing.RankRunner;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -102,6 +103,28 @@ class StraightLoopTest {
             List<Tensor> eager = List.of(allreduceRem(world, x, 9));
             assertAgree(world, "allreduceRem", List.of(x), 9, eager, true);
         });
+    }
+
+    /**
+     * The allreduce of a carry that nothing else reads writes its result over the carry from the second iteration
+     * on; one whose carry is read again (by the add of {@code allreduceRem}) keeps a buffer of its own.
+     */
+    @Test
+    void anAllreduceWritesOverACarryOnlyWhenNothingElseReadsIt() {
+        RankRunner.run(2, world -> {
+            Tensor x = Tensor.of(new float[] {1, 2, 3}, 3);
+            assertThat(aliased(lower(world, "allreduceScale", List.of(x), 4))).isOne();
+            assertThat(aliased(lower(world, "allreduceRem", List.of(x), 4))).isZero();
+        });
+    }
+
+    /** How many registers of the first while loop of {@code m}'s main function take a carry's buffer. */
+    private static long aliased(Module m) {
+        Op loop = m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.WHILE)).findFirst()
+                .orElseThrow();
+        StraightLoop straight = ControlFlow.straightLoop(loop,
+                new ProgramBuilder(OpCompilers.standard(), CommCustomCalls.registry(m), true)).orElseThrow();
+        return Arrays.stream(straight.aliasOf).filter(r -> r >= 0).count();
     }
 
     @Test
