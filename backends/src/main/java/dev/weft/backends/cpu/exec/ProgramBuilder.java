@@ -158,10 +158,11 @@ final class ProgramBuilder {
 
     /**
      * Indices of the operands whose value dies at {@code op}: marked in {@code weft.last_use}, defined in
-     * {@code op}'s block, and used by no later op of it (a wrong mark is ignored rather than freeing a live buffer).
+     * {@code op}'s block, and used by no later op of it (a wrong mark is ignored rather than freeing a live buffer);
+     * none for an op compiled outside a block.
      */
     List<Integer> dyingOperands(Op op) {
-        if (!(op.attr(StableHlo.LAST_USE) instanceof Attr.I64Array a)) {
+        if (!(op.attr(StableHlo.LAST_USE) instanceof Attr.I64Array a) || scopes.isEmpty()) {
             return List.of();
         }
         Set<Value> local = scopes.getLast();

@@ -110,6 +110,11 @@ final class StraightLoop {
      * first, and the loop touches two buffers, as C's does.
      */
     final int[] aliasOf;
+    /**
+     * Per operand of the loop: whether the loop is its last use. The first iteration may then write over a carry's
+     * initial buffer too, when the loop holds the only other reference to it (a donated argument, a temporary).
+     */
+    final boolean[] dies;
     final MemorySegment[] constant;
     final List<Call> calls;
     /** The carries that change: their registers as read ({@code carryReg}) and as written ({@code nextReg}). */
@@ -127,13 +132,14 @@ final class StraightLoop {
     private StraightLoop(int[] inSlots, int[] outSlots, List<Kind> kind, List<Integer> carryOf,
                          List<Integer> sizeClass, List<MemorySegment> constant, List<Call> calls, int[] varying,
                          int[] carryReg, int[] nextReg, int counter, boolean wide, long bound, long increment,
-                         int counterClass) {
+                         int counterClass, boolean[] dies) {
         this.inSlots = inSlots;
         this.outSlots = outSlots;
         this.kind = kind.toArray(Kind[]::new);
         this.carryOf = carryOf.stream().mapToInt(Integer::intValue).toArray();
         this.sizeClass = sizeClass.stream().mapToInt(Integer::intValue).toArray();
         this.aliasOf = aliases(this.kind, calls);
+        this.dies = dies;
         this.constant = constant.toArray(MemorySegment[]::new);
         this.calls = List.copyOf(calls);
         this.varying = varying;
@@ -268,8 +274,10 @@ final class StraightLoop {
             nextReg[i] = reg.get(results.get(v[i]));
         }
         int counterClass = b.sizeClass(op.results().get(counter).tensorType());
+        boolean[] dies = new boolean[args.size()];
+        b.dyingOperands(op).forEach(i -> dies[i] = true);
         return Optional.of(new StraightLoop(b.slots(op.operands()), b.slots(op.results()), kind, carryOf, sizeClass,
-                constant, calls, v, carryReg, nextReg, counter, wide, bound, increment, counterClass));
+                constant, calls, v, carryReg, nextReg, counter, wide, bound, increment, counterClass, dies));
     }
 
     private static void add(List<Kind> kind, List<Integer> carryOf, List<Integer> sizeClass,
@@ -357,7 +365,9 @@ final class StraightLoop {
             first[j] = switch (kind[j]) {
                 case CARRY, PINNED -> carries[carryOf[j]].segment;
                 case CONSTANT -> constant[j];
-                case TEMP, NEXT -> take(f, buffers, j, sizeClass[j]);
+                case TEMP -> aliasOf[j] >= 0 && writable(carries[carryOf[aliasOf[j]]], carryOf[aliasOf[j]])
+                        ? carries[carryOf[aliasOf[j]]].segment : take(f, buffers, j, sizeClass[j]);
+                case NEXT -> take(f, buffers, j, sizeClass[j]);
             };
         }
         MemorySegment[] odd = new MemorySegment[kind.length];
@@ -405,6 +415,14 @@ final class StraightLoop {
         r.counter = wide ? carries[counter].segment.get(ValueLayout.JAVA_LONG_UNALIGNED, 0)
                 : carries[counter].segment.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
         return r;
+    }
+
+    /**
+     * Whether the first iteration may write over {@code b}, the initial value of carry {@code k}: the loop is its
+     * last use, it is the run's own (not a read-only argument) and nothing but its slot and the loop holds it.
+     */
+    private boolean writable(Buffer b, int k) {
+        return dies[k] && (b.kind == Buffer.Kind.TEMP || b.kind == Buffer.Kind.DONATED) && !b.escaped && b.refs == 2;
     }
 
     private static MemorySegment take(Frame f, Buffer[] buffers, int j, int sizeClass) {
