@@ -16,8 +16,9 @@ import java.util.concurrent.CompletableFuture;
  * Adds Weft's HotSpot compiler directives ({@code jit-directives.json} beside this class) to the JVM when the agent
  * is installed. They leave the JDK's class-file API to C1: it writes Weft's generated classes and the JDK's own
  * method-handle and downcall classes, so it is hot while a program is traced, lowered and compiled, and C2 then
- * compiled it during the program's first thousands of steps, on the cores the ranks spin on. And they make a
- * compiled loop body's step inline its fusions' scalar loops. The file says why and what each measured.
+ * compiled it during the program's first thousands of steps, on the cores the ranks spin on. They make a compiled
+ * loop body's step inline its fusions' scalar loops, and keep generated fused loops from being inlined into any
+ * other caller. The file says why and what each measured.
  *
  * <p>The JDK has no API for this; the directives go through the diagnostic command {@code Compiler.directives_add}
  * (what {@code jcmd} sends), called in-process, whose reply (not printed) is returned here, where

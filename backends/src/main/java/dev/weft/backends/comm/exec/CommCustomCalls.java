@@ -72,6 +72,8 @@ public final class CommCustomCalls {
     private static final class BoundCall implements CustomCallHandler {
         private final CommCall.Action call;
         private final Communicator.BufferPairCall pairCall;
+        /** Whether {@link #pairCall} may be given one buffer as both ({@link CommOp#inPlace}). */
+        private final boolean inPlace;
         private final int[] tensorOperands;
         /** Whether the tokens follow the tensors, so the operands can be passed as they are. */
         private final boolean tokensLast;
@@ -80,6 +82,7 @@ public final class CommCustomCalls {
             // the operation is bound once: a bound allreduce has checked its arguments and found its MPI handles
             Communicator.BufferPairCall pair = call.pairAction();
             this.pairCall = pair == null ? null : ObservedComm.pair(call, pair, true);
+            this.inPlace = pair != null && call.op().inPlace();
             this.call = pairCall != null ? CommCall.arrays(pairCall) : ObservedComm.action(call, call.action(), true);
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
@@ -111,7 +114,7 @@ public final class CommCustomCalls {
 
         @Override
         public boolean writesOverOperand(Op op) {
-            return pairCall != null && ((Attr.CommConfig) op.attr("backend_config")).op().inPlace();
+            return inPlace;
         }
     }
 

@@ -43,7 +43,7 @@ final class FusedLoopRunner {
     }
 
     static void run(FusedLoop loop, MemorySegment[] in, MemorySegment[] out, long n) {
-        if (n < PARALLEL_MIN || CORES < 2 || !shared(in) || !shared(out)) {
+        if (serial(n, in, out)) {
             loop.run(in, null, out, null, 0, n);
             return;
         }
@@ -53,7 +53,7 @@ final class FusedLoopRunner {
     /** Runs {@code loop} row by row over the fused shape of {@code views}, in blocks of rows as above. */
     static void run(FusionViews views, FusedLoop loop, MemorySegment[] in, MemorySegment[] out) {
         long rows = views.rows();
-        if (rows * views.rowLength() < PARALLEL_MIN || CORES < 2 || !shared(in) || !shared(out)) {
+        if (serial(rows * views.rowLength(), in, out)) {
             views.run(loop, in, out, 0, rows, 0);
             return;
         }
@@ -133,6 +133,11 @@ final class FusedLoopRunner {
             }
         }
         return 1;
+    }
+
+    /** Whether a loop over {@code elements} elements of these buffers runs whole on the calling thread. */
+    private static boolean serial(long elements, MemorySegment[] in, MemorySegment[] out) {
+        return elements < PARALLEL_MIN || CORES < 2 || !shared(in) || !shared(out);
     }
 
     private static boolean shared(MemorySegment[] segments) {
