@@ -8,13 +8,15 @@ import java.util.Iterator;
 import java.util.List;
 
 /**
- * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised
- * {@code MADV_HUGEPAGE}, recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees
- * their segment or {@link NativeMemory#free} frees it earlier, and paced: see {@link NativeMemory}. A freed mapping
- * is pooled and displaces the longest pooled ones beyond the pool's limit, or beyond two mappings of its own size
- * if that is more; the displaced ones are unmapped, so that their memory goes back to the system. At each pacing
- * collection that this class asks for, the limit becomes the bytes handed out since the previous one (what a loop
- * reuses per collection), kept between {@link NativeMemory#POOL_BYTES} and what one collection can find dead.
+ * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings (not advised
+ * {@code MADV_HUGEPAGE}: see {@link #map}), recycled by size class (the size rounded up to 2 MiB) when the garbage
+ * collector frees their segment or {@link NativeMemory#free} frees it earlier, and paced: see {@link NativeMemory}.
+ * A freed mapping is pooled and displaces the longest pooled ones beyond the pool's limit: what one pacing
+ * collection can find dead (the budget less the live bytes), at least {@link NativeMemory#POOL_BYTES}, or two
+ * mappings of its own size if that is more. At each pacing collection that this class asks for, the mappings pooled
+ * before the previous one, which no allocation took since, are unmapped: so a loop reuses what one collection
+ * returns until the next, however the budget grows, and a program that recycles little keeps little. Unmapped
+ * memory goes back to the system.
  */
 final class MappedBuffers {
     static final boolean AVAILABLE;
@@ -22,24 +24,25 @@ final class MappedBuffers {
     private static final long PAGE = 2L << 20;
     private static final int PROT_READ_WRITE = 0x3;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x22;
-    private static final int MADV_HUGEPAGE = 14;
 
     /** {@code base}/{@code length}: the whole mapping (for munmap); {@code start}: its 2 MiB-aligned part. */
     private record Mapping(long base, long length, long start, long sizeClass) {
     }
 
+    /** A pooled mapping and the pacing collections this class had asked for when it was pooled. */
+    private record Pooled(Mapping mapping, long since) {
+    }
+
     private static final Object LOCK = new Object();
     /** Pooled mappings, the most recently freed first. */
-    private static final ArrayDeque<Mapping> FREE = new ArrayDeque<>();
+    private static final ArrayDeque<Pooled> FREE = new ArrayDeque<>();
     private static long freeBytes;
-    /** Bytes of mappings handed out since the last pacing collection that this class asked for. */
-    private static long handedOut;
     private static long mappings;
-    /** The most bytes pooled, unless two mappings of the size just freed need more. */
-    private static long poolLimit = NativeMemory.POOL_BYTES;
+    /** Pacing collections asked for by this class's allocations. */
+    private static long collections;
 
     static {
-        AVAILABLE = Libc.MMAP != null && Libc.MADVISE != null && Libc.MUNMAP != null;
+        AVAILABLE = Libc.MMAP != null && Libc.MUNMAP != null;
     }
 
     private MappedBuffers() {
@@ -51,7 +54,7 @@ final class MappedBuffers {
         Mapping m = take(sizeClass);
         if (m == null && MemoryPacer.overBudget(sizeClass)) {
             if (MemoryPacer.awaitCollection()) {
-                adaptPoolLimit();
+                retireIdle();
             }
             m = take(sizeClass);
         }
@@ -59,11 +62,8 @@ final class MappedBuffers {
         if (m == null) {
             m = map(sizeClass);
         }
-        synchronized (LOCK) {
-            handedOut += sizeClass;
-        }
         if (MemoryPacer.allocated(sizeClass)) {
-            adaptPoolLimit();
+            retireIdle();
         }
         Mapping owned = m;
         MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
@@ -88,19 +88,24 @@ final class MappedBuffers {
         }
     }
 
-    /** At a pacing collection: the pool may hold what large buffers took since the previous one. */
-    private static void adaptPoolLimit() {
+    /** At a pacing collection: unmaps the mappings pooled before the previous one, which no allocation took since. */
+    private static void retireIdle() {
+        List<Mapping> idle = new ArrayList<>();
         synchronized (LOCK) {
-            poolLimit = Math.clamp(handedOut, NativeMemory.POOL_BYTES,
-                    Math.max(NativeMemory.POOL_BYTES, MemoryPacer.headroom()));
-            handedOut = 0;
+            collections++;
+            while (!FREE.isEmpty() && FREE.peekLast().since() < collections - 1) {
+                Mapping oldest = FREE.removeLast().mapping();
+                freeBytes -= oldest.sizeClass();
+                idle.add(oldest);
+            }
         }
+        idle.forEach(MappedBuffers::unmap);
     }
 
     private static Mapping take(long sizeClass) {
         synchronized (LOCK) {
-            for (Iterator<Mapping> it = FREE.iterator(); it.hasNext(); ) {
-                Mapping m = it.next();
+            for (Iterator<Pooled> it = FREE.iterator(); it.hasNext(); ) {
+                Mapping m = it.next().mapping();
                 if (m.sizeClass() == sizeClass) {
                     it.remove();
                     freeBytes -= sizeClass;
@@ -114,12 +119,12 @@ final class MappedBuffers {
     /** Runs once the segment of {@code m} is unreachable (on a cleaner thread) or {@link NativeMemory#free}d. */
     private static void release(Mapping m) {
         List<Mapping> unmapped = new ArrayList<>(1);
+        long limit = Math.max(Math.max(NativeMemory.POOL_BYTES, MemoryPacer.headroom()), 2 * m.sizeClass());
         synchronized (LOCK) {
-            FREE.push(m);
+            FREE.push(new Pooled(m, collections));
             freeBytes += m.sizeClass();
-            long limit = Math.max(poolLimit, 2 * m.sizeClass());
             while (freeBytes > limit) {
-                Mapping oldest = FREE.removeLast();
+                Mapping oldest = FREE.removeLast().mapping();
                 freeBytes -= oldest.sizeClass();
                 unmapped.add(oldest);
             }
@@ -128,6 +133,13 @@ final class MappedBuffers {
         unmapped.forEach(MappedBuffers::unmap);
     }
 
+    /**
+     * A fresh mapping of {@code sizeClass} bytes, 2 MiB-aligned (where the kernel's policy for transparent huge pages
+     * is {@code always}, it may back it with them). Not advised {@code MADV_HUGEPAGE}: under the default policy
+     * ({@code madvise}) that makes each first touch fault in a huge page, and on a virtual machine whose host backs
+     * guest memory on first use those came from never-touched memory: a fresh 64 MiB buffer took 380–610 ms to fill,
+     * against ~30 ms with 4 KiB pages, and a reused one ran no faster.
+     */
     private static Mapping map(long sizeClass) {
         long length = sizeClass + PAGE;
         try {
@@ -137,8 +149,6 @@ final class MappedBuffers {
                 throw new OutOfMemoryError("mmap of " + length + " bytes failed");
             }
             long start = (base.address() + PAGE - 1) & -PAGE;
-            int ignored = (int) Libc.MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass,
-                    MADV_HUGEPAGE);
             synchronized (LOCK) {
                 mappings++;
             }

@@ -11,24 +11,25 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>Up to {@value #SMALL} bytes: carved from a {@value #SLAB}-byte slab of the calling thread (a pointer
  *       bump instead of a native allocation and a cleaner per tensor).</li>
- *   <li>From {@value #HUGE} bytes, on Linux: an anonymous {@code mmap} aligned to 2 MiB and advised
- *       {@code MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the
- *       next buffer of its size class (a multiple of 2 MiB). Where page faults are expensive (virtual machines:
- *       ~8 µs per 4 KiB page here, so ~130 ms to fill a fresh 64 MiB buffer) a pooled buffer costs nothing to
- *       reuse. The pool holds at most what large buffers took between the last two pacing collections (below),
- *       but at least {@link #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV}
- *       environment variable, in MiB; default {@value #POOL_DEFAULT_MIB}) and at most what one pacing collection
- *       can find dead (the budget less the live bytes), or two buffers of the size just freed if that is more: so
- *       a loop that drops large results reuses them from one collection to the next without page faults, and a
- *       program that recycles little keeps little. A buffer freed beyond that limit displaces the longest pooled
- *       ones, which are unmapped, so that their memory goes back to the system.</li>
+ *   <li>From {@value #HUGE} bytes, on Linux: an anonymous {@code mmap} aligned to 2 MiB, kept in a pool when the
+ *       garbage collector frees it and handed out again for the next buffer of its size class (a multiple of 2 MiB). A
+ *       pooled buffer costs no page faults to reuse (a fresh 64 MiB one: ~30 ms to fill on this VM). The pool holds at
+ *       most what one pacing collection can find dead (the budget less the live bytes, below), but at least {@link
+ *       #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV} environment variable, in MiB;
+ *       default {@value #POOL_DEFAULT_MIB}), or two buffers of the size just freed if that is more; a buffer freed
+ *       beyond that displaces the longest pooled ones. At each pacing collection, the buffers pooled before the
+ *       previous one that no allocation took since are released: so a loop that drops large results reuses them from
+ *       one collection to the next without page faults, and a program that recycles little keeps little. Released and
+ *       displaced buffers are unmapped, so that their memory goes back to the system.</li>
  *   <li>Otherwise: {@code malloc}. Its memory goes back to the C library's allocator, which reuses it but
  *       may keep it from the system.</li>
  * </ul>
  *
  * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so the
  * bytes of buffers not carved from slabs outstanding are paced, like a heap: their budget is twice the bytes live
- * after the previous pacing collection, and at least {@value #PACING_MIN_MIB} MiB. The allocation that leaves less
+ * after the previous pacing collection, and at least a floor of {@value #PACING_MIN_MIB} MiB, which grows up to four
+ * times that while collections come more often than every ten times their own duration, and shrinks back when they
+ * come rarely (as G1 sizes its heap to bound the time it spends collecting). The allocation that leaves less
  * room in the budget than its own size asks for a collection ({@link System#gc}, as {@code java.nio} does for
  * direct buffers) on a thread of its own and goes on without waiting; the buffers that collection finds dead are
  * back in the pool before the budget runs out, at the collection's young pause. An allocation that would exceed the

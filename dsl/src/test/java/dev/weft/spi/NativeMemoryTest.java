@@ -59,15 +59,15 @@ class NativeMemoryTest {
     }
 
     /**
-     * 40 dropped buffers of 64 MiB would hold 2.5 GiB without pacing. With it, what is outstanding stays within a
-     * few budgets (the budget adapts to the bytes live after each collection, which a slow cleaner thread can
-     * overstate once), so the bound here is loose on purpose.
+     * 40 dropped buffers of 64 MiB would hold 2.5 GiB without pacing. With it, what is outstanding stays within the
+     * budget's ceiling (its floor grows while collections come often; the budget also adapts to the bytes live after
+     * each collection, which a slow cleaner thread can overstate once), so the bound here is loose on purpose.
      */
     @Test
     void droppedBuffersAreCollectedBeforeTheMappedBytesGrowWithoutBound() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 64L << 20;
-        long bound = MemoryPacer.outstandingBytes() + 8 * bytes;
+        long bound = MemoryPacer.outstandingBytes() + MemoryPacer.CEILING + 2 * bytes;
         MemorySegment kept = null;
         for (int i = 0; i < 40; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
@@ -80,14 +80,16 @@ class NativeMemoryTest {
 
     /**
      * A loop that drops a large buffer per allocation gets its buffers back from the pool once collections have run:
-     * its mappings stay a small set (about the budget's worth) however many buffers it drops.
+     * its mappings stay a small set (about the budget's worth) however many buffers it drops. Nothing else runs
+     * between its allocations, so collections come far more often than ten times their duration: the budget's floor
+     * grows (to its ceiling, within the first 100 buffers) before the mappings are counted.
      */
     @Test
     void aLoopThatDropsLargeBuffersReusesPooledMappings() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 32L << 20;
         MemorySegment kept = null;
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 100; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
         }
@@ -99,6 +101,25 @@ class NativeMemoryTest {
         assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);
         assertThat(MappedBuffers.mappings() - mapped).as("new mappings for 40 dropped buffers of 32 MiB")
                 .isLessThanOrEqualTo(10);
+        assertThat(MemoryPacer.floor()).as("the budget's floor").isGreaterThan(MemoryPacer.FLOOR)
+                .isLessThanOrEqualTo(MemoryPacer.CEILING);
+    }
+
+    /**
+     * When collections start less than ten times their duration apart, the floor grows fourfold, up to the ceiling;
+     * when they start more than forty times apart, it halves, down to the least floor; between, it stays.
+     */
+    @Test
+    void theBudgetsFloorFollowsWhatCollectionsCost() {
+        long ms = 1_000_000L;
+        long floor = MemoryPacer.FLOOR;
+        assertThat(MemoryPacer.adapted(floor, 60 * ms, 20 * ms)).as("every 60 ms, 20 ms each").isEqualTo(4 * floor);
+        assertThat(MemoryPacer.adapted(2 * floor, 60 * ms, 20 * ms)).isEqualTo(MemoryPacer.CEILING);
+        assertThat(MemoryPacer.adapted(MemoryPacer.CEILING, 60 * ms, 20 * ms)).isEqualTo(MemoryPacer.CEILING);
+        assertThat(MemoryPacer.adapted(floor, 200 * ms, 20 * ms)).as("every 200 ms").isEqualTo(floor);
+        assertThat(MemoryPacer.adapted(2 * floor, 800 * ms, 20 * ms)).as("every 800 ms").isEqualTo(2 * floor);
+        assertThat(MemoryPacer.adapted(MemoryPacer.CEILING, 900 * ms, 20 * ms)).isEqualTo(MemoryPacer.CEILING / 2);
+        assertThat(MemoryPacer.adapted(floor, 900 * ms, 20 * ms)).isEqualTo(floor);
     }
 
     /**

@@ -22,11 +22,12 @@ import java.util.Locale;
  * result at close; the sample includes the close) or {@code donate} ({@code y = chainInto(x, y.donate())}: each
  * call writes its result into the previous one's buffer).
  *
- * <p>First REPS calls right after the first (compiling) call, cold (no warm-up, no collection before them), then
- * WARMUP calls, a collection and REPS calls, warm: the samples are the warm calls; info lines give, for each
- * series, median, p90 and mean with their ratios to the median, the collections during it (young ones, pauses of
- * concurrent cycles, full ones), and the process's resident memory (peak and now). The check is the f64 sum of the
- * last result.
+ * <p>First REPS calls right after the first (compiling) call, cold (no warm-up, no collection before them), then WARMUP
+ * calls and REPS calls, warm: the samples are the warm calls. No explicit collection comes between them, unlike the
+ * other cases: one would return every dropped buffer at once, more than one pacing collection's pool holds, and the
+ * loop would map fresh ones. Info lines give, for each series, median, p90 and mean with their ratios to the median,
+ * the collections during it (young ones, pauses of concurrent cycles, full ones), and the process's resident memory
+ * (peak and now). The check is the f64 sum of the last result.
  */
 public final class FreshLoopBench {
     private FreshLoopBench() {
@@ -87,7 +88,6 @@ public final class FreshLoopBench {
         loop(mode, x, y, reps, cold, false);
         report.info("cold (the " + reps + " calls after the compiling one): " + summary(cold, gc));
         loop(mode, x, y, a[2], null, false);
-        Report.settle();
         double[] warm = new double[reps];
         gc = collections();
         loop(mode, x, y, reps, warm, true);
