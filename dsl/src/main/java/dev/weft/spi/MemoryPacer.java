@@ -6,18 +6,22 @@ package dev.weft.spi;
  * of their own, so that an allocating thread waits at most until the buffers that one found dead are back, never
  * for the whole cycle.
  *
- * <p>The budget's floor adapts to what collections cost, as G1 sizes its heap to bound the time it spends
- * collecting ({@code GCTimeRatio}): when pacing collections start less than {@value #RATIO} times their own duration
- * apart, it grows fourfold, up to {@link #CEILING}; when they start more than four times that far apart, it halves,
- * down to {@link #FLOOR}. Growing in one large step, rather than just enough, keeps a collection that takes a little
- * longer than the others from making it grow again later, which maps fresh buffers in a loop that had settled. A loop dropping a 64 MiB result per 21 ms call collected every third call at
- * 256 MiB, and each collection (a young pause, then G1's concurrent cycle on one of two cores for ~16–26 ms) made
- * its call 8–9 ms longer: p90 1.33–1.41× the median. At 1 GiB it collects every ~14 calls.
+ * <p>The budget's floor adapts to what collections cost, as G1 sizes its heap to bound the time it spends collecting
+ * ({@code GCTimeRatio}): when pacing collections start less than {@value #RATIO} times their own duration apart, it
+ * grows fourfold, up to {@link #CEILING}; when they start more than {@value #SHRINK} times their duration apart, it
+ * halves, down to {@link #FLOOR}. Growing in one large step, rather than just enough, keeps a collection that takes a
+ * little longer than the others from making it grow again later, which maps fresh buffers in a loop that had settled. A
+ * loop dropping a 64 MiB result per 21 ms call collected every third call at 256 MiB (every ~63 ms, each collection ~20
+ * ms), and each collection (a young pause, then G1's concurrent cycle on one of two cores) made its call 8–9 ms longer:
+ * p90 1.33–1.41× the median. At 1 GiB it collects every ~14 calls. A loop dropping an 8 MiB or 1 MiB eager result per
+ * op collects every ~180–230 ms at 256 MiB, and stays there: growing would hold 1.1 GiB instead of 0.35 for the same
+ * speed.
  */
 final class MemoryPacer {
     static final long FLOOR = NativeMemory.PACING_MIN_MIB << 20;
     static final long CEILING = 4 * FLOOR;
-    static final long RATIO = 10;
+    static final long RATIO = 5;
+    static final long SHRINK = 8 * RATIO;
     /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
     private static final long QUIET_MILLIS = 2;
     /**
@@ -163,7 +167,7 @@ final class MemoryPacer {
         if (sinceLastNanos < RATIO * tookNanos) {
             return Math.min(CEILING, 4 * floor);
         }
-        if (sinceLastNanos > 4 * RATIO * tookNanos) {
+        if (sinceLastNanos > SHRINK * tookNanos) {
             return Math.max(FLOOR, floor / 2);
         }
         return floor;

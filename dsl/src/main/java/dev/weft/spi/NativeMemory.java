@@ -27,9 +27,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so the
  * bytes of buffers not carved from slabs outstanding are paced, like a heap: their budget is twice the bytes live
- * after the previous pacing collection, and at least a floor of {@value #PACING_MIN_MIB} MiB, which grows up to four
- * times that while collections come more often than every ten times their own duration, and shrinks back when they
- * come rarely (as G1 sizes its heap to bound the time it spends collecting). The allocation that leaves less
+ * after the previous pacing collection, and at least a floor of {@value #PACING_MIN_MIB} MiB, which grows fourfold
+ * when collections come more often than every five times their own duration, and shrinks back when they come
+ * rarely (as G1 sizes its heap to bound the time it spends collecting). The allocation that leaves less
  * room in the budget than its own size asks for a collection ({@link System#gc}, as {@code java.nio} does for
  * direct buffers) on a thread of its own and goes on without waiting; the buffers that collection finds dead are
  * back in the pool before the budget runs out, at the collection's young pause. An allocation that would exceed the

@@ -106,7 +106,7 @@ class NativeMemoryTest {
     }
 
     /**
-     * When collections start less than ten times their duration apart, the floor grows fourfold, up to the ceiling;
+     * When collections start less than five times their duration apart, the floor grows fourfold, up to the ceiling;
      * when they start more than forty times apart, it halves, down to the least floor; between, it stays.
      */
     @Test
@@ -116,7 +116,7 @@ class NativeMemoryTest {
         assertThat(MemoryPacer.adapted(floor, 60 * ms, 20 * ms)).as("every 60 ms, 20 ms each").isEqualTo(4 * floor);
         assertThat(MemoryPacer.adapted(2 * floor, 60 * ms, 20 * ms)).isEqualTo(MemoryPacer.CEILING);
         assertThat(MemoryPacer.adapted(MemoryPacer.CEILING, 60 * ms, 20 * ms)).isEqualTo(MemoryPacer.CEILING);
-        assertThat(MemoryPacer.adapted(floor, 200 * ms, 20 * ms)).as("every 200 ms").isEqualTo(floor);
+        assertThat(MemoryPacer.adapted(floor, 120 * ms, 20 * ms)).as("every 120 ms").isEqualTo(floor);
         assertThat(MemoryPacer.adapted(2 * floor, 800 * ms, 20 * ms)).as("every 800 ms").isEqualTo(2 * floor);
         assertThat(MemoryPacer.adapted(MemoryPacer.CEILING, 900 * ms, 20 * ms)).isEqualTo(MemoryPacer.CEILING / 2);
         assertThat(MemoryPacer.adapted(floor, 900 * ms, 20 * ms)).isEqualTo(floor);
