@@ -1,5 +1,7 @@
 package dev.weft.spi;
 
+import java.time.Duration;
+
 /**
  * Counts the bytes of {@link NativeMemory}'s paced buffers (all but slab-carved ones) handed out and not yet freed,
  * and asks for a collection when they near their budget: see {@link NativeMemory}. The collections run on a thread
@@ -7,21 +9,24 @@ package dev.weft.spi;
  * for the whole cycle.
  *
  * <p>The budget's floor adapts to what collections cost, as G1 sizes its heap to bound the time it spends collecting
- * ({@code GCTimeRatio}): when pacing collections start less than {@value #RATIO} times their own duration apart, it
- * grows fourfold, up to {@link #CEILING}; when they start more than {@value #SHRINK} times their duration apart, it
- * halves, down to {@link #FLOOR}. Growing in one large step, rather than just enough, keeps a collection that takes a
- * little longer than the others from making it grow again later, which maps fresh buffers in a loop that had settled. A
- * loop dropping a 64 MiB result per 21 ms call collected every third call at 256 MiB (every ~63 ms, each collection ~20
- * ms), and each collection (a young pause, then G1's concurrent cycle on one of two cores) made its call 8–9 ms longer:
- * p90 1.33–1.41× the median. At 1 GiB it collects every ~14 calls. A loop dropping an 8 MiB or 1 MiB eager result per
- * op collects every ~180–230 ms at 256 MiB, and stays there: growing would hold 1.1 GiB instead of 0.35 for the same
- * speed.
+ * ({@code GCTimeRatio}). A collection costs a program the cores its concurrent cycle takes only while the program keeps
+ * the cores of its share ({@link CoreShare}) busy. So when pacing collections start less than {@value #RATIO} times
+ * their own duration apart and the process used at least {@value #BUSY_PERCENT}% of its share's CPU time since the
+ * previous one, the floor grows fourfold, up to {@link #CEILING}; when they start more than {@value #SHRINK} times
+ * their duration apart, it halves, down to {@link #FLOOR}. Growing in one large step, rather than just enough, keeps a
+ * collection that takes a little longer than the others from making it grow again later, which maps fresh buffers in a
+ * loop that had settled. A loop dropping a 64 MiB result of a compiled call that runs on both cores for 21 ms collected
+ * every third call at 256 MiB (every ~63 ms, each collection ~20 ms), and each collection (a young pause, then G1's
+ * concurrent cycle on one of the two cores) made its call 8–9 ms longer: p90 1.33–1.41× the median. At 1 GiB it
+ * collects every ~14 calls. A loop that makes and drops 8 MiB tensors on one thread collects as often for its duration,
+ * but its program leaves the other core to the collector: grown, it held 0.6 GiB instead of 0.3 for no gain.
  */
 final class MemoryPacer {
     static final long FLOOR = NativeMemory.PACING_MIN_MIB << 20;
     static final long CEILING = 4 * FLOOR;
     static final long RATIO = 5;
     static final long SHRINK = 8 * RATIO;
+    static final int BUSY_PERCENT = 80;
     /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
     private static final long QUIET_MILLIS = 2;
     /**
@@ -51,6 +56,8 @@ final class MemoryPacer {
     private static long floor = FLOOR;
     /** When the last pacing collection started ({@link System#nanoTime}); 0 before the first. */
     private static long lastStart;
+    /** The process's CPU time then, in nanoseconds; -1 if unknown. */
+    private static long lastCpu = -1;
     private static Thread collector;
 
     private MemoryPacer() {
@@ -152,19 +159,12 @@ final class MemoryPacer {
         return Math.max(floor, 2 * liveAfterCollection);
     }
 
-    /** The budget's floor now: {@link #FLOOR} until collections came too often for their cost. */
-    static long floor() {
-        synchronized (LOCK) {
-            return floor;
-        }
-    }
-
     /**
      * The floor after a collection that took {@code tookNanos} and started {@code sinceLastNanos} after the previous
-     * one: see the class comment.
+     * one, in which time the process used {@code busyPercent}% of its share's CPU time: see the class comment.
      */
-    static long adapted(long floor, long sinceLastNanos, long tookNanos) {
-        if (sinceLastNanos < RATIO * tookNanos) {
+    static long adapted(long floor, long sinceLastNanos, long tookNanos, long busyPercent) {
+        if (sinceLastNanos < RATIO * tookNanos && busyPercent >= BUSY_PERCENT) {
             return Math.min(CEILING, 4 * floor);
         }
         if (sinceLastNanos > SHRINK * tookNanos) {
@@ -197,13 +197,17 @@ final class MemoryPacer {
                 start = returns;
             }
             long began = System.nanoTime();
+            long cpu = processCpuNanos();
             System.gc();
             long took = System.nanoTime() - began;
             synchronized (LOCK) {
                 if (lastStart != 0) {
-                    floor = adapted(floor, began - lastStart, took);
+                    long busy = cpu < 0 || lastCpu < 0 ? 0
+                            : 100 * (cpu - lastCpu) / Math.max(1, (began - lastStart) * CoreShare.CORES);
+                    floor = adapted(floor, began - lastStart, took, busy);
                 }
                 lastStart = began;
+                lastCpu = cpu;
                 long first = System.nanoTime() + FIRST_RETURN_NANOS;
                 long now;
                 while (returns == start && (now = System.nanoTime()) < first) {
@@ -219,6 +223,11 @@ final class MemoryPacer {
                 LOCK.notifyAll();
             }
         }
+    }
+
+    /** The CPU time this process has used, in nanoseconds (to the kernel's tick, ~10 ms); -1 if unknown. */
+    private static long processCpuNanos() {
+        return ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu.exec;
 
+import dev.weft.spi.CoreShare;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
@@ -8,18 +9,17 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Runs a {@link FusedLoop} over all {@code n} elements: on the calling thread below {@value #PARALLEL_MIN}
- * elements, else as one block per core of this process's share, the caller running the first and a shared pool
- * the rest. The share is the cores divided by the MPI ranks on this node (from the launcher's environment), so
- * ranks do not oversubscribe the cores they share, or spin in MPI while a peer waits for a core. Blocks are
- * multiples of {@value #ALIGN} elements, so no two share a cache line of a 64-byte-aligned buffer (a fusion with
- * views splits by rows instead). Buffers confined to the calling thread are never handed to the pool.
+ * elements, else in chunks claimed by the caller and by a shared pool's workers, one per other core of this
+ * process's share ({@link CoreShare}). Chunks are multiples of {@value #ALIGN} elements, so no two share a cache
+ * line of a 64-byte-aligned buffer (a fusion with views splits by rows instead). Buffers confined to the calling
+ * thread are never handed to the pool.
  */
 final class FusedLoopRunner {
     static final long PARALLEL_MIN = 1 << 20;
     private static final long ALIGN = 64;
     private static final long ALIGN_ROWS = 1;
     private static final int CHUNKS_PER_CORE = 8;
-    private static final int CORES = Math.max(1, Runtime.getRuntime().availableProcessors() / localRanks());
+    private static final int CORES = CoreShare.CORES;
     /** Never started: a segment it may access is one any thread may access. */
     private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> { });
 
@@ -52,7 +52,7 @@ final class FusedLoopRunner {
         split(loop, null, in, out, n, ALIGN);
     }
 
-    /** Runs {@code loop} row by row over the fused shape of {@code views}, in blocks of rows as above. */
+    /** Runs {@code loop} row by row over the fused shape of {@code views}, in chunks of rows as above. */
     static void run(FusionViews views, FusedLoop loop, MemorySegment[] in, MemorySegment[] out) {
         long rows = views.rows();
         if (serial(rows * views.rowLength(), in, out)) {
@@ -138,17 +138,6 @@ final class FusedLoopRunner {
         if (failure != null) {
             throw failure;
         }
-    }
-
-    /** MPI ranks on this node according to Open MPI's or MPICH's launcher; 1 outside a launcher. */
-    private static int localRanks() {
-        for (String var : new String[] {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_LOCAL_SIZE"}) {
-            String v = System.getenv(var);
-            if (v != null && v.matches("\\d+") && Integer.parseInt(v) > 0) {
-                return Integer.parseInt(v);
-            }
-        }
-        return 1;
     }
 
     /** Whether a loop over {@code elements} elements of these buffers runs whole on the calling thread. */
