@@ -10,10 +10,10 @@ import java.util.Optional;
 
 /**
  * The C library functions {@link NativeMemory}'s buffers come from, as FFM downcalls: {@code malloc}/{@code free}
- * everywhere, {@code mmap}/{@code munmap} on Linux ({@code null} elsewhere).
+ * everywhere, {@code mmap}/{@code madvise}/{@code munmap} on Linux ({@code null} elsewhere).
  * <p>
  * Linking a downcall makes classes (a binding per signature), which is most of a fresh JVM's first tensor: ~0.1 s
- * for these four. {@link #prepareInBackground} links them on a thread of their own while the program starts (the
+ * for these five. {@link #prepareInBackground} links them on a thread of their own while the program starts (the
  * agent's {@code premain} calls it), and the first tensor finds them ready or waits for that thread's class
  * initialisation. This class uses only the JDK, so initialising it on two threads cannot deadlock.
  */
@@ -21,6 +21,7 @@ public final class Libc {
     static final MethodHandle MALLOC;
     static final MethodHandle FREE;
     static final MethodHandle MMAP;
+    static final MethodHandle MADVISE;
     static final MethodHandle MUNMAP;
 
     static {
@@ -33,6 +34,8 @@ public final class Libc {
         MMAP = linux ? link(linker, libc, "mmap", FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                 ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                 ValueLayout.JAVA_LONG)) : null;
+        MADVISE = linux ? link(linker, libc, "madvise", FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)) : null;
         MUNMAP = linux ? link(linker, libc, "munmap", FunctionDescriptor.of(ValueLayout.JAVA_INT,
                 ValueLayout.ADDRESS, ValueLayout.JAVA_LONG)) : null;
     }

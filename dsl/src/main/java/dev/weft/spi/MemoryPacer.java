@@ -159,6 +159,20 @@ final class MemoryPacer {
         return Math.max(floor, 2 * liveAfterCollection);
     }
 
+    /** The budget's floor now: {@link #FLOOR} unless collections came too often for their cost. */
+    static long floor() {
+        synchronized (LOCK) {
+            return floor;
+        }
+    }
+
+    /** True while the budget's floor is above {@link #FLOOR}. */
+    static boolean grown() {
+        synchronized (LOCK) {
+            return floor > FLOOR;
+        }
+    }
+
     /**
      * The floor after a collection that took {@code tookNanos} and started {@code sinceLastNanos} after the previous
      * one, in which time the process used {@code busyPercent}% of its share's CPU time: see the class comment.

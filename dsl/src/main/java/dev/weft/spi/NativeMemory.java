@@ -11,10 +11,11 @@ import java.lang.foreign.MemorySegment;
  * <ul>
  *   <li>Up to {@value #SMALL} bytes: carved from a {@value #SLAB}-byte slab of the calling thread (a pointer
  *       bump instead of a native allocation and a cleaner per tensor).</li>
- *   <li>From {@value #HUGE} bytes, on Linux: an anonymous {@code mmap} aligned to 2 MiB, kept in a pool when the
- *       garbage collector frees it and handed out again for the next buffer of its size class (a multiple of 2 MiB). A
- *       pooled buffer costs no page faults to reuse (a fresh 64 MiB one: ~30 ms to fill on this VM). The pool holds at
- *       most what one pacing collection can find dead (the budget less the live bytes, below), but at least {@link
+ *   <li>From {@value #HUGE} bytes, on Linux: an anonymous {@code mmap} aligned to 2 MiB and advised {@code
+ *       MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the next buffer of
+ *       its size class (a multiple of 2 MiB). A pooled buffer costs no page faults to reuse (a fresh 64 MiB one: 10–30
+ *       ms to fill on this VM, and up to 0.6 s where the guest had never touched the memory). The pool holds at most
+ *       what one pacing collection can find dead (the budget less the live bytes, below), but at least {@link
  *       #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV} environment variable, in MiB;
  *       default {@value #POOL_DEFAULT_MIB}), or two buffers of the size just freed if that is more; a buffer freed
  *       beyond that displaces the longest pooled ones. At each pacing collection, the buffers pooled before the
