@@ -97,7 +97,7 @@ public final class Bench {
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: %d warm-up (matmul, dispatch, allreduce 8 MiB, mpi4py's Heat: %d; allreduce 8 B, Heat: %d) then %d timed repetitions; shown: median (min–max)
+                - every program: %d warm-up (chain, matmul, dispatch, allreduce 8 MiB, mpi4py's Heat: %d; allreduce 8 B, Heat: %d) then %d timed repetitions; shown: median (min–max)
                 - every JVM: %s
                 - multi-rank Weft programs on %s
                 """,
