@@ -152,7 +152,7 @@ final class MappedBuffers {
                 throw new OutOfMemoryError("mmap of " + length + " bytes failed");
             }
             long start = (base.address() + PAGE - 1) & -PAGE;
-            if (!MemoryPacer.grown()) {
+            if (MemoryPacer.floor() == MemoryPacer.FLOOR) {
                 int ignored = (int) Libc.MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass,
                         MADV_HUGEPAGE);
             }

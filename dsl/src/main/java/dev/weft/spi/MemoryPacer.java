@@ -166,13 +166,6 @@ final class MemoryPacer {
         }
     }
 
-    /** True while the budget's floor is above {@link #FLOOR}. */
-    static boolean grown() {
-        synchronized (LOCK) {
-            return floor > FLOOR;
-        }
-    }
-
     /**
      * The floor after a collection that took {@code tookNanos} and started {@code sinceLastNanos} after the previous
      * one, in which time the process used {@code busyPercent}% of its share's CPU time: see the class comment.
