@@ -13,17 +13,30 @@ import java.lang.foreign.MemorySegment;
  * <p>So until the vector loop is ready, a range of at least {@code 2 * }{@value #SLICE} elements runs scalar but
  * for a few vectors, in three phases:
  * <ol>
- *   <li>Warm-up: its first elements (at most {@value #TINY_CALLS} slices) as one call of the vector loop per slice
- *       of {@value #SLICE}, then the scalar loop over the rest. The JIT compiles a method by its calls: after
+ *   <li>Warm-up: up to {@value #RANGE_CALLS} calls of the vector loop per range (one per {@code 2 * SLICE}
+ *       elements of a shorter range), a quarter of them on a slice of {@value #SLICE} elements each and the others on
+ *       an empty range, then the scalar loop over the rest. The JIT compiles a method by its calls: after
  *       {@value #WARM_CALLS} of them (more than C2's threshold of 5,000) the vector loop has been queued for C2,
- *       having run only ~50,000 elements slowly, and with its exit seen.</li>
+ *       with its loop and its exit seen: within four ranges of a long loop, run on one thread (one MPI rank per
+ *       core) as on several.
+ *       <ul>
+ *         <li>Empty calls, because until C2 compiles the loop with its intrinsics, every vector operation runs the
+ *             Vector API's Java fallback. Run once per call, its methods reached C2's threshold too, and C2 spent
+ *             ~130 ms per rank compiling them on their own (useless once the loop is compiled), in the first calls
+ *             of an 8 MiB allreduce+scale loop on 2 ranks. Not more of them: with 15 empty calls in 16, C2
+ *             compiled the loop as rarely entered, to code 4× slower per element than the scalar loop.</li>
+ *         <li>The scalar loop in calls of at most {@value #PIECE} elements, whose exits the JIT sees: run over a
+ *             whole range of millions of elements, it was compiled on the stack (exit not seen) and again up to
+ *             four times after deoptimizations, ~50 ms of C2 each on a busy node.</li>
+ *       </ul></li>
  *   <li>Measuring, for ranges of at least {@value #MEASURED} elements: the slices as before, timed, then the
  *       scalar loop over the rest, timed. Once a slice's call takes at most {@value #COMPILED_CALL_NANOS} ns (C2
  *       has compiled the vector loop: a call then takes ~15-25 ns here, compiled by C1 300 ns or more; the scalar
  *       loop's time is no yardstick, as a slice's call costs more than its 8 elements), the vector loop also runs
- *       the next sixteenth of the range (at most {@value #MEASURE_MOST} elements), timed.
- *       When that costs no more per element than the scalar loop in {@value #CONFIRM} ranges in a row, the loop is
- *       ready. A shorter range runs the vector loop whole.</li>
+ *       the next sixteenth of the range (at most {@value #MEASURE_MOST} elements), timed; until then, the empty
+ *       calls as before (C2 counts calls from C1's profiling code on, not from the first).
+ *       When the vector loop costs no more per element than the scalar loop in {@value #CONFIRM} ranges in a row,
+ *       it is ready. A shorter range runs the vector loop whole.</li>
  *   <li>Ready: every range runs the vector loop whole.</li>
  * </ol>
  * Both loops write the same bits ({@link VectorLoopEmitter} vectorizes only bit-exact ops), so the phases change
@@ -44,8 +57,9 @@ final class VectorWarmUp {
 
     /** Elements per warm-up call of the vector loop: one f32 vector, two f64 ones. */
     static final long SLICE = 8;
-    static final long TINY_CALLS = 256;
     static final long WARM_CALLS = 6144;
+    static final long RANGE_CALLS = WARM_CALLS / 4;
+    static final long PIECE = 8192;
     /** Shortest range that is measured; three clock reads cost ~2% of its scalar loop. */
     static final long MEASURED = 4096;
     static final long MEASURE_MOST = 8192;
@@ -71,11 +85,13 @@ final class VectorWarmUp {
             loop.vector(inputs, inputOffsets, results, resultOffsets, from, to);
             return;
         }
-        long end = from + Math.min(TINY_CALLS, n / (2 * SLICE)) * SLICE;
+        long invocations = Math.min(RANGE_CALLS, n / (2 * SLICE));
+        long end = from + invocations / 4 * SLICE;
         if (!warm) {
             slices(loop, inputs, inputOffsets, results, resultOffsets, from, end);
-            calls += (end - from) / SLICE;
-            loop.scalar(inputs, inputOffsets, results, resultOffsets, end, to);
+            empty(loop, inputs, inputOffsets, results, resultOffsets, end, invocations - invocations / 4);
+            calls += invocations;
+            pieces(loop, inputs, inputOffsets, results, resultOffsets, end, to);
             return;
         }
         long t0 = System.nanoTime();
@@ -85,9 +101,11 @@ final class VectorWarmUp {
         if (t1 - t0 <= COMPILED_CALL_NANOS * (end - from) / SLICE) {
             measured = end + Math.min(MEASURE_MOST, (to - end) / 16 / SLICE * SLICE);
             loop.vector(inputs, inputOffsets, results, resultOffsets, end, measured);
+        } else {
+            empty(loop, inputs, inputOffsets, results, resultOffsets, end, invocations - invocations / 4);
         }
         long t2 = System.nanoTime();
-        loop.scalar(inputs, inputOffsets, results, resultOffsets, measured, to);
+        pieces(loop, inputs, inputOffsets, results, resultOffsets, measured, to);
         long t3 = System.nanoTime();
         if (measured > end) {
             weigh(t2 - t1, measured - end, t3 - t2, to - measured);
@@ -99,6 +117,22 @@ final class VectorWarmUp {
                                long[] resultOffsets, long from, long end) {
         for (long s = from; s < end; s += SLICE) {
             loop.vector(inputs, inputOffsets, results, resultOffsets, s, s + SLICE);
+        }
+    }
+
+    /** {@code count} calls of the vector loop on the empty range at {@code at}. */
+    private static void empty(Paths loop, MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results,
+                              long[] resultOffsets, long at, long count) {
+        for (long k = 0; k < count; k++) {
+            loop.vector(inputs, inputOffsets, results, resultOffsets, at, at);
+        }
+    }
+
+    /** {@code [from, to)} as calls of the scalar loop on at most {@value #PIECE} elements each. */
+    private static void pieces(Paths loop, MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results,
+                               long[] resultOffsets, long from, long to) {
+        for (long s = from; s < to; s += PIECE) {
+            loop.scalar(inputs, inputOffsets, results, resultOffsets, s, Math.min(to, s + PIECE));
         }
     }
 

@@ -229,7 +229,8 @@ class VectorLoopTest {
         MemorySegment scratch = Arena.ofAuto().allocate(4096L * t.byteSize());
         MemorySegment[] warmIn = {scratch, scratch, sk};
         MemorySegment[] warmOut = {scratch, scratch};
-        for (long c = 0; c < VectorWarmUp.WARM_CALLS; c += VectorWarmUp.TINY_CALLS) {
+        // a range of 4096 elements makes 4096 / (2 * SLICE) warm-up calls
+        for (long c = 0; c < VectorWarmUp.WARM_CALLS; c += 4096 / (2 * VectorWarmUp.SLICE)) {
             measuring.run(paths, warmIn, null, warmOut, null, 0, 4096);
         }
         List<MemorySegment[]> got = new ArrayList<>();
