@@ -282,6 +282,60 @@ class VectorLoopTest {
                 .isEqualTo(Long.MAX_VALUE);
     }
 
+    /**
+     * What the warm-up asks of the JIT, on a long range run by one thread: every element written once; the vector
+     * loop called {@value VectorWarmUp#WARM_CALLS} times within four ranges, at most a quarter of them on elements
+     * (each vector operation of those runs the Vector API's Java fallback until C2 has compiled the loop); the scalar
+     * loop in short calls, whose exits the JIT sees.
+     */
+    @Test
+    void theWarmUpCallsTheVectorLoopOftenOnFewElementsAndTheScalarLoopInShortCalls() {
+        long n = 2_097_152;
+        Recording r = new Recording(n);
+        VectorWarmUp w = new VectorWarmUp();
+        for (int range = 0; range < 4; range++) {
+            r.written = new int[(int) n];
+            w.run(r, null, null, null, null, 0, n);
+            assertThat(r.written).as("range %d: each element once", range).containsOnly(1);
+        }
+        assertThat(r.vectorCalls).isGreaterThanOrEqualTo(VectorWarmUp.WARM_CALLS);
+        assertThat(r.vectorElements).isLessThanOrEqualTo(r.vectorCalls / 4 * VectorWarmUp.SLICE);
+        assertThat(r.longestScalar).isLessThanOrEqualTo(VectorWarmUp.PIECE);
+    }
+
+    /** A vectorized loop's two paths that count their calls and the elements they write. */
+    private static final class Recording implements VectorWarmUp.Paths {
+        int[] written;
+        long vectorCalls;
+        long vectorElements;
+        long longestScalar;
+
+        Recording(long n) {
+            written = new int[(int) n];
+        }
+
+        @Override
+        public void vector(MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results,
+                           long[] resultOffsets, long from, long to) {
+            vectorCalls++;
+            vectorElements += to - from;
+            write(from, to);
+        }
+
+        @Override
+        public void scalar(MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results,
+                           long[] resultOffsets, long from, long to) {
+            longestScalar = Math.max(longestScalar, to - from);
+            write(from, to);
+        }
+
+        private void write(long from, long to) {
+            for (long i = from; i < to; i++) {
+                written[(int) i]++;
+            }
+        }
+    }
+
     @Test
     void heapSegmentsOfArraysWork() {
         SpecBuilder s = new SpecBuilder();
