@@ -13,12 +13,13 @@ import java.lang.foreign.MemorySegment;
  * <p>So until the vector loop is ready, a range of at least {@code 2 * }{@value #SLICE} elements runs scalar but
  * for a few vectors, in three phases:
  * <ol>
- *   <li>Warm-up: up to {@value #RANGE_CALLS} calls of the vector loop per range (one per {@code 2 * SLICE}
- *       elements of a shorter range), a quarter of them on a slice of {@value #SLICE} elements each and the others on
- *       an empty range, then the scalar loop over the rest. The JIT compiles a method by its calls: after
- *       {@value #WARM_CALLS} of them (more than C2's threshold of 5,000) the vector loop has been queued for C2,
- *       with its loop and its exit seen: within four ranges of a long loop, run on one thread (one MPI rank per
- *       core) as on several.
+ *   <li>Warm-up: {@value #TINY_CALLS} calls of the vector loop per range (one per {@code 2 * SLICE} elements of a
+ *       shorter range; one per {@value #ELEMENTS_PER_CALL} elements of a longer one, up to {@value #RANGE_CALLS}),
+ *       a quarter of them on a slice of {@value #SLICE} elements each and the others on an empty range, then the
+ *       scalar loop over the rest. The JIT compiles a method by its calls: after {@value #WARM_CALLS} of them (more
+ *       than C2's threshold of 5,000) the vector loop has been queued for C2, with its loop and its exit seen:
+ *       within four ranges of 2 Mi elements, as a one-thread loop (one MPI rank per core) runs them, or 24 of a
+ *       loop split into chunks of up to 256 Ki elements over threads.
  *       <ul>
  *         <li>Empty calls, because until C2 compiles the loop with its intrinsics, every vector operation runs the
  *             Vector API's Java fallback. Run once per call, its methods reached C2's threshold too, and C2 spent
@@ -58,7 +59,9 @@ final class VectorWarmUp {
     /** Elements per warm-up call of the vector loop: one f32 vector, two f64 ones. */
     static final long SLICE = 8;
     static final long WARM_CALLS = 6144;
+    static final long TINY_CALLS = 256;
     static final long RANGE_CALLS = WARM_CALLS / 4;
+    static final long ELEMENTS_PER_CALL = 1024;
     static final long PIECE = 8192;
     /** Shortest range that is measured; three clock reads cost ~2% of its scalar loop. */
     static final long MEASURED = 4096;
@@ -85,7 +88,8 @@ final class VectorWarmUp {
             loop.vector(inputs, inputOffsets, results, resultOffsets, from, to);
             return;
         }
-        long invocations = Math.min(RANGE_CALLS, n / (2 * SLICE));
+        long invocations = Math.max(Math.min(TINY_CALLS, n / (2 * SLICE)),
+                Math.min(RANGE_CALLS, n / ELEMENTS_PER_CALL));
         long end = from + invocations / 4 * SLICE;
         if (!warm) {
             slices(loop, inputs, inputOffsets, results, resultOffsets, from, end);
