@@ -90,10 +90,11 @@ final class VectorWarmUp {
         }
         long invocations = Math.max(Math.min(TINY_CALLS, n / (2 * SLICE)),
                 Math.min(RANGE_CALLS, n / ELEMENTS_PER_CALL));
-        long end = from + invocations / 4 * SLICE;
+        long sliced = invocations / 4;
+        long end = from + sliced * SLICE;
         if (!warm) {
             slices(loop, inputs, inputOffsets, results, resultOffsets, from, end);
-            empty(loop, inputs, inputOffsets, results, resultOffsets, end, invocations - invocations / 4);
+            empty(loop, inputs, inputOffsets, results, resultOffsets, end, invocations - sliced);
             calls += invocations;
             pieces(loop, inputs, inputOffsets, results, resultOffsets, end, to);
             return;
@@ -102,11 +103,11 @@ final class VectorWarmUp {
         slices(loop, inputs, inputOffsets, results, resultOffsets, from, end);
         long t1 = System.nanoTime();
         long measured = end;
-        if (t1 - t0 <= COMPILED_CALL_NANOS * (end - from) / SLICE) {
+        if (t1 - t0 <= COMPILED_CALL_NANOS * sliced) {
             measured = end + Math.min(MEASURE_MOST, (to - end) / 16 / SLICE * SLICE);
             loop.vector(inputs, inputOffsets, results, resultOffsets, end, measured);
         } else {
-            empty(loop, inputs, inputOffsets, results, resultOffsets, end, invocations - invocations / 4);
+            empty(loop, inputs, inputOffsets, results, resultOffsets, end, invocations - sliced);
         }
         long t2 = System.nanoTime();
         pieces(loop, inputs, inputOffsets, results, resultOffsets, measured, to);
