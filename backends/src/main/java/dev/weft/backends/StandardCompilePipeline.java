@@ -1,6 +1,6 @@
 package dev.weft.backends;
 
-import dev.weft.backends.comm.check.ScheduleCheck;
+import dev.weft.backends.comm.check.DeclaringExecutable;
 import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.backends.timeline.TimedExecutable;
 import dev.weft.graph.Graph;
@@ -13,9 +13,8 @@ import dev.weft.tracer.Executable;
 
 /**
  * Lowers a traced graph for the named {@link Target} (found in {@link Targets}), runs the target's pipeline and
- * prepares the result on the target's executor. Before returning the executable, the ranks of each communicator it
- * uses check that they agree on its communication schedule ({@link ScheduleCheck}), so its first run cannot
- * mismatch. Runs are timed while a {@code WEFT_TIMELINE} is recorded.
+ * prepares the result on the target's executor. Each run declares the collectives it runs for sure to the schedule
+ * check ({@link DeclaringExecutable}), and is timed while a {@code WEFT_TIMELINE} is recorded.
  */
 public final class StandardCompilePipeline implements CompilePipeline {
     @Override
@@ -26,14 +25,7 @@ public final class StandardCompilePipeline implements CompilePipeline {
     @Override
     public Executable compile(Graph graph, String targetName) {
         Target target = Targets.named(targetName);
-        Executable exe = TimedExecutable.of(graph.name(),
-                target.executable(Lowering.lower(graph, target, StageListener.NONE)));
-        try {
-            ScheduleCheck.beforeFirstRun(graph);
-        } catch (RuntimeException e) {
-            exe.close();
-            throw e;
-        }
-        return exe;
+        return DeclaringExecutable.of(TimedExecutable.of(graph.name(),
+                target.executable(Lowering.lower(graph, target, StageListener.NONE))), graph);
     }
 }

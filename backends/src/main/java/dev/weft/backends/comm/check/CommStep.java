@@ -35,12 +35,6 @@ public record CommStep(String op, boolean collective, boolean receives, Aval dat
         return new CommStep(op.kind(), false, receives, data, -1, null, peer, tag, where);
     }
 
-    /** An eager {@code op} as {@link ScheduleCheck#beforeEager} compares it: collectives only, peers aside. */
-    public static CommStep eager(CommOp op, Aval data, SourceLocation where) {
-        return op instanceof CommOp.Collective c ? of(c, data, where)
-                : new CommStep(op.kind(), false, false, data, -1, null, -1, -1, where);
-    }
-
     /** Whether this step is a collective: every rank of the communicator must run the same ones in order. */
     public boolean isCollective() {
         return collective;

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.exec;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.NativeMemory;
@@ -82,7 +83,19 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
         return DEBUG ? null : selectPair();
     }
 
+    /** {@link #bindPair}, checked ({@link CheckedComm}) where the schedule check applies to the communicator. */
     private Communicator.BufferPairCall selectPair() {
+        Communicator.BufferPairCall pair = bindPair();
+        return pair == null || !CommCheck.applies(comm) ? pair : CheckedComm.pair(this, pair);
+    }
+
+    /** {@link #bindOther}, checked where the schedule check applies to the communicator. */
+    private Action select() {
+        Action a = bindOther();
+        return op instanceof CommOp.Rank || !CommCheck.applies(comm) ? a : CheckedComm.action(this, a);
+    }
+
+    private Communicator.BufferPairCall bindPair() {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
@@ -113,8 +126,8 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
         };
     }
 
-    /** The operations that are not a {@link #selectPair}. */
-    private Action select() {
+    /** The operations that are not a {@link #bindPair}. */
+    private Action bindOther() {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
@@ -131,7 +144,7 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
             };
             case CommOp.Wait w -> (in, out) -> {
                 RequestTable.Pending p = RequestTable.take(in[0], where);
-                comm.wait(p.request(), where);
+                CheckedRequest.await(comm, p.request(), where);
                 if (p.buffer() != null) {
                     out[0] = p.buffer();
                 }

@@ -1,8 +1,7 @@
 package dev.weft.backends.comm.exec;
 
 import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.check.CommStep;
-import dev.weft.backends.comm.check.ScheduleCheck;
+import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.EagerRuleProvider;
 import dev.weft.prim.CommOp;
@@ -14,8 +13,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
- * Eager implementations of the communication primitives: each call runs at once on the communicator, a
- * collective after the ranks checked it agrees when {@code WEFT_CHECK=strict} ({@link ScheduleCheck#beforeEager}).
+ * Eager implementations of the communication primitives: each call runs at once on the communicator, checked as a
+ * compiled program's are ({@link CommCheck}).
  */
 public final class CommEagerRules implements EagerRuleProvider {
     @Override
@@ -29,9 +28,6 @@ public final class CommEagerRules implements EagerRuleProvider {
         interp.register(prim, (p, inAvals, in, outAvals, out) -> {
             MemorySegment[] results = out.clone();
             CommCall call = call(p, inAvals);
-            if (!(p instanceof CommOp.Rank)) {
-                ScheduleCheck.beforeEager(call.comm(), CommStep.eager(p, call.data(), call.where()));
-            }
             ObservedComm.action(call, call.action(), false).run(in, results);
             copyInto(results, out, outAvals);
         });

@@ -266,6 +266,8 @@ final class FakeCommunicator implements Communicator {
         monitor.lock.lock();
         try {
             group.mailbox(rank).post(r);
+            // Posting may match a message whose sender blocks until it is received: wake it now, not at the poll.
+            monitor.changed();
         } finally {
             monitor.lock.unlock();
         }

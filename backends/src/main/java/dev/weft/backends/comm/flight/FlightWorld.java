@@ -98,9 +98,9 @@ public final class FlightWorld implements AutoCloseable {
     }
 
     /**
-     * A rank that has waited {@value #CHECK_HINT_MILLIS} ms in the schedule check's own communication is usually
-     * waiting for ranks that never compile the program (they run its communication eagerly, or not at all): under
-     * MPI that would be silent until the timeout, so it is said at once, once per world.
+     * A rank that has waited {@value #CHECK_HINT_MILLIS} ms in the schedule check's own communication waits for the
+     * other ranks of the communicator to reach their next collective (or, for an envelope, for its peer's message):
+     * under MPI that would be silent until the timeout, so it is said at once, once per world.
      */
     private void hintScheduleCheck(FlightRecorder r) {
         FlightDump d = FlightDump.of(r, "check");
@@ -108,12 +108,14 @@ public final class FlightWorld implements AutoCloseable {
         if (e != null && (e.call().op() == FlightOp.PRIVATE_DUP
                 || e.call().comm().endsWith(Communicator.PRIVATE_SUFFIX))) {
             hinted = true;
-            System.err.print(String.format("weft: rank %d of %d has waited %s s in the schedule check of the compiled"
-                    + " program called at %s (%s on '%s'): the other ranks have not called that program compiled."
-                    + " If they run its communication eagerly, or never call it, they never will: compile it on"
-                    + " every rank, or set WEFT_CHECK=off for it (README, When ranks disagree)%n", d.rank(),
-                    d.size(), d.secondsSince(e.startMillis()), e.call().where(), e.call().args(),
-                    e.call().comm()));
+            String comm = e.call().comm();
+            String user = comm.endsWith(Communicator.PRIVATE_SUFFIX)
+                    ? comm.substring(0, comm.length() - Communicator.PRIVATE_SUFFIX.length()) : comm;
+            System.err.print(String.format("weft: rank %d of %d has waited %s s in the schedule check before its"
+                    + " operation at %s (%s on '%s'): the other ranks of '%s' have not reached their matching"
+                    + " operation; a rank that never calls it hangs the program under MPI too (README, When ranks"
+                    + " disagree)%n", d.rank(), d.size(), d.secondsSince(e.startMillis()), e.call().where(),
+                    e.call().args(), comm, user));
         }
     }
 

@@ -1,0 +1,130 @@
+package dev.weft.backends.comm.exec;
+
+import dev.weft.DType;
+import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.check.CommCheck;
+import dev.weft.backends.comm.check.CommStep;
+import dev.weft.prim.CommOp;
+import dev.weft.spi.Aval;
+import dev.weft.spi.NativeMemory;
+import dev.weft.spi.SourceLocation;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Communication calls with the schedule check ({@link CommCheck}): a collective is checked with the other ranks
+ * before it runs, a message travels with its envelope and a receive compares it before taking the message. Eager
+ * calls and compiled programs bind the same ones, so both are checked alike.
+ */
+final class CheckedComm {
+    private CheckedComm() {
+    }
+
+    /** {@code pair}, the collective or {@code sendrecv} of {@code call}, checked. */
+    static Communicator.BufferPairCall pair(CommCall call, Communicator.BufferPairCall pair) {
+        CommCheck check = CommCheck.of(call.comm());
+        SourceLocation where = call.where();
+        return switch (call.op()) {
+            case CommOp.SendRecv(var c, int dest, int sendTag, int source, int recvTag, Aval received) -> {
+                CommStep sends = CommStep.message(call.op(), false, call.data(), dest, sendTag, where);
+                CommStep receives = CommStep.message(call.op(), true, received, source, recvTag, where);
+                yield (in, out) -> {
+                    CommCheck.Sent sent = check.envelope(sends, dest, sendTag);
+                    CommCheck.Expected e = check.expect(receives, source, recvTag);
+                    receive(() -> pair.accept(in, out), e, where);
+                    sent.complete(where);
+                };
+            }
+            case CommOp.Collective c -> {
+                CommStep step = CommStep.of(c, call.data(), where);
+                yield (in, out) -> {
+                    check.collective(step);
+                    pair.accept(in, out);
+                };
+            }
+            default -> throw new IllegalArgumentException(call.op().kind() + " is not a pair action");
+        };
+    }
+
+    /** {@code action}, the barrier or point-to-point operation of {@code call}, checked. */
+    static CommCall.Action action(CommCall call, CommCall.Action action) {
+        CommCheck check = CommCheck.of(call.comm());
+        Communicator comm = call.comm();
+        SourceLocation where = call.where();
+        DType t = call.data() == null ? null : call.data().dtype();
+        long n = call.data() == null ? 0 : call.data().shape().size();
+        return switch (call.op()) {
+            case CommOp.Barrier b -> {
+                CommStep step = CommStep.of(b, null, where);
+                yield (in, out) -> {
+                    check.collective(step);
+                    action.run(in, out);
+                };
+            }
+            case CommOp.Send(var c, int dest, int tag) -> {
+                CommStep step = CommStep.message(call.op(), false, call.data(), dest, tag, where);
+                yield (in, out) -> {
+                    CommCheck.Sent sent = check.envelope(step, dest, tag);
+                    action.run(in, out);
+                    sent.complete(where);
+                };
+            }
+            case CommOp.Isend(var c, int dest, int tag) -> {
+                CommStep step = CommStep.message(call.op(), false, call.data(), dest, tag, where);
+                yield (in, out) -> {
+                    CommCheck.Sent sent = check.envelope(step, dest, tag);
+                    Request r = comm.isend(in[0], t, n, dest, tag, where);
+                    out[0] = RequestTable.put(new CheckedRequest(r, sent, null), null, out[0]);
+                };
+            }
+            case CommOp.Recv(var c, int source, int tag, var received) -> {
+                CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
+                yield (in, out) -> {
+                    CommCheck.Expected e = check.expect(step, source, tag);
+                    receive(() -> action.run(in, out), e, where);
+                };
+            }
+            case CommOp.Irecv(var c, int source, int tag, var received) -> {
+                CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
+                yield (in, out) -> {
+                    CommCheck.Expected e = check.expect(step, source, tag);
+                    MemorySegment buf = NativeMemory.allocate(call.data().byteSize());
+                    Request r = comm.irecv(buf, t, n, source, tag, where);
+                    out[0] = RequestTable.put(new CheckedRequest(r, null, e), buf, out[0]);
+                };
+            }
+            case CommOp.Wait w -> action;
+            case CommOp.Rank r -> action;
+            case CommOp.Collective c -> throw new IllegalArgumentException(call.op().kind() + " is a pair action");
+            case CommOp.SendRecv s -> throw new IllegalArgumentException(call.op().kind() + " is a pair action");
+        };
+    }
+
+    /**
+     * Takes a message ({@code take}, which blocks as the operation does, so a report of blocked ranks names it),
+     * then compares its envelope {@code e} with the receive and raises on a mismatch. A message that does not fit
+     * (MPI truncates it, fake ranks refuse it) is explained by its envelope.
+     */
+    static void receive(Runnable take, CommCheck.Expected e, SourceLocation where) {
+        try {
+            take.run();
+        } catch (CommException failed) {
+            CommCheck.Mismatch m;
+            try {
+                m = e.await(where);
+            } catch (CommException envelopeLost) {
+                failed.addSuppressed(envelopeLost);
+                throw failed;
+            }
+            if (m != null) {
+                throw m.error();
+            }
+            throw failed;
+        }
+        CommCheck.Mismatch m = e.await(where);
+        if (m != null) {
+            throw m.error();
+        }
+    }
+}
