@@ -137,6 +137,18 @@ public interface Communicator extends CommHandle {
     /** Collective: a communicator with the same ranks whose messages never match this one's. */
     Communicator dup(SourceLocation where);
 
+    /**
+     * The schedule check's exchange before this communicator's collective {@code op} (its kind, dtype, count per
+     * rank or null and -1, reduce operator's name or null, root or -1): {@code out} receives the element-wise
+     * maximum of every rank's {@code in} ({@code longs} i64 elements), computed on {@code dup}, this communicator's
+     * {@link #privateDup}. A flight recorder records it as {@code op} itself, so that a rank blocked in the check
+     * shows the operation it is about to run.
+     */
+    default void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+                               DType dtype, long count, String reduce, int root, SourceLocation where) {
+        dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+    }
+
     /** The end of the names of {@link #privateDup}s: {@code world.weft}. */
     String PRIVATE_SUFFIX = ".weft";
 

@@ -3,21 +3,20 @@ package dev.weft.it.mpi;
 import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
-import dev.weft.WeftException;
 import dev.weft.backends.comm.check.ScheduleMismatchException;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.it.check.MismatchPrograms;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BiFunction;
 
 /**
  * The schedule check under {@code mpirun}. {@code compiled}: runs every case of {@link MismatchPrograms} inside
  * {@code @Compile}, printing {@code rank R: <case>: <message>} for each mismatch, then rethrows the first, which
- * ends the job non-zero. {@code eager} (run with {@code WEFT_CHECK=strict}): the same for eager collectives that
- * disagree. The world is left clean after each mismatch (the check runs before any of the user's operations),
- * so the cases run one after another. {@code mixed}: rank 0 calls a compiled allreduce, the others the same allreduce
- * eagerly, which the check cannot pair.
+ * ends the job non-zero. {@code eager}: the same for eager collectives that disagree. No mismatched operation
+ * runs (the check comes first), so the cases run one after another. {@code valid}: programs MPI accepts whose ranks
+ * split their communication into compiled programs differently; each rank prints {@code rank R: valid <sums>}.
  */
 public final class ScheduleCheckProgram {
     private static final List<BiFunction<Comm, Tensor, Tensor>> EAGER = List.of(
@@ -31,7 +30,8 @@ public final class ScheduleCheckProgram {
                     c.barrier();
                 }
                 return c.allreduce(x, ReduceOp.SUM);
-            });
+            },
+            (c, x) -> c.rank() == 0 ? sent(c, x) : c.recv(DType.I32, new long[] {4}, 0, 5));
 
     private ScheduleCheckProgram() {
     }
@@ -41,38 +41,92 @@ public final class ScheduleCheckProgram {
         return MismatchPrograms.CASES.get(index).program().apply(c, x);
     }
 
-    /** An allreduce, compiled on rank 0 only by {@code mixed}. */
     @Compile
     static Tensor sum(Comm c, Tensor x) {
         return c.allreduce(x, ReduceOp.SUM);
     }
 
+    @Compile
+    static Tensor twoSums(Comm c, Tensor x) {
+        return c.allreduce(c.allreduce(x, ReduceOp.SUM), ReduceOp.SUM);
+    }
+
+    @Compile
+    static Tensor total(Comm c, Tensor x) {
+        return c.allreduce(x.sum(), ReduceOp.SUM);
+    }
+
+    @Compile
+    static Tensor sendTo(Comm c, Tensor x, int dest, int tag) {
+        c.send(x, dest, tag);
+        return x;
+    }
+
+    @Compile
+    static Tensor recvFrom(Comm c, int src, int tag) {
+        return c.recv(DType.F32, new long[] {4}, src, tag);
+    }
+
+    private static Tensor sent(Comm c, Tensor x) {
+        c.send(x, 1, 5);
+        return x;
+    }
+
     public static void main(String[] args) {
         Comm world = Comm.world();
-        if (args[0].equals("mixed")) {
-            Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
-            Tensor y = world.rank() == 0 ? sum(world, x) : world.allreduce(x, ReduceOp.SUM);
-            System.out.println("rank " + world.rank() + ": " + y);
+        if (args[0].equals("valid")) {
+            System.out.println("rank " + world.rank() + ": valid " + valid(world));
             return;
         }
         boolean eager = args[0].equals("eager");
         int cases = eager ? EAGER.size() : MismatchPrograms.CASES.size();
-        WeftException first = null;
+        ScheduleMismatchException first = null;
         for (int i = 0; i < cases; i++) {
             Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
             String name = eager ? "eager " + i : MismatchPrograms.CASES.get(i).name();
-            try {
-                Tensor unused = eager ? EAGER.get(i).apply(world, x) : compiled(world, x, i);
-                System.out.println("rank " + world.rank() + ": " + name + ": no mismatch found, got " + unused);
-            } catch (ScheduleMismatchException e) {
-                System.out.println("rank " + world.rank() + ": " + name + ": " + e.getMessage());
-                first = first == null ? e : first;
-            }
+            int index = i;
+            ScheduleMismatchException e = MismatchPrograms.outcome(world,
+                    () -> (eager ? EAGER.get(index).apply(world, x) : compiled(world, x, index)).toFloatArray());
+            System.out.println("rank " + world.rank() + ": " + name + ": " + (e == null ? "passed" : e.getMessage()));
+            first = first == null ? e : first;
         }
         System.out.flush();
         world.barrier();
         if (first != null) {
             throw first;
         }
+    }
+
+    /**
+     * The patterns of {@code ScheduleCheckTest}'s valid programs: compiled on rank 0 and eager elsewhere, two
+     * allreduces in one program on rank 0 and in two elsewhere, a last batch of another shape on rank 0, a
+     * send/recv program only ranks 0 and 1 call, a receive program per peer on rank 0.
+     */
+    private static String valid(Comm c) {
+        Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
+        Tensor a = c.rank() == 0 ? sum(c, x) : c.allreduce(x, ReduceOp.SUM);
+        Tensor b = c.rank() == 0 ? twoSums(c, x) : sum(c, sum(c, x));
+        double last = 0;
+        for (int batch = 0; batch < 3; batch++) {
+            last = total(c, batch == 2 && c.rank() == 0 ? Tensor.ones(DType.F32, 5) : Tensor.ones(DType.F32, 4))
+                    .item();
+        }
+        Tensor p = x;
+        if (c.rank() == 0) {
+            sendTo(c, x.mul(3), 1, 1);
+        } else if (c.rank() == 1) {
+            p = recvFrom(c, 0, 1);
+        }
+        double fromPeers = 0;
+        if (c.rank() == 0) {
+            for (int peer = 1; peer < c.size(); peer++) {
+                fromPeers += recvFrom(c, peer, 10 + peer).sum().item();
+            }
+        } else {
+            sendTo(c, x.mul(c.rank()), 0, 10 + c.rank());
+        }
+        c.barrier();
+        return Arrays.toString(a.toFloatArray()) + " " + Arrays.toString(b.toFloatArray()) + " " + last + " "
+                + Arrays.toString(p.toFloatArray()) + " " + fromPeers;
     }
 }

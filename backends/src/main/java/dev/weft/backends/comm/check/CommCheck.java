@@ -3,7 +3,6 @@ package dev.weft.backends.comm.check;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
@@ -105,7 +104,7 @@ public final class CommCheck {
         long key = nonZero(step.collectiveKey());
         long promise = d == null ? 0 : nonZero(d.key());
         long[] row = {key, -key, promise, -promise};
-        long[] max = exchange(row, step.where());
+        long[] max = exchange(row, step);
         if (max[0] != -max[1]) {
             throw mismatch(k, step);
         }
@@ -204,11 +203,13 @@ public final class CommCheck {
         }
     }
 
-    private long[] exchange(long[] row, SourceLocation where) {
+    private long[] exchange(long[] row, CommStep step) {
         MemorySegment in = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG, row.length);
         MemorySegment.copy(row, 0, in, ValueLayout.JAVA_LONG, 0, row.length);
         MemorySegment out = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG, row.length);
-        dup(where).allreduce(in, out, DType.I64, row.length, ReduceOp.MAX, where);
+        comm.checkExchange(dup(step.where()), in, out, row.length, step.op(),
+                step.data() == null ? null : step.data().dtype(), step.data() == null ? -1 : step.data().shape().size(),
+                step.reduce(), step.root(), step.where());
         EXCHANGES.increment();
         return out.toArray(ValueLayout.JAVA_LONG);
     }

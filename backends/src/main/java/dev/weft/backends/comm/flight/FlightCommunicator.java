@@ -162,6 +162,33 @@ public final class FlightCommunicator implements Communicator {
         recorder.completed(s);
     }
 
+    /**
+     * Recorded as {@code op} on this communicator, under the number its collective will have, and run on the
+     * duplicate's own runtime, unrecorded: a rank blocked in the check shows the operation it waits to run.
+     */
+    @Override
+    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+                              DType dtype, long count, String reduce, int root, SourceLocation where) {
+        Communicator runtime = dup instanceof FlightCommunicator f ? f.inner : dup;
+        FlightOp kind;
+        try {
+            kind = FlightOp.of(op);
+        } catch (IllegalArgumentException notRecorded) {
+            runtime.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+            return;
+        }
+        long s = recorder.begin(new FlightCall(kind, inner.name(), inner.rank(), inner.size(), root, -1, -1, -1,
+                dtype == null ? null : dtype.specName(), count, reduce, where), collectives + 1, -1,
+                FlightState.STARTED);
+        try {
+            runtime.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
     /** The runtime's bound call, its {@link FlightCall} built and registered here, once. */
     @Override
     public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
