@@ -148,6 +148,11 @@ public final class Toolchain {
         return weftCommand(root, ranks, ranks > 1 && weftOnMpi, program, List.of(args));
     }
 
+    /** A Weft benchmark program on RANKS fake ranks (threads of one JVM), whatever the MPI installed. */
+    public List<String> weftFake(int ranks, String program, Object... args) {
+        return weftCommand(root, ranks, false, program, List.of(args));
+    }
+
     private static List<String> weftCommand(Path root, int ranks, boolean mpi, String program, List<Object> args) {
         List<String> cmd = new ArrayList<>(List.of(root.resolve("bin/weft").toString(), "run", "-np",
                 Integer.toString(ranks), "--comm", mpi ? "mpi" : "fake", "-cp",

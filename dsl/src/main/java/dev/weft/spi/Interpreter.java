@@ -18,8 +18,8 @@ public interface Interpreter {
     List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals, SourceLocation where);
 
     /**
-     * Notes that the program read {@code comm}'s rank or size (a tracing interpreter records it: such a program is
-     * specialised to its rank, so its ranks take part in the schedule check even where it sends nothing).
+     * Notes that the program read {@code comm}'s rank or size (a tracing interpreter records it in the graph's
+     * {@code commsRead}: such a program is specialised to its rank).
      */
     default void readComm(CommHandle comm) {
     }

@@ -45,6 +45,8 @@ public final class CommCheck {
     private static final LongAdder EXCHANGES = new LongAdder();
 
     private final Communicator comm;
+    /** Guards {@link #dup}; the collective state is guarded by this object, {@link #sent} by itself. */
+    private final Object dupLock = new Object();
     private Communicator dup;
     /** Collectives this rank has run (checked or not) on {@link #comm}. */
     private long position;
@@ -119,7 +121,7 @@ public final class CommCheck {
      */
     public Sent envelope(CommStep step, int dest, int tag) {
         long n;
-        synchronized (this) {
+        synchronized (sent) {
             n = sent.merge(channel(dest, tag), 1L, Long::sum) - 1;
         }
         MemorySegment buf = Envelope.encode(step, n);
@@ -195,7 +197,7 @@ public final class CommCheck {
     }
 
     private Communicator dup(SourceLocation where) {
-        synchronized (this) {
+        synchronized (dupLock) {
             if (dup == null) {
                 dup = comm.privateDup(where);
             }

@@ -27,7 +27,12 @@ public record CommStep(String op, boolean collective, boolean receives, Aval dat
     /** The step of collective {@code c} moving {@code data}. */
     public static CommStep of(CommOp.Collective c, Aval data, SourceLocation where) {
         return new CommStep(c.kind(), true, false, data, c instanceof CommOp.Rooted r ? r.root() : -1,
-                c instanceof CommOp.Reducing r ? r.op().name() : null, -1, -1, where);
+                c instanceof CommOp.Reducing r ? reduceName(r.op()) : null, -1, -1, where);
+    }
+
+    /** A built-in operator's name as the runtime's ({@code SUM}), a custom one's as given. */
+    private static String reduceName(dev.weft.comm.ReduceOp op) {
+        return op.isCustom() ? op.name() : op.name().toUpperCase(Locale.ROOT);
     }
 
     /** One message of point-to-point {@code op}: sent to or, if {@code receives}, received from {@code peer}. */

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.exec;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Request;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.comm.check.CommStep;
@@ -11,6 +12,7 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.NativeMemory;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
+import java.util.function.Supplier;
 
 /**
  * Communication calls with the schedule check ({@link CommCheck}): a collective is checked with the other ranks
@@ -30,10 +32,20 @@ final class CheckedComm {
                 CommStep sends = CommStep.message(call.op(), false, call.data(), dest, sendTag, where);
                 CommStep receives = CommStep.message(call.op(), true, received, source, recvTag, where);
                 yield (in, out) -> {
+                    MessageMismatchException failed = null;
+                    try {
+                        pair.accept(in, out);
+                    } catch (MessageMismatchException e) {
+                        failed = e;
+                    }
                     CommCheck.Sent sent = check.envelope(sends, dest, sendTag);
-                    CommCheck.Expected e = check.expect(receives, source, recvTag);
-                    receive(() -> pair.accept(in, out), e, where);
-                    sent.complete(where);
+                    CommCheck.Mismatch m;
+                    try {
+                        m = awaitOr(check.expect(receives, source, recvTag), failed, where);
+                    } finally {
+                        sent.complete(where);
+                    }
+                    raise(m, failed);
                 };
             }
             case CommOp.Collective c -> {
@@ -65,33 +77,29 @@ final class CheckedComm {
             case CommOp.Send(var c, int dest, int tag) -> {
                 CommStep step = CommStep.message(call.op(), false, call.data(), dest, tag, where);
                 yield (in, out) -> {
-                    CommCheck.Sent sent = check.envelope(step, dest, tag);
                     action.run(in, out);
-                    sent.complete(where);
+                    check.envelope(step, dest, tag).complete(where);
                 };
             }
             case CommOp.Isend(var c, int dest, int tag) -> {
                 CommStep step = CommStep.message(call.op(), false, call.data(), dest, tag, where);
                 yield (in, out) -> {
-                    CommCheck.Sent sent = check.envelope(step, dest, tag);
                     Request r = comm.isend(in[0], t, n, dest, tag, where);
-                    out[0] = RequestTable.put(new CheckedRequest(r, sent, null), null, out[0]);
+                    out[0] = RequestTable.put(new CheckedRequest(r, check.envelope(step, dest, tag), null), null,
+                            out[0]);
                 };
             }
             case CommOp.Recv(var c, int source, int tag, var received) -> {
                 CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
-                yield (in, out) -> {
-                    CommCheck.Expected e = check.expect(step, source, tag);
-                    receive(() -> action.run(in, out), e, where);
-                };
+                yield (in, out) -> receive(() -> action.run(in, out), () -> check.expect(step, source, tag), where);
             }
             case CommOp.Irecv(var c, int source, int tag, var received) -> {
                 CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
                 yield (in, out) -> {
-                    CommCheck.Expected e = check.expect(step, source, tag);
                     MemorySegment buf = NativeMemory.allocate(call.data().byteSize());
                     Request r = comm.irecv(buf, t, n, source, tag, where);
-                    out[0] = RequestTable.put(new CheckedRequest(r, null, e), buf, out[0]);
+                    out[0] = RequestTable.put(new CheckedRequest(r, null, check.expect(step, source, tag)), buf,
+                            out[0]);
                 };
             }
             case CommOp.Wait w -> action;
@@ -102,29 +110,41 @@ final class CheckedComm {
     }
 
     /**
-     * Takes a message ({@code take}, which blocks as the operation does, so a report of blocked ranks names it),
-     * then compares its envelope {@code e} with the receive and raises on a mismatch. A message that does not fit
-     * (MPI truncates it, fake ranks refuse it) is explained by its envelope.
+     * Takes a message ({@code take}, which blocks as the operation does, so a report of blocked ranks names it, and
+     * validates the call first: an invalid call fails as it is), then its envelope ({@code expect}), and raises when
+     * they do not match. A message that does not fit (MPI truncates it, fake ranks refuse it) is explained by its
+     * envelope.
      */
-    static void receive(Runnable take, CommCheck.Expected e, SourceLocation where) {
+    static void receive(Runnable take, Supplier<CommCheck.Expected> expect, SourceLocation where) {
+        MessageMismatchException failed = null;
         try {
             take.run();
-        } catch (CommException failed) {
-            CommCheck.Mismatch m;
-            try {
-                m = e.await(where);
-            } catch (CommException envelopeLost) {
-                failed.addSuppressed(envelopeLost);
-                throw failed;
+        } catch (MessageMismatchException e) {
+            failed = e;
+        }
+        raise(awaitOr(expect.get(), failed, where), failed);
+    }
+
+    /** The envelope's verdict; when it cannot come, {@code failed} (the message's own error) if any. */
+    private static CommCheck.Mismatch awaitOr(CommCheck.Expected e, CommException failed, SourceLocation where) {
+        try {
+            return e.await(where);
+        } catch (CommException envelopeLost) {
+            if (failed == null) {
+                throw envelopeLost;
             }
-            if (m != null) {
-                throw m.error();
-            }
+            failed.addSuppressed(envelopeLost);
             throw failed;
         }
-        CommCheck.Mismatch m = e.await(where);
+    }
+
+    /** Raises the mismatch {@code m}, which explains {@code failed} if any, else {@code failed}. */
+    private static void raise(CommCheck.Mismatch m, CommException failed) {
         if (m != null) {
             throw m.error();
+        }
+        if (failed != null) {
+            throw failed;
         }
     }
 }

@@ -25,7 +25,7 @@ record CheckedRequest(Request message, CommCheck.Sent sent, CommCheck.Expected e
             sent.complete(where);
             return;
         }
-        CheckedComm.receive(() -> comm.wait(message, where), expected, where);
+        CheckedComm.receive(() -> comm.wait(message, where), () -> expected, where);
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommChecks;
 import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
@@ -195,6 +196,14 @@ final class FakeCommunicator implements Communicator {
         return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.DUP, where), null, null));
     }
 
+    /** Fails as {@code op} itself would when this thread may not communicate now; then exchanges on {@code dup}. */
+    @Override
+    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+                              DType dtype, long count, String reduce, int root, SourceLocation where) {
+        live(op, where);
+        dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+    }
+
     @Override
     public Communicator privateDup(SourceLocation where) {
         live("dup", where);
@@ -293,7 +302,7 @@ final class FakeCommunicator implements Communicator {
             return;
         }
         if (m.dtype() != r.dtype || m.count() != r.count) {
-            throw new CommException(where, String.format(
+            throw new MessageMismatchException(where, String.format(
                     "message size mismatch on '%s': rank %d receives %d x %s from rank %d tag %d at %s, "
                             + "but rank %d sent %d x %s to it at %s",
                     name(), rank, r.count, r.dtype.specName(), r.peer, r.tag, r.where,

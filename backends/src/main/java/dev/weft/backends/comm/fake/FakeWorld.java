@@ -73,7 +73,8 @@ public final class FakeWorld {
         FlightWorld.start(List.of(recorder), flight, (rank, blocked, message) -> monitor.timeOut(rank, message),
                 "failing the rank");
         return FlightCommunicator.of(new FakeCommunicator(monitor, new CommGroup("world", new int[] {0}), 0, true),
-                recorder);
+                new FakeCommunicator(monitor, new CommGroup("world" + Communicator.PRIVATE_SUFFIX, new int[] {0}), 0,
+                        false), recorder);
     }
 
     /** Runs {@code body} on {@code n} ranks under the default watchdog; see {@link #run(int, Duration, RankBody)}. */
@@ -98,6 +99,7 @@ public final class FakeWorld {
         }
         WorldMonitor monitor = new WorldMonitor(n, settings);
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
+        CommGroup checks = new CommGroup("world" + Communicator.PRIVATE_SUFFIX, world.worldRanks);
         Thread[] threads = new Thread[n];
         FlightSettings flightSettings = FlightSettings.fromEnvironment();
         List<FlightRecorder> recorders = new ArrayList<>();
@@ -109,7 +111,7 @@ public final class FakeWorld {
         for (int r = 0; r < n; r++) {
             int rank = r;
             Communicator comm = FlightCommunicator.of(new FakeCommunicator(monitor, world, rank, true),
-                    recorders.get(r));
+                    new FakeCommunicator(monitor, checks, rank, false), recorders.get(r));
             RankThreads group = new RankThreads(monitor, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;

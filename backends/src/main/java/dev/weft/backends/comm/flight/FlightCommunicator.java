@@ -24,6 +24,12 @@ import java.util.function.Supplier;
 public final class FlightCommunicator implements Communicator {
     private final Communicator inner;
     private final FlightRecorder recorder;
+    /**
+     * The schedule check's private duplicate of this communicator, made with it, while every member takes part in
+     * its creation anyway: made later, at a first check, it would be a collective of its own that ranks which never
+     * communicate there would not join. Null for a private duplicate itself.
+     */
+    private Communicator checkDup;
     private long collectives;
 
     private FlightCommunicator(Communicator inner, FlightRecorder recorder) {
@@ -31,9 +37,14 @@ public final class FlightCommunicator implements Communicator {
         this.recorder = recorder;
     }
 
-    /** {@code inner}, its operations recorded in {@code recorder}. */
-    public static Communicator of(Communicator inner, FlightRecorder recorder) {
-        return new FlightCommunicator(inner, recorder);
+    /**
+     * {@code inner}, a world, its operations recorded in {@code recorder}; {@code privateDup} is its private
+     * duplicate ({@link Communicator#privateDup}), made by the runtime with the world.
+     */
+    public static Communicator of(Communicator inner, Communicator privateDup, FlightRecorder recorder) {
+        FlightCommunicator world = new FlightCommunicator(inner, recorder);
+        world.checkDup = new FlightCommunicator(privateDup, recorder);
+        return world;
     }
 
     @Override
@@ -163,30 +174,31 @@ public final class FlightCommunicator implements Communicator {
     }
 
     /**
-     * Recorded as {@code op} on this communicator, under the number its collective will have, and run on the
-     * duplicate's own runtime, unrecorded: a rank blocked in the check shows the operation it waits to run.
+     * Recorded as {@code op} on this communicator, under the number its collective will have, while it runs on the
+     * duplicate's own runtime, and forgotten once it returns, when {@code op} itself is recorded: a rank blocked in
+     * the check shows the operation it waits to run, and a passed check leaves no entry.
      */
     @Override
     public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
                               DType dtype, long count, String reduce, int root, SourceLocation where) {
-        Communicator runtime = dup instanceof FlightCommunicator f ? f.inner : dup;
+        Communicator runtimeDup = dup instanceof FlightCommunicator f ? f.inner : dup;
         FlightOp kind;
         try {
             kind = FlightOp.of(op);
         } catch (IllegalArgumentException notRecorded) {
-            runtime.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+            inner.checkExchange(runtimeDup, in, out, longs, op, dtype, count, reduce, root, where);
             return;
         }
         long s = recorder.begin(new FlightCall(kind, inner.name(), inner.rank(), inner.size(), root, -1, -1, -1,
                 dtype == null ? null : dtype.specName(), count, reduce, where), collectives + 1, -1,
                 FlightState.STARTED);
         try {
-            runtime.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+            inner.checkExchange(runtimeDup, in, out, longs, op, dtype, count, reduce, root, where);
         } catch (RuntimeException | Error e) {
             recorder.end(s, FlightState.FAILED);
             throw e;
         }
-        recorder.completed(s);
+        recorder.retract(s);
     }
 
     /** The runtime's bound call, its {@link FlightCall} built and registered here, once. */
@@ -289,10 +301,10 @@ public final class FlightCommunicator implements Communicator {
         return derive(FlightOp.DUP, () -> inner.dup(where), where);
     }
 
-    /** Recorded too: a rank waiting in the schedule check shows its allgather on {@code <name>.weft}. */
+    /** The one made with this communicator; a private duplicate's own is made now, collectively. */
     @Override
     public Communicator privateDup(SourceLocation where) {
-        return derive(FlightOp.PRIVATE_DUP, () -> inner.privateDup(where), where);
+        return checkDup != null ? checkDup : derive(FlightOp.PRIVATE_DUP, () -> inner.privateDup(where), where);
     }
 
     @Override
@@ -322,7 +334,11 @@ public final class FlightCommunicator implements Communicator {
             throw e;
         }
         recorder.completed(s);
-        return new FlightCommunicator(child, recorder);
+        FlightCommunicator derived = new FlightCommunicator(child, recorder);
+        if (op != FlightOp.PRIVATE_DUP) {
+            derived.checkDup = derived.derive(FlightOp.PRIVATE_DUP, () -> child.privateDup(where), where);
+        }
+        return derived;
     }
 
     /** Records the start of this communicator's next collective; returns its sequence number. */

@@ -156,6 +156,19 @@ public final class FlightRecorder {
         }
     }
 
+    /**
+     * Forgets operation {@code seq}, which ended as though it had not run (a schedule check that passed: the
+     * operation it checked is recorded next), when no operation began after it; else records it completed.
+     */
+    public void retract(long seq) {
+        Slot s = ring[(int) seq & mask];
+        if (s.seq == seq && NEXT.compareAndSet(this, seq, seq - 1)) {
+            s.seq = 0;
+        } else {
+            completed(seq);
+        }
+    }
+
     /** Records that operation {@code seq} completed. */
     public void completed(long seq) {
         end(seq, FlightState.COMPLETED);

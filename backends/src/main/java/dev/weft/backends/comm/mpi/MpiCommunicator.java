@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.CommChecks;
 import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
@@ -291,6 +292,14 @@ final class MpiCommunicator implements Communicator {
         return dup(name + ".dup#" + derived++, where);
     }
 
+    /** Fails as {@code op} itself would when this thread may not communicate now; then exchanges on {@code dup}. */
+    @Override
+    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+                              DType dtype, long count, String reduce, int root, SourceLocation where) {
+        live(op, where);
+        dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+    }
+
     @Override
     public Communicator privateDup(SourceLocation where) {
         live("dup", where);
@@ -435,18 +444,19 @@ final class MpiCommunicator implements Communicator {
             }
             int n = got.get(ValueLayout.JAVA_INT, 0);
             if (n != count) {
-                throw new CommException(where, String.format("message size mismatch on '%s': rank %d receives "
-                        + "%d x %s from rank %d tag %d, but %s were sent", name, rank, count, dtype.specName(), src,
-                        tag, n == MpiLibrary.UNDEFINED ? "a different number of bytes" : n + " elements"));
+                throw new MessageMismatchException(where, String.format("message size mismatch on '%s': rank %d "
+                        + "receives %d x %s from rank %d tag %d, but %s were sent", name, rank, count, dtype.specName(),
+                        src, tag, n == MpiLibrary.UNDEFINED ? "a different number of bytes" : n + " elements"));
             }
         }
     }
 
-    /** Raises a {@link CommException} for a non-zero MPI return code. */
+    /** Raises a {@link CommException} for a non-zero MPI return code ({@link MessageMismatchException}: truncated). */
     private void check(int rc, String op, int peer, SourceLocation where) {
         if (rc != MpiLibrary.SUCCESS) {
-            throw new CommException(where, String.format("%s on '%s' (rank %d of %d%s) failed: %s", op, name, rank,
-                    size, peer >= 0 ? ", peer rank " + peer : "", mpi.errorString(rc)));
+            String message = String.format("%s on '%s' (rank %d of %d%s) failed: %s", op, name, rank, size,
+                    peer >= 0 ? ", peer rank " + peer : "", mpi.errorString(rc));
+            throw mpi.truncated(rc) ? new MessageMismatchException(where, message) : new CommException(where, message);
         }
     }
 }

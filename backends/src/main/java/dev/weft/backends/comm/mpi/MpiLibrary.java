@@ -35,6 +35,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *       <td>constants ({@code MPI_COMM_WORLD = 0x44000000}, ...)</td></tr>
  *   <tr><td>{@code sizeof(MPI_Status)}</td><td>24</td><td>20</td></tr>
  *   <tr><td>{@code MPI_IN_PLACE}</td><td>{@code (void *) 1}</td><td>{@code (void *) -1}</td></tr>
+ *   <tr><td>{@code MPI_ERR_TRUNCATE}</td><td>15</td><td>14</td></tr>
  * </table>
  *
  * <p>Every handle is a Java {@code long} here: the pointer for Open MPI, the unsigned int for MPICH. The methods
@@ -87,6 +88,7 @@ final class MpiLibrary {
     private final Fn finalizeFn;
     private final Fn abort;
     private final Fn errorString;
+    private final Fn errorClass;
     private final Fn commSetErrhandler;
     private final Fn commRank;
     private final Fn commSize;
@@ -122,6 +124,7 @@ final class MpiLibrary {
         finalizeFn = fn("MPI_Finalize");
         abort = fn("MPI_Abort", HANDLE, JAVA_INT);
         errorString = fn("MPI_Error_string", JAVA_INT, ADDRESS, ADDRESS);
+        errorClass = fn("MPI_Error_class", JAVA_INT, ADDRESS);
         commSetErrhandler = fn("MPI_Comm_set_errhandler", HANDLE, HANDLE);
         commRank = fn("MPI_Comm_rank", HANDLE, ADDRESS);
         commSize = fn("MPI_Comm_size", HANDLE, ADDRESS);
@@ -283,6 +286,17 @@ final class MpiLibrary {
                 throw new IllegalStateException(file + ": MPI_Get_library_version failed with code " + rc);
             }
             return text.getString(0).strip();
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** Whether error {@code code} is of class {@code MPI_ERR_TRUNCATE}: a message longer than its receive. */
+    boolean truncated(int code) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cls = arena.allocate(JAVA_INT);
+            int rc = (int) errorClass.get().invokeExact(code, cls);
+            return rc == SUCCESS && cls.get(JAVA_INT, 0) == (flavor == Flavor.OPEN_MPI ? 15 : 14);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

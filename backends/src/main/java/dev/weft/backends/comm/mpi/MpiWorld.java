@@ -64,7 +64,7 @@ public final class MpiWorld {
         // A thread blocked in MPI cannot be interrupted, and MPI_Abort beside it is unsafe (see MpiExit): halt.
         flight = FlightWorld.start(List.of(recorder), settings, (rank, blocked, message) -> MpiExit.halt(1),
                 "ending the job");
-        world = FlightCommunicator.of(raw, recorder);
+        world = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.capture()), recorder);
         MpiExit.install(this, world.rank(), world.size());
         if ("1".equals(System.getenv("WEFT_DEBUG"))) {
             System.err.print(String.format("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size()));

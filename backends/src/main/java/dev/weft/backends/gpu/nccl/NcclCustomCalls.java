@@ -2,6 +2,8 @@ package dev.weft.backends.gpu.nccl;
 
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.check.CommCheck;
+import dev.weft.backends.comm.check.CommStep;
 import dev.weft.backends.comm.exec.ReduceOps;
 import dev.weft.backends.comm.lowering.CommLoweringRules;
 
@@ -49,10 +51,12 @@ public final class NcclCustomCalls {
             createCommunicators(module, ctx, f.body());
         }
         Map<Op, NcclCall> calls = new ConcurrentHashMap<>();
+        Map<Op, Runnable> checks = new ConcurrentHashMap<>();
         Map<String, NcclCallHandler> handlers = new LinkedHashMap<>();
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
             handlers.put(PREFIX + prim.name(), (op, operands, results, stream) -> {
                 NcclCall call = calls.computeIfAbsent(op, o -> call(module, ctx, o));
+                checks.computeIfAbsent(op, NcclCustomCalls::check).run();
                 List<Long> out = new ArrayList<>(call.run(ctx, tensors(op.operands(), operands),
                         tensors(op.results(), results), stream));
                 for (var v : op.results()) {
@@ -76,6 +80,22 @@ public final class NcclCustomCalls {
                 createCommunicators(module, ctx, region);
             }
         }
+    }
+
+    /**
+     * The schedule check of collective {@code op} ({@link CommCheck}, on the host, with the ranks of the communicator
+     * that bootstraps its NCCL one): it queues nothing on the stream and waits for no kernel. Messages on NCCL carry
+     * no envelope (NCCL has no tags to pair one with).
+     */
+    private static Runnable check(Op op) {
+        Communicator comm = bootstrap(op);
+        if (!(config(op).op() instanceof CommOp.Collective c) || !CommCheck.applies(comm)) {
+            return () -> {
+            };
+        }
+        CommCheck check = CommCheck.of(comm);
+        CommStep step = CommStep.of(c, config(op).data(), op.location());
+        return () -> check.collective(step);
     }
 
     /** The communicator {@code op} runs on, whose ranks bootstrap its NCCL communicator. */

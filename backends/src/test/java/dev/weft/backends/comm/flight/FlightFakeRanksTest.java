@@ -34,7 +34,7 @@ class FlightFakeRanksTest {
         Map<Integer, List<FlightEntry>> recorded = new ConcurrentHashMap<>();
         FakeWorld.run(2, Duration.ofSeconds(30), world -> {
             FlightRecorder recorder = new FlightRecorder(world.rank(), 2, 16, false);
-            Communicator comm = FlightCommunicator.of(world, recorder);
+            Communicator comm = FlightCommunicator.of(world, world.privateDup(at(9)), recorder);
             comm.allreduce(of(DType.F32, 1, 2), filler(DType.F32, 2), DType.F32, 2, ReduceOp.SUM, at(10));
             Request r = world.rank() == 0
                     ? comm.isend(of(DType.I32, 7), DType.I32, 1, 1, 3, at(11))
@@ -50,13 +50,13 @@ class FlightFakeRanksTest {
         });
         List<FlightEntry> e = recorded.get(1);
         assertThat(e).extracting(x -> x.call().op()).containsExactly(FlightOp.ALLREDUCE, FlightOp.IRECV,
-                FlightOp.WAIT_IRECV, FlightOp.ALLREDUCE, FlightOp.ALLREDUCE, FlightOp.SPLIT, FlightOp.BARRIER,
-                FlightOp.SEND);
-        assertThat(e).extracting(x -> x.call().where().line()).containsExactly(10, 11, 12, 13, 13, 14, 15, 16);
-        assertThat(e).extracting(FlightEntry::collective).containsExactly(1L, -1L, -1L, 2L, 3L, 4L, 1L, -1L);
+                FlightOp.WAIT_IRECV, FlightOp.ALLREDUCE, FlightOp.ALLREDUCE, FlightOp.SPLIT, FlightOp.PRIVATE_DUP,
+                FlightOp.BARRIER, FlightOp.SEND);
+        assertThat(e).extracting(x -> x.call().where().line()).containsExactly(10, 11, 12, 13, 13, 14, 14, 15, 16);
+        assertThat(e).extracting(FlightEntry::collective).containsExactly(1L, -1L, -1L, 2L, 3L, 4L, 1L, 2L, -1L);
         assertThat(e).extracting(FlightEntry::state).containsExactly(FlightState.COMPLETED, FlightState.COMPLETED,
                 FlightState.COMPLETED, FlightState.COMPLETED, FlightState.COMPLETED, FlightState.COMPLETED,
-                FlightState.COMPLETED, FlightState.FAILED);
+                FlightState.COMPLETED, FlightState.COMPLETED, FlightState.FAILED);
         assertThat(e.get(2).posted()).isEqualTo(e.get(1).seq());
         assertThat(e.get(3).call().args()).isEqualTo("allreduce f64[1] MAX");
         assertThat(e.get(6).call().comm()).isEqualTo("world.split(0)#0");
