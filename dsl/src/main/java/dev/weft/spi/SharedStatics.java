@@ -2,11 +2,12 @@ package dev.weft.spi;
 
 import dev.weft.WeftException;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Refuses a static field of a class shared by fake ranks written by two ranks of one world: under {@code mpirun}
+ * Refuses a static field of a class shared by fake ranks given a new value by a second rank of one world: under {@code mpirun}
  * each rank's process has its own statics, on fake ranks such a class has one set for all, so the ranks would read
  * each other's values (a {@code static int rank}, a {@code static Comm}, a per-rank array) and give another answer
  * than MPI without an error.
@@ -14,7 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>The fake runtime tags each rank's thread (and the threads it starts) with {@link #onRank}; the agent calls
  * {@link #written} before each {@code putstatic} of the user's classes that every rank shares (see
  * {@link RankClasses#isSharedUserClass}), outside static initialisers, which run once for all ranks. The first
- * rank to write a field is remembered; a write on another rank of the same world throws at the writing line.
+ * rank to write a field is remembered; a write on another rank of the same world that changes the field's value
+ * (by {@link Objects#equals}: a new array or object is a change) throws at the writing line, since some rank would
+ * then read a value it did not write. Writing the value the field holds (each rank recording the same line, say)
+ * passes.
  * Classes copied per rank ({@link RankClasses}) are not watched: each copy has its own statics. Without the agent
  * nothing is watched; a write on a thread of no rank is not checked.
  */
@@ -45,12 +49,13 @@ public final class SharedStatics {
     }
 
     /**
-     * Called by the agent's code before the calling method writes the static field {@code field}
-     * ({@code pkg.Class.name}).
+     * Called by the agent's code before the calling method writes {@code value} into the static field
+     * {@code field} ({@code pkg.Class.name}), which holds {@code current}; primitives come boxed.
      *
      * @throws WeftException at the writing line when another rank of this thread's world wrote the field before
+     *                       and {@code value} is not {@code current}
      */
-    public static void written(String field) {
+    public static void written(Object value, Object current, String field) {
         if (!anyRanks) {
             return;
         }
@@ -64,6 +69,9 @@ public final class SharedStatics {
         }
         if (first.world() != me.world()) {
             FIRST_WRITER.replace(field, first, me);
+            return;
+        }
+        if (Objects.equals(value, current)) {
             return;
         }
         SourceLocation where = WALKER.walk(frames -> frames.skip(1).findFirst().map(SourceLocation::of)

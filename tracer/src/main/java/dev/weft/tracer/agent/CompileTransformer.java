@@ -36,8 +36,9 @@ import java.security.ProtectionDomain;
  * class) is rejected by a byte search before anything is parsed: that check is all the agent costs per class.
  *
  * <p>In the user's classes that fake ranks share ({@link RankClasses#isSharedUserClass}), it also inserts
- * {@code SharedStatics.written("pkg.Owner.field")} before each static field write outside the static initialiser,
- * at the write's line, so a field written by two fake ranks fails there ({@link SharedStatics}).
+ * a call of {@link SharedStatics#written} with the value about to be written and the field's current one before each
+ * static field write outside the static initialiser, at the write's line, so a field given another value by a
+ * second fake rank fails there.
  */
 final class CompileTransformer implements ClassFileTransformer {
     /** Built, not a literal: this class's own constant pool must not name the annotation's descriptor. */
@@ -45,7 +46,8 @@ final class CompileTransformer implements ClassFileTransformer {
     private static final byte[] COMPILE_BYTES = COMPILE.getBytes(StandardCharsets.US_ASCII);
     private static final ClassDesc GATE = ClassDesc.of("dev.weft.tracer.CompileGate");
     private static final ClassDesc SHARED_STATICS = ClassDesc.of("dev.weft.spi.SharedStatics");
-    private static final MethodTypeDesc WRITTEN = MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_String);
+    private static final MethodTypeDesc WRITTEN = MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_Object,
+            ConstantDescs.CD_Object, ConstantDescs.CD_String);
     private static final MethodTypeDesc ENTER = MethodTypeDesc.of(ConstantDescs.CD_Object, ConstantDescs.CD_Class,
             ConstantDescs.CD_String, ConstantDescs.CD_Object, ConstantDescs.CD_Object.arrayType());
 
@@ -123,9 +125,22 @@ final class CompileTransformer implements ClassFileTransformer {
                 .anyMatch(e -> e instanceof FieldInstruction f && f.opcode() == Opcode.PUTSTATIC);
     }
 
-    /** {@code SharedStatics.written("pkg.Owner.field")} before each {@code putstatic}. */
+    /**
+     * Before each {@code putstatic}: {@code SharedStatics.written(value, Owner.field, "pkg.Owner.field")}, the value
+     * about to be written and the field's current one boxed.
+     */
     private static final CodeTransform WATCH_STATIC_WRITES = (code, element) -> {
         if (element instanceof FieldInstruction f && f.opcode() == Opcode.PUTSTATIC) {
+            ClassDesc type = f.typeSymbol();
+            TypeKind kind = TypeKind.from(type);
+            if (kind.slotSize() == 2) {
+                code.dup2();
+            } else {
+                code.dup();
+            }
+            box(code, type);
+            code.getstatic(f.owner().asSymbol(), f.name().stringValue(), type);
+            box(code, type);
             code.ldc(f.owner().asInternalName().replace('/', '.') + "." + f.name().stringValue())
                     .invokestatic(SHARED_STATICS, "written", WRITTEN);
         }
