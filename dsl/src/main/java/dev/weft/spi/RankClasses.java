@@ -146,9 +146,12 @@ public final class RankClasses {
         return entry != null && s.userEntries.contains(entry.toString()) && s.isUsers(className);
     }
 
-    /** A new copy of the user's classes for {@code rank}; close it when the run is over. */
-    public URLClassLoader loader(int rank) {
-        return new RankLoader(rank, this);
+    /**
+     * A new copy of the user's classes, for one rank; close it when the run is over. The loader has no name, so
+     * stack traces show the user's frames as under {@code mpirun}.
+     */
+    public URLClassLoader loader() {
+        return new RankLoader(this);
     }
 
     /** Whether {@code className} is one of the user's classes (copied per rank when found in their entries). */
@@ -242,8 +245,8 @@ public final class RankClasses {
 
         private final RankClasses classes;
 
-        RankLoader(int rank, RankClasses classes) {
-            super("weft-rank-" + rank, classes.user, classes.parent);
+        RankLoader(RankClasses classes) {
+            super(classes.user, classes.parent);
             this.classes = classes;
         }
 

@@ -104,7 +104,7 @@ public final class RanksExtension implements TestTemplateInvocationContextProvid
                     Method method = m;
                     Object on = target;
                     if (classes != null) {
-                        loaders[world.rank()] = classes.loader(world.rank());
+                        loaders[world.rank()] = classes.loader();
                         Thread.currentThread().setContextClassLoader(loaders[world.rank()]);
                         Copy copy = Copy.of(m, context.getRequiredTestClass(), loaders[world.rank()]);
                         if (copy != null) {

@@ -75,7 +75,7 @@ public final class FakeRanks {
         if (classes == null) {
             return entry;
         }
-        loaders[rank] = classes.loader(rank);
+        loaders[rank] = classes.loader();
         Thread.currentThread().setContextClassLoader(loaders[rank]);
         try {
             return UserClass.entry(Class.forName(entry.type().getName(), false, loaders[rank]));
