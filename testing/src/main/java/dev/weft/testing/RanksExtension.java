@@ -1,8 +1,14 @@
 package dev.weft.testing;
 
 import dev.weft.comm.Comm;
+import dev.weft.spi.RankClasses;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.net.URLClassLoader;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
@@ -20,6 +26,18 @@ import org.junit.jupiter.api.extension.TestTemplateInvocationContextProvider;
  * whose method call is replaced by running the method on that many fake ranks through {@link RankRunner}. A
  * parameter of type {@code Comm} receives each rank's world. {@code @BeforeEach}/{@code @AfterEach} methods run
  * once per invocation on the test thread, not on the ranks.
+ *
+ * <p>Each rank runs the method on its own copy of the test class and of the user's classes it reaches
+ * ({@link RankClasses}: the classes of the class path's directories, such as {@code target/classes} and
+ * {@code target/test-classes}, loaded once per rank), on a new instance of that copy made with its constructor
+ * without parameters. So each rank has its own static fields, as each process has under {@code mpirun}, and starts
+ * with fresh ones. Weft's classes, the JDK's, JUnit's and AssertJ's are shared, so tensors, communicators and
+ * assertion errors cross. Caveats: the copy's instance is not JUnit's, so fields set by {@code @BeforeEach} (and
+ * statics set by {@code @BeforeAll}) are not seen on the ranks: set per-rank state up in the method or in field
+ * initialisers. The ranks share JUnit's class instead (and the agent reports a static field written on two ranks,
+ * see {@link dev.weft.spi.SharedStatics}) when it cannot be copied: a class in one of Weft's packages, one not
+ * loaded from the class path, an inner ({@code @Nested}) class or one without a constructor without parameters,
+ * and a method taking parameters of the user's own types.
  */
 public final class RanksExtension implements TestTemplateInvocationContextProvider {
     @Override
@@ -59,7 +77,10 @@ public final class RanksExtension implements TestTemplateInvocationContextProvid
         }
     }
 
-    /** Replaces the method call with one call per fake rank. */
+    /**
+     * Replaces the method call with one call per fake rank, on the rank's own copy of the test class when it can be
+     * copied ({@link RankClasses#of}).
+     */
     private record OnRanks(int n) implements InvocationInterceptor {
         @Override
         public void interceptTestTemplateMethod(Invocation<Void> invocation,
@@ -69,20 +90,74 @@ public final class RanksExtension implements TestTemplateInvocationContextProvid
             m.setAccessible(true);
             Object target = call.getTarget().orElse(null);
             List<Object> template = call.getArguments();
-            RankRunner.run(n, world -> {
-                Object[] args = template.toArray();
-                Class<?>[] types = m.getParameterTypes();
-                for (int i = 0; i < args.length; i++) {
-                    if (types[i] == Comm.class) {
-                        args[i] = world;
+            RankClasses classes = RankClasses.of(context.getRequiredTestClass());
+            URLClassLoader[] loaders = new URLClassLoader[n];
+            try {
+                RankRunner.run(n, world -> {
+                    Object[] args = template.toArray();
+                    Class<?>[] types = m.getParameterTypes();
+                    for (int i = 0; i < args.length; i++) {
+                        if (types[i] == Comm.class) {
+                            args[i] = world;
+                        }
+                    }
+                    Method method = m;
+                    Object on = target;
+                    if (classes != null) {
+                        loaders[world.rank()] = classes.loader();
+                        Thread.currentThread().setContextClassLoader(loaders[world.rank()]);
+                        Copy copy = Copy.of(m, context.getRequiredTestClass(), loaders[world.rank()]);
+                        if (copy != null) {
+                            method = copy.method();
+                            on = copy.target();
+                        }
+                    }
+                    try {
+                        method.invoke(on, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+            } finally {
+                for (URLClassLoader l : loaders) {
+                    if (l != null) {
+                        try {
+                            l.close();
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
                     }
                 }
-                try {
-                    m.invoke(target, args);
-                } catch (InvocationTargetException e) {
-                    throw e.getCause();
+            }
+        }
+    }
+
+    /** The test method on a rank's copy of the test class, and the instance of that copy to call it on. */
+    private record Copy(Method method, Object target) {
+        /**
+         * The copy of {@code m} in {@code loader}'s copy of {@code testClass}, on a new instance of that copy (made
+         * with its constructor without parameters) for an instance method; {@code null} when that cannot be, as for
+         * a method whose parameter types are the user's classes or an inner class's: the ranks then share the class.
+         */
+        static Copy of(Method m, Class<?> testClass, ClassLoader loader) throws ReflectiveOperationException {
+            Class<?> copy = Class.forName(testClass.getName(), true, loader);
+            Class<?> declaring = Class.forName(m.getDeclaringClass().getName(), false, loader);
+            Method method;
+            Constructor<?> make = null;
+            try {
+                method = declaring.getDeclaredMethod(m.getName(), m.getParameterTypes());
+                if (!Modifier.isStatic(method.getModifiers())) {
+                    make = copy.getDeclaredConstructor();
                 }
-            });
+            } catch (NoSuchMethodException e) {
+                return null;
+            }
+            method.setAccessible(true);
+            if (make == null) {
+                return new Copy(method, null);
+            }
+            make.setAccessible(true);
+            return new Copy(method, make.newInstance());
         }
     }
 }

@@ -3,6 +3,9 @@ package dev.weft.backends.cli;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.backends.comm.fake.RanksFailedException;
 import dev.weft.spi.CommBinding;
+import dev.weft.spi.RankClasses;
+import java.io.IOException;
+import java.net.URLClassLoader;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -10,8 +13,11 @@ import java.util.Map;
 /**
  * {@code bin/weft run -np N --comm fake CLASS ARGS...}: runs {@code CLASS.main(ARGS)} once per fake rank, each on
  * its own thread with {@code Comm.world()} bound to that rank (see {@link FakeWorld} for how strict the ranks
- * are). Exits 1 when any rank failed, after printing each failure with its stack trace; a failure caused by another
- * rank's shows its own frames and names that rank instead of repeating its trace.
+ * are). Each rank runs its own copy of the user's classes ({@link RankClasses}: the class path's directories and
+ * the entry holding CLASS, loaded once per rank), so each has its own static fields as under {@code mpirun}, where
+ * each rank is a process; Weft's classes, the JDK's and other libraries' are shared. Exits 1 when any rank failed,
+ * after printing each failure with its stack trace; a failure caused by another rank's shows its own frames and
+ * names that rank instead of repeating its trace.
  */
 public final class FakeRanks {
     private FakeRanks() {
@@ -33,12 +39,60 @@ public final class FakeRanks {
         }
         String[] rest = Arrays.copyOfRange(args, 2, args.length);
         try {
-            FakeWorld.run(n, world -> CommBinding.with(world, () -> invoke(entry, rest)));
+            run(n, entry, rest);
         } catch (RanksFailedException e) {
             Map<Throwable, Integer> rankOf = new IdentityHashMap<>();
             e.failures().forEach((rank, t) -> rankOf.put(t, rank));
             e.failures().forEach((rank, t) -> print(rank, t, rankOf));
             System.exit(1);
+        }
+    }
+
+    /**
+     * Runs {@code entry} with {@code args} on {@code n} fake ranks, each on its own copy of the user's classes
+     * (shared when the entry's class cannot be copied, see {@link RankClasses#of}).
+     *
+     * @throws RanksFailedException if any rank failed
+     */
+    public static void run(int n, UserClass.Entry entry, String[] args) {
+        RankClasses classes = RankClasses.of(entry.type());
+        URLClassLoader[] loaders = new URLClassLoader[n];
+        try {
+            FakeWorld.run(n, world -> CommBinding.with(world, () -> invoke(onRank(entry, classes, world.rank(),
+                    loaders), args)));
+        } finally {
+            close(loaders);
+        }
+    }
+
+    /**
+     * The entry point on {@code rank}: that of the rank's own copy of the user's classes, made into
+     * {@code loaders[rank]} and the thread's context class loader, or the shared {@code entry} when the class
+     * cannot be copied ({@code classes} null).
+     */
+    private static UserClass.Entry onRank(UserClass.Entry entry, RankClasses classes, int rank,
+                                          URLClassLoader[] loaders) {
+        if (classes == null) {
+            return entry;
+        }
+        loaders[rank] = classes.loader();
+        Thread.currentThread().setContextClassLoader(loaders[rank]);
+        try {
+            return UserClass.entry(Class.forName(entry.type().getName(), false, loaders[rank]));
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException("rank " + rank + " cannot load its copy of " + entry.type().getName(), e);
+        }
+    }
+
+    private static void close(URLClassLoader[] loaders) {
+        for (URLClassLoader l : loaders) {
+            if (l != null) {
+                try {
+                    l.close();
+                } catch (IOException e) {
+                    System.err.println("weft: " + e);
+                }
+            }
         }
     }
 

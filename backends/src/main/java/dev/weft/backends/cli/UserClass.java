@@ -60,7 +60,11 @@ public final class UserClass {
      * {@code main} runs on a new instance made with the class's non-private no-argument constructor.
      */
     public static Entry entry(String name) {
-        Class<?> c = load(name);
+        return entry(load(name));
+    }
+
+    /** The entry point of class {@code c}, chosen as {@link #entry(String)} chooses it. */
+    public static Entry entry(Class<?> c) {
         Method m = find(c, String[].class);
         if (m == null) {
             m = find(c);
@@ -83,7 +87,7 @@ public final class UserClass {
             make.setAccessible(true);
         }
         m.setAccessible(true);
-        return new Entry(m, make);
+        return new Entry(c, m, make);
     }
 
     private static Method find(Class<?> c, Class<?>... params) {
@@ -98,8 +102,11 @@ public final class UserClass {
         return null;
     }
 
-    /** A class's entry point: {@code method}, on a new instance from {@code constructor} unless it is static. */
-    public record Entry(Method method, Constructor<?> constructor) {
+    /**
+     * The entry point of class {@code type}: {@code method}, on a new instance from {@code constructor} unless it
+     * is static.
+     */
+    public record Entry(Class<?> type, Method method, Constructor<?> constructor) {
         /** Runs the entry point with {@code args}; what it throws is thrown unwrapped. */
         public void run(String[] args) throws Throwable {
             try {

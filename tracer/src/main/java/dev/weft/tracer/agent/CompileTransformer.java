@@ -1,6 +1,8 @@
 package dev.weft.tracer.agent;
 
 import dev.weft.Compile;
+import dev.weft.spi.RankClasses;
+import dev.weft.spi.SharedStatics;
 import java.lang.classfile.Annotation;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.ClassHierarchyResolver;
@@ -12,6 +14,7 @@ import java.lang.classfile.MethodModel;
 import java.lang.classfile.MethodTransform;
 import java.lang.classfile.Opcode;
 import java.lang.classfile.TypeKind;
+import java.lang.classfile.instruction.FieldInstruction;
 import java.lang.classfile.instruction.LineNumber;
 import java.lang.classfile.attribute.RuntimeVisibleAnnotationsAttribute;
 import java.lang.constant.ClassDesc;
@@ -31,26 +34,36 @@ import java.security.ProtectionDomain;
  *
  * <p>A class file whose bytes do not contain the annotation's descriptor {@code Ldev/weft/Compile;} (nearly every
  * class) is rejected by a byte search before anything is parsed: that check is all the agent costs per class.
+ *
+ * <p>In the user's classes that fake ranks share ({@link RankClasses#isSharedUserClass}), it also inserts
+ * a call of {@link SharedStatics#written} with the value about to be written and the field's current one before each
+ * static field write outside the static initialiser, at the write's line, so a field given another value by a
+ * second fake rank fails there.
  */
 final class CompileTransformer implements ClassFileTransformer {
     /** Built, not a literal: this class's own constant pool must not name the annotation's descriptor. */
     private static final String COMPILE = Compile.class.descriptorString();
     private static final byte[] COMPILE_BYTES = COMPILE.getBytes(StandardCharsets.US_ASCII);
     private static final ClassDesc GATE = ClassDesc.of("dev.weft.tracer.CompileGate");
+    private static final ClassDesc SHARED_STATICS = ClassDesc.of("dev.weft.spi.SharedStatics");
+    private static final MethodTypeDesc WRITTEN = MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_Object,
+            ConstantDescs.CD_Object, ConstantDescs.CD_String);
     private static final MethodTypeDesc ENTER = MethodTypeDesc.of(ConstantDescs.CD_Object, ConstantDescs.CD_Class,
             ConstantDescs.CD_String, ConstantDescs.CD_Object, ConstantDescs.CD_Object.arrayType());
 
     @Override
     public byte[] transform(ClassLoader loader, String className, Class<?> redefined, ProtectionDomain domain,
                             byte[] bytes) {
-        if (!mayDeclareCompile(bytes)) {
+        boolean watch = className != null
+                && RankClasses.isSharedUserClass(loader, domain, className.replace('/', '.'));
+        if (!watch && !mayDeclareCompile(bytes)) {
             return null;
         }
         try {
-            return instrument(loader, bytes);
+            return instrument(loader, bytes, watch);
         } catch (RuntimeException | LinkageError e) {
-            System.err.println("weft: cannot compile the @Compile methods of " + className
-                    + " (they run eagerly): " + e);
+            System.err.println("weft: cannot " + (watch ? "watch the static fields or compile the @Compile methods"
+                    : "compile the @Compile methods") + " of " + className + " (they run eagerly): " + e);
             return null;
         }
     }
@@ -73,8 +86,11 @@ final class CompileTransformer implements ClassFileTransformer {
         return false;
     }
 
-    /** The class with the gate in its {@code @Compile} methods, or {@code null} when it has none. */
-    private static byte[] instrument(ClassLoader loader, byte[] bytes) {
+    /**
+     * The class with the gate in its {@code @Compile} methods and, when {@code watch}, {@link SharedStatics}'s
+     * check before each static field write outside its static initialiser; {@code null} when nothing changes.
+     */
+    private static byte[] instrument(ClassLoader loader, byte[] bytes, boolean watch) {
         // Stack maps need the supertypes of the types they merge: read from the defining loader's class files
         // (which reach the JDK's through its parents) rather than by loading classes in the middle of a load.
         ClassHierarchyResolver resolver = ClassHierarchyResolver.ofResourceParsing(loader != null ? loader
@@ -83,20 +99,53 @@ final class CompileTransformer implements ClassFileTransformer {
         ClassModel model = cf.parse(bytes);
         boolean any = false;
         for (MethodModel m : model.methods()) {
-            any |= isGated(m);
+            any |= isGated(m) || (watch && writesStatics(m));
         }
         if (!any) {
             return null;
         }
         ClassDesc owner = model.thisClass().asSymbol();
         return cf.transformClass(model, (builder, element) -> {
-            if (element instanceof MethodModel m && isGated(m)) {
-                builder.transformMethod(m, MethodTransform.transformingCode(new GateAtStart(owner, m)));
+            if (element instanceof MethodModel m && (isGated(m) || (watch && writesStatics(m)))) {
+                CodeTransform code = isGated(m) ? new GateAtStart(owner, m) : CodeTransform.ACCEPT_ALL;
+                if (watch && writesStatics(m)) {
+                    code = code.andThen(WATCH_STATIC_WRITES);
+                }
+                builder.transformMethod(m, MethodTransform.transformingCode(code));
             } else {
                 builder.with(element);
             }
         });
     }
+
+    /** Whether {@code m} writes a static field outside the class's static initialiser. */
+    private static boolean writesStatics(MethodModel m) {
+        return !m.methodName().equalsString(ConstantDescs.CLASS_INIT_NAME) && m.code().stream()
+                .flatMap(c -> c.elementStream())
+                .anyMatch(e -> e instanceof FieldInstruction f && f.opcode() == Opcode.PUTSTATIC);
+    }
+
+    /**
+     * Before each {@code putstatic}: {@code SharedStatics.written(value, Owner.field, "pkg.Owner.field")}, the value
+     * about to be written and the field's current one boxed.
+     */
+    private static final CodeTransform WATCH_STATIC_WRITES = (code, element) -> {
+        if (element instanceof FieldInstruction f && f.opcode() == Opcode.PUTSTATIC) {
+            ClassDesc type = f.typeSymbol();
+            TypeKind kind = TypeKind.from(type);
+            if (kind.slotSize() == 2) {
+                code.dup2();
+            } else {
+                code.dup();
+            }
+            box(code, type);
+            code.getstatic(f.owner().asSymbol(), f.name().stringValue(), type);
+            box(code, type);
+            code.ldc(f.owner().asInternalName().replace('/', '.') + "." + f.name().stringValue())
+                    .invokestatic(SHARED_STATICS, "written", WRITTEN);
+        }
+        code.with(element);
+    };
 
     /**
      * The method's code with the gate in front, at the line of the method's first statement: a frame in the gate

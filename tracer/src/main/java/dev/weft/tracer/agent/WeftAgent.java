@@ -1,6 +1,7 @@
 package dev.weft.tracer.agent;
 
 import dev.weft.spi.Libc;
+import dev.weft.spi.RankClasses;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
@@ -16,7 +17,8 @@ import net.bytebuddy.agent.ByteBuddyAgent;
  * Loaded with {@code -javaagent:} the {@code dev.weft:weft} (or {@code weft-tracer}) jar, or attached to the running
  * JVM by {@link #install()} (Byte Buddy's attacher). It registers {@link CompileTransformer}, which rejects a class
  * without {@code @Compile} methods by a byte search of its class file, and retransforms the already loaded classes
- * whose class files name the annotation; the gate changes no class shape.
+ * whose class files name the annotation, and the user's classes that fake ranks share (whose static writes it
+ * watches, see {@link dev.weft.spi.SharedStatics}); neither change alters a class's shape.
  */
 public final class WeftAgent {
     private static boolean installed;
@@ -56,12 +58,16 @@ public final class WeftAgent {
             return;
         }
         directives = JitDirectives.addInBackground(inst);
+        // Which classes are the user's, worked out before the transformer asks during class loads.
+        RankClasses.isSharedUserClass(null, null, "");
         // Registered first: a class loaded from now on is seen by the transformer, one loaded before is among the
         // loaded classes below (one loaded in between is both, and retransforming it again changes nothing).
         inst.addTransformer(new CompileTransformer(), true);
         List<Class<?>> gated = new ArrayList<>();
         for (Class<?> type : inst.getAllLoadedClasses()) {
-            if (inst.isModifiableClass(type) && mayDeclareCompile(type)) {
+            if (inst.isModifiableClass(type) && !type.isHidden() && !type.isArray()
+                    && (RankClasses.isSharedUserClass(type.getClassLoader(), type.getProtectionDomain(),
+                    type.getName()) || mayDeclareCompile(type))) {
                 gated.add(type);
             }
         }

@@ -8,6 +8,7 @@ import dev.weft.backends.comm.flight.FlightCommunicator;
 import dev.weft.backends.comm.flight.FlightRecorder;
 import dev.weft.backends.comm.flight.FlightSettings;
 import dev.weft.backends.comm.flight.FlightWorld;
+import dev.weft.spi.SharedStatics;
 import dev.weft.spi.SourceLocation;
 
 import java.time.Duration;
@@ -32,6 +33,10 @@ import java.util.stream.IntStream;
  *       its thread group and see its world from {@code Comm.world()}; an exception escaping one fails the rank. A
  *       rank ends when its own thread does, so its other threads must be done communicating by then, as a
  *       process's must be before {@code MPI_Finalize}.</li>
+ *   <li>The ranks share the JVM's classes, and so their static fields, unless each runs its own copy of the user's
+ *       classes ({@code bin/weft run} and {@code @Ranks} test methods do, see {@link dev.weft.spi.RankClasses});
+ *       with the agent, a static field of a shared user class written on two ranks fails the second at its line
+ *       ({@link SharedStatics}).</li>
  *   <li>A call to {@code System.exit} while other ranks still run (and do not end or call it too within two
  *       seconds) ends the JVM with status 1 after printing which ranks were running and what they were doing:
  *       one fake rank cannot end the others' processes.</li>
@@ -101,6 +106,7 @@ public final class FakeWorld {
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
         CommGroup checks = new CommGroup("world" + Communicator.PRIVATE_SUFFIX, world.worldRanks);
         Thread[] threads = new Thread[n];
+        long worldId = SharedStatics.newWorld();
         FlightSettings flightSettings = FlightSettings.fromEnvironment();
         List<FlightRecorder> recorders = new ArrayList<>();
         for (int r = 0; r < n; r++) {
@@ -115,6 +121,7 @@ public final class FakeWorld {
             RankThreads group = new RankThreads(monitor, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
+                SharedStatics.onRank(worldId, rank);
                 monitor.started(rank);
                 try {
                     body.run(comm);

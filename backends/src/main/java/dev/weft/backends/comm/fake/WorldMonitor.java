@@ -82,9 +82,10 @@ final class WorldMonitor {
     }
 
     /**
-     * Fails with a {@link CommException} when the thread level does not let the calling thread communicate for
-     * {@code worldRank} now: at {@code single} and {@code funneled} any thread but the rank's own, at
-     * {@code serialized} a thread calling while another thread of the rank is blocked in a communication.
+     * Fails with a {@link CommException} when the calling thread may not communicate for {@code worldRank} now: at
+     * any thread level a thread of another rank (a communicator shared between fake ranks, say through a static
+     * field, which processes under {@code mpirun} cannot share); at {@code single} and {@code funneled} any thread
+     * but the rank's own, at {@code serialized} a thread calling while another thread of the rank is blocked in a communication.
      *
      * @param op   the operation, for the message
      * @param comm the communicator's name, for the message
@@ -95,6 +96,14 @@ final class WorldMonitor {
         lock.lock();
         try {
             Rank r = ranks[worldRank];
+            int owner = rankOf(me);
+            if (owner >= 0 && owner != worldRank) {
+                throw new CommException(where, String.format("%s on '%s': rank %d's communicator used on rank %d's"
+                        + " thread (\"%s\"): a Comm kept in a static field (or otherwise shared between fake ranks)"
+                        + " reaches every rank, since fake ranks are threads of one JVM, whereas under mpirun each"
+                        + " rank is a process with its own; keep the Comm in a local or an instance field, or take"
+                        + " Comm.world() on each rank", op, comm, worldRank, owner, me.getName()));
+            }
             if (level.initialThreadOnly() && r.main != null && me != r.main) {
                 throw new CommException(where, String.format("%s on '%s' from thread \"%s\": fake ranks run at %s, "
                         + "so only rank %d's own thread (\"%s\") may communicate, as only the thread that "
@@ -115,6 +124,20 @@ final class WorldMonitor {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * The rank whose thread {@code t} is (its own thread, or one it started, in its thread group), or -1 for a
+     * thread of no rank; the lock must be held.
+     */
+    private int rankOf(Thread t) {
+        ThreadGroup group = t.getThreadGroup();
+        for (int i = 0; i < ranks.length; i++) {
+            if (ranks[i].main == t || (group != null && ranks[i].group == group && ranks[i].main != null)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** Wakes every blocked rank to re-check its wait; call with the lock held after changing shared state. */

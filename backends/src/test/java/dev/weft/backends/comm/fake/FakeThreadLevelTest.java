@@ -90,6 +90,37 @@ class FakeThreadLevelTest {
         });
     }
 
+    /**
+     * A communicator of one rank used on another rank's thread (as a {@code static Comm} makes it on fake ranks) is
+     * named as such at every thread level, not answered with thread-level advice.
+     */
+    @ParameterizedTest
+    @EnumSource(ThreadLevel.class)
+    void anotherRanksCommunicatorIsNamedAsSharedBetweenRanks(ThreadLevel level) {
+        AtomicReference<Communicator> ofRank1 = new AtomicReference<>();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        FakeWorld.run(2, settings(level), world -> {
+            if (world.rank() == 1) {
+                ofRank1.set(world);
+            } else {
+                while (ofRank1.get() == null) {
+                    Thread.onSpinWait();
+                }
+                try {
+                    ofRank1.get().send(of(DType.I32, 1), DType.I32, 1, 0, 0, at(40));
+                } catch (CommException e) {
+                    thrown.set(e);
+                }
+            }
+            world.barrier(at(41));
+        });
+        assertThat(thrown.get()).isInstanceOf(CommException.class).hasMessage("User.java:40: send on 'world': rank 1's"
+                + " communicator used on rank 0's thread (\"weft-fake-rank-0\"): a Comm kept in a static field (or"
+                + " otherwise shared between fake ranks) reaches every rank, since fake ranks are threads of one JVM,"
+                + " whereas under mpirun each rank is a process with its own; keep the Comm in a local or an instance"
+                + " field, or take Comm.world() on each rank");
+    }
+
     @Test
     void atMultipleAnyThreadCommunicatesAndARunningOneIsNoDeadlock() {
         FakeWorld.run(2, settings(ThreadLevel.MULTIPLE), world -> {
