@@ -44,6 +44,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * class that wrote it). {@link SharedStatics} reports such a class's static field written by two ranks.
  */
 public final class RankClasses {
+    /** Under an MPI launcher each process is one rank: nothing is shared, nothing watched. */
+    private static final boolean UNDER_MPI = MpiLaunch.launched();
     private static final String[] SHARED_PREFIXES = {
         "java.", "javax.", "jdk.", "sun.", "com.sun.", "org.junit.", "org.assertj.", "org.opentest4j.",
         "org.apiguardian.", "net.bytebuddy.", "org.apache.maven.surefire."
@@ -133,15 +135,16 @@ public final class RankClasses {
     /**
      * Whether a class the JVM's application class loader defines from {@code domain} is one of the user's, and
      * so shared by every fake rank unless a rank's copy runs instead: for the agent, which watches the static
-     * fields of such classes ({@link SharedStatics}).
+     * fields of such classes ({@link SharedStatics}). Never under an MPI launcher ({@link MpiLaunch}), whose
+     * processes are one rank each.
      *
      * @param className the class's binary name ({@code a.b.C})
      */
     public static boolean isSharedUserClass(ClassLoader loader, ProtectionDomain domain, String className) {
-        RankClasses s = system();
-        if (loader != ClassLoader.getSystemClassLoader() || isSharedName(className)) {
+        if (UNDER_MPI || loader != ClassLoader.getSystemClassLoader() || isSharedName(className)) {
             return false;
         }
+        RankClasses s = system();
         URL entry = entryOf(domain);
         return entry != null && s.userEntries.contains(entry.toString()) && s.isUsers(className);
     }
