@@ -32,6 +32,8 @@ import java.lang.foreign.MemorySegment;
  * within the bytes that were live when the last collection started, plus budget plus margin; tensors dropped before
  * a collection starts are freed by it, whatever the machine's load. Live tensors beyond the budget are allowed: each
  * budget's worth of allocation then costs a collection. The C library may keep freed middle-sized buffers for reuse.
+ * With {@code -XX:+DisableExplicitGC}, {@code System.gc()} does nothing and only the JVM's own collections free
+ * buffers: then nothing is bounded.
  */
 public final class NativeMemory {
     static final long SMALL = 1024;
