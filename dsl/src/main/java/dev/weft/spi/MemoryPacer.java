@@ -4,8 +4,8 @@ package dev.weft.spi;
  * Paces {@link NativeMemory}'s buffers over {@value NativeMemory#SMALL} bytes with a fixed budget in bytes: see
  * {@link NativeMemory} for what it bounds. Each buffer is tagged with the pacing collections started before it was
  * handed out. <em>Young</em> bytes are those of buffers handed out since the last pacing collection that is done
- * started, and not freed yet; a done collection has freed every buffer it found unreachable (it started before they
- * were, and its reference processing has cleared them), so the other buffers outstanding were live when it started.
+ * started, and not freed yet; a done collection has freed every buffer that was unreachable when it started, so the
+ * other buffers outstanding were live then (or became unreachable since).
  *
  * <ul>
  *   <li>An allocation that brings the young bytes over {@link #BUDGET} asks for a collection on a thread of its own

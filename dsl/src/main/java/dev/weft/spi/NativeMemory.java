@@ -20,8 +20,8 @@ import java.lang.foreign.MemorySegment;
  * </ul>
  *
  * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so
- * buffers over {@value #SMALL} bytes are paced by a budget in bytes: {@value MemoryPacer#BUDGET_PROPERTY} system
- * property or {@value MemoryPacer#BUDGET_ENV} environment variable (bytes, or with a suffix {@code k}, {@code m},
+ * buffers over {@value #SMALL} bytes are paced by a budget in bytes: {@code weft.memory.budget} system
+ * property or {@code WEFT_MEMORY_BUDGET} environment variable (bytes, or with a suffix {@code k}, {@code m},
  * {@code g}, as {@code -XX:MaxDirectMemorySize}), default 1 GiB, at least 1 MiB; the margin is a quarter of it.
  * Weft counts the <em>young</em> bytes: buffers handed out since its last collection started and not freed yet,
  * live or dropped. When they exceed the budget, an allocation asks for a collection ({@link System#gc}, as {@code
