@@ -134,14 +134,15 @@ final class MappedBuffers {
 
     /**
      * Runs once the segment of {@code m}, tagged {@code tag} by the pacer, is unreachable (on a cleaner or the pacer's
-     * thread) or {@link NativeMemory#free}d.
+     * thread) or {@link NativeMemory#free}d. The mapping is pooled before the pacer hears of it, so that an allocation
+     * waiting for room finds it.
      */
     private static void release(Mapping m, long tag) {
-        MemoryPacer.released(m.sizeClass(), tag);
         synchronized (LOCK) {
             FREE.push(new Pooled(m, collections));
             freeBytes += m.sizeClass();
         }
+        MemoryPacer.released(m.sizeClass(), tag);
         trim(MemoryPacer.room());
     }
 
