@@ -2,6 +2,7 @@ package dev.weft.bench;
 
 import dev.weft.bench.weft.ColdBench;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -61,8 +62,9 @@ public final class Cases {
      * calls need C2 to have compiled the whole call path; the matmul's two BLAS threads and the multi-rank
      * programs' two ranks busy-polling MPI reach their steady state only after the JIT threads that compete with
      * them for the two cores are done, Heat only after the large-buffer pool has been refilled by its first
-     * pacing collection, and the chain, which drops a 64 MiB result per call on both cores, only after the pacing
-     * budget has grown and its pool holds the larger budget's buffers (~20 calls; see {@code NativeMemory}).
+     * pacing collection, and the chain, which drops a 64 MiB result per call on both cores, only after its first
+     * pacing collection has filled the pool with a budget's worth of buffers (~20 calls at the default budget; see
+     * {@code NativeMemory}).
      */
     static final int LONG_WARMUP_FACTOR = 10;
 
@@ -244,11 +246,14 @@ public final class Cases {
     /**
      * Case 8: case 1's chain in a user's loop that drops each result, plain (the garbage collector frees the
      * results), with a scope per call, and donating each result to the next call; against the C loop (which reuses
-     * one output buffer). The notes give each series' median, p90 and mean, cold and warm.
+     * one output buffer) and against the bandwidth limit: a C pass over the same bytes on two threads that only
+     * scales (bench/c/stream.c). The notes give each series' median, p90 and mean, cold and warm, and the ratio of
+     * means to the bandwidth limit.
      */
     private List<Row> fresh() {
         String what = "8 fresh-result loop: chain f32[" + s.chainN + "], " + s.freshCalls + " calls, ";
         Outcome c = runner.apply(tools.c("chain", s.chainN, s.freshCalls, s.warmup));
+        Outcome stream = runner.apply(tools.c("stream", s.chainN, s.freshCalls, s.warmup));
         List<Row> rows = new ArrayList<>();
         for (String[] mode : new String[][] {
             {"plain", "y = chain(x), result dropped"},
@@ -257,6 +262,13 @@ public final class Cases {
             Outcome weft = runner.apply(tools.weft(1, "FreshLoopBench", mode[0], s.chainN, s.freshCalls, s.warmup));
             rows.add(row(what + mode[1], weft, "C gcc -O3 -march=native", c, Unit.TIME, 1e-5,
                     "C: one fused loop, output buffer reused"));
+            List<String> notes = new ArrayList<>(List.of("C: y = x * 0.5 on 2 threads, output buffer reused: the"
+                    + " chain's memory traffic without its arithmetic"));
+            if (weft instanceof Measurement w && stream instanceof Measurement b) {
+                notes.add(String.format(Locale.ROOT, "means: %s against %s, %.2fx the bandwidth limit",
+                        Unit.TIME.format(mean(w)), Unit.TIME.format(mean(b)), mean(b) / mean(w)));
+            }
+            rows.add(row(what + mode[1], weft, "bandwidth limit, C 2 threads", stream, Unit.TIME, 0, notes));
         }
         return rows;
     }
@@ -276,6 +288,10 @@ public final class Cases {
                         : new Outcome.Missing("bin/weft bench --comm fake: no MPI run"));
         return List.of(row(what, fake, "the same on 2 MPI ranks", mpi, Unit.TIME, 0,
                 "both with the schedule check on (each message travels with its envelope)"));
+    }
+
+    private static double mean(Measurement m) {
+        return Arrays.stream(m.samples()).average().orElse(Double.NaN);
     }
 
     private Row commRow(String what, Outcome weft, String reference, Outcome ref, Unit unit, double tolerance,

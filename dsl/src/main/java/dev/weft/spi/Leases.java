@@ -1,6 +1,7 @@
 package dev.weft.spi;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.ref.PhantomReference;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -8,8 +9,8 @@ import java.util.function.Consumer;
 
 /**
  * The release of each buffer {@link NativeMemory} handed out (but slab-carved ones), by the buffer's address, so
- * that {@link NativeMemory#free} can release one at once. A release runs once: whichever of the garbage
- * collector (its segment became unreachable) and an explicit free comes first.
+ * that {@link NativeMemory#free} can release one at once. A release runs once: whichever comes first of the
+ * cleaner (its segment became unreachable), a pacing collection's {@link #releaseUnreachable} and an explicit free.
  */
 final class Leases {
     private static final Map<Long, Lease> BY_ADDRESS = new ConcurrentHashMap<>();
@@ -22,6 +23,8 @@ final class Leases {
         private final long address;
         private final Runnable release;
         private final AtomicBoolean done = new AtomicBoolean();
+        /** Cleared by the collector once the segment's scope is unreachable; null until {@link #watch}. */
+        private volatile PhantomReference<Object> watch;
 
         private Lease(long address, Runnable release) {
             this.address = address;
@@ -31,6 +34,11 @@ final class Leases {
         @Override
         public void accept(MemorySegment ignored) {
             run();
+        }
+
+        /** Watches {@code scope}, the scope of the buffer's segment (shared by every segment derived from it). */
+        void watch(MemorySegment.Scope scope) {
+            watch = new PhantomReference<>(scope, null);
         }
 
         void run() {
@@ -46,6 +54,20 @@ final class Leases {
         Lease lease = new Lease(address, release);
         BY_ADDRESS.put(address, lease);
         return lease;
+    }
+
+    /**
+     * Runs the release of every buffer whose segment the collector has found unreachable, without waiting for the
+     * cleaner thread: right after {@link System#gc} returns, the phantom reference of every scope it found
+     * unreachable is cleared.
+     */
+    static void releaseUnreachable() {
+        for (Lease lease : BY_ADDRESS.values()) {
+            PhantomReference<Object> w = lease.watch;
+            if (w != null && w.refersTo(null)) {
+                lease.run();
+            }
+        }
     }
 
     /** Runs the release of the buffer at {@code address} unless it ran already; false if there is none. */

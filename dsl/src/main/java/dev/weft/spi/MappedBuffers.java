@@ -8,15 +8,14 @@ import java.util.Iterator;
 import java.util.List;
 
 /**
- * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings, advised {@code MADV_HUGEPAGE} while
- * the pacing budget has its least floor (see {@link #map}), recycled by size class (the size rounded up to 2 MiB) when
- * the garbage collector frees their segment or {@link NativeMemory#free} frees it earlier, and paced: see {@link
- * NativeMemory}. A freed mapping is pooled and displaces the longest pooled ones beyond the pool's limit: what one
- * pacing collection can find dead (the budget less the live bytes), at least {@link NativeMemory#POOL_BYTES}, or two
- * mappings of its own size if that is more. At each pacing collection that this class asks for, the mappings pooled
- * before the previous one, which no allocation took since, are unmapped: so a loop reuses what one collection returns
- * until the next, however the budget grows, and a program that recycles little keeps little. Unmapped memory goes back
- * to the system.
+ * Large buffers of {@link NativeMemory} on Linux: 2 MiB-aligned anonymous mappings advised {@code MADV_HUGEPAGE},
+ * recycled by size class (the size rounded up to 2 MiB) when the garbage collector frees their segment or {@link
+ * NativeMemory#free} frees it earlier, and paced: see {@link NativeMemory}. A freed mapping is pooled, and the pool
+ * holds at most {@link MemoryPacer#room()}: the budget plus margin less the young bytes, so that young and pooled
+ * bytes together stay within them; the longest pooled mappings give way first, when a buffer is freed or a fresh
+ * mapping is made. After each pacing collection, the mappings pooled before the previous one, which no allocation
+ * took since, are unmapped: so a loop reuses what one collection returns until the next, and a program that
+ * recycles little keeps little. Unmapped memory goes back to the system.
  */
 final class MappedBuffers {
     static final boolean AVAILABLE;
@@ -30,7 +29,7 @@ final class MappedBuffers {
     private record Mapping(long base, long length, long start, long sizeClass) {
     }
 
-    /** A pooled mapping and the pacing collections this class had asked for when it was pooled. */
+    /** A pooled mapping and the pacing collections done when it was pooled. */
     private record Pooled(Mapping mapping, long since) {
     }
 
@@ -39,7 +38,7 @@ final class MappedBuffers {
     private static final ArrayDeque<Pooled> FREE = new ArrayDeque<>();
     private static long freeBytes;
     private static long mappings;
-    /** Pacing collections asked for by this class's allocations. */
+    /** Pacing collections done. */
     private static long collections;
 
     static {
@@ -52,23 +51,22 @@ final class MappedBuffers {
     /** A segment of {@code size} bytes; zero-filled if {@code zeroed}, else with unspecified contents. */
     static MemorySegment allocate(long size, boolean zeroed) {
         long sizeClass = (size + PAGE - 1) & -PAGE;
+        long tag = MemoryPacer.admit(sizeClass);
         Mapping m = take(sizeClass);
-        if (m == null && MemoryPacer.overBudget(sizeClass)) {
-            if (MemoryPacer.awaitCollection()) {
-                retireIdle();
-            }
-            m = take(sizeClass);
-        }
         boolean reused = m != null;
         if (m == null) {
-            m = map(sizeClass);
-        }
-        if (MemoryPacer.allocated(sizeClass)) {
-            retireIdle();
+            trim(MemoryPacer.room());
+            try {
+                m = map(sizeClass);
+            } catch (RuntimeException | OutOfMemoryError e) {
+                MemoryPacer.released(sizeClass, tag);
+                throw e;
+            }
         }
         Mapping owned = m;
-        MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(),
-                Leases.open(m.start(), () -> release(owned)));
+        Leases.Lease lease = Leases.open(m.start(), () -> release(owned, tag));
+        MemorySegment segment = MemorySegment.ofAddress(m.start()).reinterpret(size, Arena.ofAuto(), lease);
+        lease.watch(segment.scope());
         if (zeroed && reused) {
             segment.fill((byte) 0);
         }
@@ -89,8 +87,11 @@ final class MappedBuffers {
         }
     }
 
-    /** At a pacing collection: unmaps the mappings pooled before the previous one, which no allocation took since. */
-    private static void retireIdle() {
+    /**
+     * After a pacing collection: unmaps the mappings pooled before the previous one, which no allocation took since,
+     * and those beyond the pool's limit.
+     */
+    static void collected() {
         List<Mapping> idle = new ArrayList<>();
         synchronized (LOCK) {
             collections++;
@@ -101,6 +102,20 @@ final class MappedBuffers {
             }
         }
         idle.forEach(MappedBuffers::unmap);
+        trim(MemoryPacer.room());
+    }
+
+    /** Unmaps the longest pooled mappings until the pool holds at most {@code limit} bytes. */
+    private static void trim(long limit) {
+        List<Mapping> unmapped = new ArrayList<>();
+        synchronized (LOCK) {
+            while (freeBytes > limit) {
+                Mapping oldest = FREE.removeLast().mapping();
+                freeBytes -= oldest.sizeClass();
+                unmapped.add(oldest);
+            }
+        }
+        unmapped.forEach(MappedBuffers::unmap);
     }
 
     private static Mapping take(long sizeClass) {
@@ -117,31 +132,25 @@ final class MappedBuffers {
         }
     }
 
-    /** Runs once the segment of {@code m} is unreachable (on a cleaner thread) or {@link NativeMemory#free}d. */
-    private static void release(Mapping m) {
-        List<Mapping> unmapped = new ArrayList<>(1);
-        long limit = Math.max(Math.max(NativeMemory.POOL_BYTES, MemoryPacer.headroom()), 2 * m.sizeClass());
+    /**
+     * Runs once the segment of {@code m}, tagged {@code tag} by the pacer, is unreachable (on a cleaner or the pacer's
+     * thread) or {@link NativeMemory#free}d. The mapping is pooled before the pacer hears of it, so that an allocation
+     * waiting for room finds it.
+     */
+    private static void release(Mapping m, long tag) {
         synchronized (LOCK) {
             FREE.push(new Pooled(m, collections));
             freeBytes += m.sizeClass();
-            while (freeBytes > limit) {
-                Mapping oldest = FREE.removeLast().mapping();
-                freeBytes -= oldest.sizeClass();
-                unmapped.add(oldest);
-            }
         }
-        MemoryPacer.released(m.sizeClass());
-        unmapped.forEach(MappedBuffers::unmap);
+        MemoryPacer.released(m.sizeClass(), tag);
+        trim(MemoryPacer.room());
     }
 
     /**
-     * A fresh mapping of {@code sizeClass} bytes, 2 MiB-aligned and advised {@code MADV_HUGEPAGE} unless the pacing
-     * budget's floor has grown. Huge pages cost fewer TLB misses in memory-bound loops (an allreduce+scale loop over 8
-     * MiB on 2 ranks: 0.73–0.75× C's time per step with them, 0.83–0.84× without) but may be dear to fault in: on a
-     * virtual machine whose host backs guest memory on first use (and takes back the large free blocks huge pages come
-     * from), a fresh 64 MiB buffer took 360–610 ms to fill, against ~30 ms with 4 KiB pages. The memory a grown floor
-     * adds only spaces out collections, and a loop that grows it maps ~0.75 GiB at once: with huge pages, the first 40
-     * calls of a loop dropping 64 MiB results averaged 5.7–6.3× a warm call, without 2.5–2.9×.
+     * A fresh mapping of {@code sizeClass} bytes, 2 MiB-aligned and advised {@code MADV_HUGEPAGE}: huge pages cost
+     * fewer TLB misses in memory-bound loops (an allreduce+scale loop over 8 MiB on 2 ranks: 0.73–0.75× C's time per
+     * step with them, 0.83–0.84× without), though on a virtual machine whose host backs guest memory on first use a
+     * fresh one may be dear to fault in; the pool keeps a loop from mapping afresh once its first collection is done.
      */
     private static Mapping map(long sizeClass) {
         long length = sizeClass + PAGE;
@@ -152,10 +161,7 @@ final class MappedBuffers {
                 throw new OutOfMemoryError("mmap of " + length + " bytes failed");
             }
             long start = (base.address() + PAGE - 1) & -PAGE;
-            if (MemoryPacer.floor() == MemoryPacer.FLOOR) {
-                int ignored = (int) Libc.MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass,
-                        MADV_HUGEPAGE);
-            }
+            int ignored = (int) Libc.MADVISE.invokeExact(MemorySegment.ofAddress(start), sizeClass, MADV_HUGEPAGE);
             synchronized (LOCK) {
                 mappings++;
             }

@@ -1,126 +1,111 @@
 package dev.weft.spi;
 
-import java.time.Duration;
-
 /**
- * Counts the bytes of {@link NativeMemory}'s paced buffers (all but slab-carved ones) handed out and not yet freed,
- * and asks for a collection when they near their budget: see {@link NativeMemory}. The collections run on a thread
- * of their own, so that an allocating thread waits at most until the buffers that one found dead are back, never
- * for the whole cycle.
+ * Paces {@link NativeMemory}'s buffers over {@value NativeMemory#SMALL} bytes with a fixed budget in bytes: see
+ * {@link NativeMemory} for what it bounds. Each buffer is tagged with the pacing collections started before it was
+ * handed out. <em>Young</em> bytes are those of buffers handed out since the last pacing collection that is done
+ * started, and not freed yet; a done collection has freed every buffer that was unreachable when it started, so the
+ * other buffers outstanding were live then (or became unreachable since).
  *
- * <p>The budget's floor adapts to what collections cost, as G1 sizes its heap to bound the time it spends collecting
- * ({@code GCTimeRatio}). A collection costs a program the cores its concurrent cycle takes only while the program keeps
- * the cores of its share ({@link CoreShare}) busy. So when pacing collections start less than {@value #RATIO} times
- * their own duration apart and the process used at least {@value #BUSY_PERCENT}% of its share's CPU time since the
- * previous one, the floor grows fourfold, up to {@link #CEILING}; when they start more than {@value #SHRINK} times
- * their duration apart, it halves, down to {@link #FLOOR}. Growing in one large step, rather than just enough, keeps a
- * collection that takes a little longer than the others from making it grow again later, which maps fresh buffers in a
- * loop that had settled. A loop dropping a 64 MiB result of a compiled call that runs on both cores for 21 ms collected
- * every third call at 256 MiB (every ~63 ms, each collection ~20 ms), and each collection (a young pause, then G1's
- * concurrent cycle on one of the two cores) made its call 8–9 ms longer: p90 1.33–1.41× the median. At 1 GiB it
- * collects every ~14 calls. A loop that makes and drops 8 MiB tensors on one thread collects as often for its duration,
- * but its program leaves the other core to the collector: grown, it held 0.6 GiB instead of 0.3 for no gain.
+ * <ul>
+ *   <li>An allocation that brings the young bytes over {@link #BUDGET} asks for a collection on a thread of its own
+ *       and goes on.</li>
+ *   <li>An allocation that would bring them over {@link #BUDGET} + {@link #MARGIN} waits until the collection under
+ *       way (or one it asks for) is done, and once more if the bytes handed out meanwhile still leave no room; then
+ *       it goes on whatever the count, so live tensors beyond the budget cost collections, never a failure.</li>
+ *   <li>A collection is done when {@link System#gc} has returned and this class has freed every buffer whose
+ *       segment the collector found unreachable (its phantom reference is cleared by then, whichever collector
+ *       runs), without waiting for the cleaner thread: so the bound does not depend on how soon a loaded machine
+ *       schedules that thread.</li>
+ * </ul>
+ *
+ * <p>{@link MappedBuffers} keeps its pool of freed large buffers within {@link #room()}: young and pooled bytes
+ * together stay within budget plus margin.
  */
 final class MemoryPacer {
-    static final long FLOOR = NativeMemory.PACING_MIN_MIB << 20;
-    static final long CEILING = 4 * FLOOR;
-    static final long RATIO = 5;
-    static final long SHRINK = 8 * RATIO;
-    static final int BUSY_PERCENT = 80;
-    /** After a pacing collection: the cleaners are done once no buffer came back for this long. */
-    private static final long QUIET_MILLIS = 2;
-    /**
-     * How long to wait for the first buffer to come back after {@link System#gc} returned before taking silence
-     * for "nothing was dead": on a loaded machine the cleaner thread may not run within {@link #QUIET_MILLIS} of
-     * the collection, and counting its buffers as live would double the budget each time.
-     */
-    private static final long FIRST_RETURN_NANOS = 20_000_000L;
-    private static final long WAIT_MAX_NANOS = 100_000_000L;
-    /** The longest an allocating thread waits for a collection to return its first buffer (or to end). */
-    private static final long COLLECTION_MAX_NANOS = 2_000_000_000L;
+    static final String BUDGET_PROPERTY = "weft.memory.budget";
+    static final String BUDGET_ENV = "WEFT_MEMORY_BUDGET";
+    static final long DEFAULT_BUDGET = 1L << 30;
+    /** The budget, in bytes. */
+    static final long BUDGET = Settings.bytes(BUDGET_PROPERTY, BUDGET_ENV, 1L << 20, DEFAULT_BUDGET);
+    /** How far allocations go beyond the budget while the collection it asked for runs. */
+    static final long MARGIN = BUDGET / 4;
 
     private static final Object LOCK = new Object();
     private static long outstanding;
-    /**
-     * Bytes that the last pacing collection found live, lowered by later frees: the cleaners may still be returning
-     * what it found dead after it stopped waiting for them.
-     */
-    private static long liveAfterCollection;
-    private static long returns;
-    /** Pacing collections asked for, and those done (the cleaners fell quiet after them). */
+    /** Young bytes (see the class comment). */
+    private static long young;
+    /** Young bytes of buffers tagged {@link #started}: handed out since the last collection started. */
+    private static long current;
+    /** Pacing collections started: the tag of a buffer handed out now. */
+    private static long started;
+    /** Buffers tagged below this are not young: the collection that started at this tag is done. */
+    private static long judged;
+    /** Pacing collections asked for, and those done. */
     private static long requested;
     private static long finished;
-    /** Bytes handed out since the last collection was asked for: it does not judge them, so they are not live. */
-    private static long allocatedSinceRequest;
-    /** The budget's floor as collections' cost has adapted it, between {@link #FLOOR} and {@link #CEILING}. */
-    private static long floor = FLOOR;
-    /** When the last pacing collection started ({@link System#nanoTime}); 0 before the first. */
-    private static long lastStart;
-    /** The process's CPU time then, in nanoseconds; -1 if unknown. */
-    private static long lastCpu = -1;
+    /** Threads waiting in {@link #admit} for room. */
+    private static int waiting;
     private static Thread collector;
 
     private MemoryPacer() {
     }
 
     /**
-     * The most bytes one collection can find dead: the budget (its adapted floor, or twice the bytes live after the
-     * last collection if that is more, as a heap grows with its live set) less those live bytes.
-     */
-    static long headroom() {
-        synchronized (LOCK) {
-            return budget() - liveAfterCollection;
-        }
-    }
-
-    /** True if handing out {@code bytes} more would exceed the budget. */
-    static boolean overBudget(long bytes) {
-        synchronized (LOCK) {
-            return outstanding + bytes > budget();
-        }
-    }
-
-    /**
-     * Counts {@code bytes} handed out. If as many again would exceed the budget, asks for a collection without
-     * waiting for it: the buffers it finds dead are back, pooled, before the allocation that would exceed the budget.
-     * In a loop that drops a 64 MiB result per call they are back 5–10 ms later, at the collection's young pause,
-     * well before the next call (~45 ms); the calling thread used to wait 18–30 ms per collection, as
-     * {@link System#gc} returns only after G1's whole concurrent cycle, and now does not wait (no wait in 60 calls;
-     * a call that overlaps a collection ran ~9 ms longer, 86 ms against 77 at a load of 4).
+     * Counts {@code bytes} about to be handed out, asking for a collection or waiting for one as the class comment
+     * says.
      *
-     * @return whether it asked for a collection
+     * @return the buffer's tag, for {@link #released}
      */
-    static boolean allocated(long bytes) {
+    static long admit(long bytes) {
         synchronized (LOCK) {
-            outstanding += bytes;
-            allocatedSinceRequest += bytes;
-            return outstanding + bytes > budget() && request();
-        }
-    }
-
-    /**
-     * Waits until the buffers that a collection found dead are back: the collection under way, or one asked for
-     * now. Returns as soon as the cleaners fall quiet after the first buffer came back. If the collection under way
-     * ends with none back (its young pause came before the buffers dropped since), waits for another.
-     *
-     * @return whether it asked for a collection
-     */
-    static boolean awaitCollection() {
-        synchronized (LOCK) {
-            long start = returns;
-            boolean asked = request();
-            long deadline = System.nanoTime() + COLLECTION_MAX_NANOS;
-            try {
-                awaitReturnOrEnd(start, deadline);
-                if (returns == start && !asked) {
-                    asked = request();
-                    awaitReturnOrEnd(start, deadline);
-                }
-                awaitQuiet(System.nanoTime() + WAIT_MAX_NANOS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (young + bytes > BUDGET + MARGIN) {
+                awaitRoom(bytes);
             }
-            return asked;
+            outstanding += bytes;
+            young += bytes;
+            current += bytes;
+            if (young > BUDGET) {
+                request();
+            }
+            return started;
+        }
+    }
+
+    /** Counts {@code bytes} of a buffer tagged {@code tag} freed, by the collector or early. */
+    static void released(long bytes, long tag) {
+        synchronized (LOCK) {
+            outstanding -= bytes;
+            if (tag >= judged) {
+                young -= bytes;
+                if (tag == started) {
+                    current -= bytes;
+                }
+            }
+            if (waiting > 0) {
+                LOCK.notifyAll();
+            }
+        }
+    }
+
+    /** The bytes the pool of freed large buffers may hold now: budget plus margin, less the young bytes. */
+    static long room() {
+        synchronized (LOCK) {
+            return Math.max(0, BUDGET + MARGIN - young);
+        }
+    }
+
+    /** Bytes handed out whose buffers are not freed yet. */
+    static long outstandingBytes() {
+        synchronized (LOCK) {
+            return outstanding;
+        }
+    }
+
+    /** Young bytes (see the class comment). */
+    static long youngBytes() {
+        synchronized (LOCK) {
+            return young;
         }
     }
 
@@ -131,53 +116,31 @@ final class MemoryPacer {
         }
     }
 
-    /** True while a pacing collection asked for is not done. */
-    static boolean collecting() {
-        synchronized (LOCK) {
-            return requested > finished;
-        }
-    }
-
-    /** Counts {@code bytes} freed; runs on a cleaner thread. */
-    static void released(long bytes) {
-        synchronized (LOCK) {
-            outstanding -= bytes;
-            liveAfterCollection = Math.min(liveAfterCollection, outstanding);
-            returns++;
-            LOCK.notifyAll();
-        }
-    }
-
-    /** Bytes handed out whose segments the collector has not freed yet. */
-    static long outstandingBytes() {
-        synchronized (LOCK) {
-            return outstanding;
-        }
-    }
-
-    private static long budget() {
-        return Math.max(floor, 2 * liveAfterCollection);
-    }
-
-    /** The budget's floor now: {@link #FLOOR} unless collections came too often for their cost. */
-    static long floor() {
-        synchronized (LOCK) {
-            return floor;
-        }
-    }
-
     /**
-     * The floor after a collection that took {@code tookNanos} and started {@code sinceLastNanos} after the previous
-     * one, in which time the process used {@code busyPercent}% of its share's CPU time: see the class comment.
+     * Waits until {@code bytes} more fit within budget plus margin, or until a collection that started after this
+     * call is done: at most two collections (the one under way, whose start may predate young bytes, then one
+     * asked for after it). The caller holds {@link #LOCK}.
      */
-    static long adapted(long floor, long sinceLastNanos, long tookNanos, long busyPercent) {
-        if (sinceLastNanos < RATIO * tookNanos && busyPercent >= BUSY_PERCENT) {
-            return Math.min(CEILING, 4 * floor);
+    private static void awaitRoom(long bytes) {
+        waiting++;
+        boolean interrupted = false;
+        try {
+            for (int round = 0; round < 2 && young + bytes > BUDGET + MARGIN; round++) {
+                boolean asked = request();
+                long target = requested;
+                while (finished < target && young + bytes > BUDGET + MARGIN) {
+                    interrupted |= waitUninterruptibly();
+                }
+                if (asked) {
+                    break;
+                }
+            }
+        } finally {
+            waiting--;
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
-        if (sinceLastNanos > SHRINK * tookNanos) {
-            return Math.max(FLOOR, floor / 2);
-        }
-        return floor;
     }
 
     /** Asks the collector thread for a collection unless one is under way; the caller holds {@link #LOCK}. */
@@ -186,7 +149,6 @@ final class MemoryPacer {
             return false;
         }
         requested++;
-        allocatedSinceRequest = 0;
         if (collector == null) {
             collector = Thread.ofPlatform().daemon().name("weft-memory-pacer").start(MemoryPacer::collectLoop);
         }
@@ -196,73 +158,34 @@ final class MemoryPacer {
 
     private static void collectLoop() {
         while (true) {
-            long start;
+            long target;
             synchronized (LOCK) {
                 while (requested == finished) {
-                    waitUninterruptibly(0);
+                    waitUninterruptibly();
                 }
-                start = returns;
+                target = requested;
+                started++;
+                current = 0;
             }
-            long began = System.nanoTime();
-            long cpu = processCpuNanos();
             System.gc();
-            long took = System.nanoTime() - began;
+            Leases.releaseUnreachable();
             synchronized (LOCK) {
-                if (lastStart != 0) {
-                    long busy = cpu < 0 || lastCpu < 0 ? 0
-                            : 100 * (cpu - lastCpu) / Math.max(1, (began - lastStart) * CoreShare.CORES);
-                    floor = adapted(floor, began - lastStart, took, busy);
-                }
-                lastStart = began;
-                lastCpu = cpu;
-                long first = System.nanoTime() + FIRST_RETURN_NANOS;
-                long now;
-                while (returns == start && (now = System.nanoTime()) < first) {
-                    waitUninterruptibly(Math.max(1, (first - now) / 1_000_000));
-                }
-                try {
-                    awaitQuiet(System.nanoTime() + WAIT_MAX_NANOS);
-                } catch (InterruptedException e) {
-                    Thread.interrupted();
-                }
-                liveAfterCollection = Math.max(0, outstanding - allocatedSinceRequest);
-                finished = requested;
+                judged = started;
+                young = current;
+                finished = target;
                 LOCK.notifyAll();
             }
+            MappedBuffers.collected();
         }
     }
 
-    /** The CPU time this process has used, in nanoseconds (to the kernel's tick, ~10 ms); -1 if unknown. */
-    private static long processCpuNanos() {
-        return ProcessHandle.current().info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
-    }
-
-    /**
-     * Waits until a buffer came back since {@code start} returns or the collection last asked for is done, until
-     * {@code deadline}; the caller holds {@link #LOCK}.
-     */
-    private static void awaitReturnOrEnd(long start, long deadline) throws InterruptedException {
-        long target = requested;
-        long now;
-        while (returns == start && finished < target && (now = System.nanoTime()) < deadline) {
-            LOCK.wait(Math.max(1, (deadline - now) / 1_000_000));
-        }
-    }
-
-    /** Waits while buffers keep coming back, until {@code deadline}; the caller holds {@link #LOCK}. */
-    private static void awaitQuiet(long deadline) throws InterruptedException {
-        long before;
-        do {
-            before = returns;
-            LOCK.wait(QUIET_MILLIS);
-        } while (returns != before && System.nanoTime() < deadline);
-    }
-
-    private static void waitUninterruptibly(long millis) {
+    /** Waits on {@link #LOCK}, which the caller holds; returns whether an interrupt ended the wait (and cleared). */
+    private static boolean waitUninterruptibly() {
         try {
-            LOCK.wait(millis);
+            LOCK.wait();
+            return false;
         } catch (InterruptedException e) {
-            Thread.interrupted();
+            return true;
         }
     }
 }

@@ -12,44 +12,33 @@ import java.lang.foreign.MemorySegment;
  *   <li>Up to {@value #SMALL} bytes: carved from a {@value #SLAB}-byte slab of the calling thread (a pointer
  *       bump instead of a native allocation and a cleaner per tensor).</li>
  *   <li>From {@value #HUGE} bytes, on Linux: an anonymous {@code mmap} aligned to 2 MiB and advised {@code
- *       MADV_HUGEPAGE}, kept in a pool when the garbage collector frees it and handed out again for the next buffer of
- *       its size class (a multiple of 2 MiB). A pooled buffer costs no page faults to reuse (a fresh 64 MiB one: 10–30
- *       ms to fill on this VM, and up to 0.6 s where the guest had never touched the memory). The pool holds at most
- *       what one pacing collection can find dead (the budget less the live bytes, below), but at least {@link
- *       #POOL_BYTES} bytes ({@value #POOL_PROPERTY} system property or {@value #POOL_ENV} environment variable, in MiB;
- *       default {@value #POOL_DEFAULT_MIB}), or two buffers of the size just freed if that is more; a buffer freed
- *       beyond that displaces the longest pooled ones. At each pacing collection, the buffers pooled before the
- *       previous one that no allocation took since are released: so a loop that drops large results reuses them from
- *       one collection to the next without page faults, and a program that recycles little keeps little. Released and
- *       displaced buffers are unmapped, so that their memory goes back to the system.</li>
+ *       MADV_HUGEPAGE}, kept in a pool when it is freed and handed out again for the next buffer of its size class (a
+ *       multiple of 2 MiB): a pooled buffer costs no page faults to reuse. The pool is bounded with the budget below,
+ *       and what leaves it is unmapped, so that its memory goes back to the system.</li>
  *   <li>Otherwise: {@code malloc}. Its memory goes back to the C library's allocator, which reuses it but
  *       may keep it from the system.</li>
  * </ul>
  *
- * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so the
- * bytes of buffers not carved from slabs outstanding are paced, like a heap: their budget is twice the bytes live
- * after the previous pacing collection, and at least a floor of {@value #PACING_MIN_MIB} MiB, which grows fourfold
- * when collections come more often than every five times their own duration, and shrinks back when they come
- * rarely (as G1 sizes its heap to bound the time it spends collecting). The allocation that leaves less
- * room in the budget than its own size asks for a collection ({@link System#gc}, as {@code java.nio} does for
- * direct buffers) on a thread of its own and goes on without waiting; the buffers that collection finds dead are
- * back in the pool before the budget runs out, at the collection's young pause. An allocation that would exceed the
- * budget and that the pool cannot serve waits until a collection has returned buffers (its young pause and the
- * cleaners, not its whole concurrent cycle). This bounds the memory held by dropped tensors: a loop that drops
- * buffers keeps at most about the budget of them outstanding, plus the pool. The floor is high because each
- * collection costs the running program a few milliseconds of pauses and of a collector thread on its cores: at
- * 256 MiB a loop that drops an 8 MiB result per call pays for one every 32 calls instead of one every 8 calls.
+ * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so
+ * buffers over {@value #SMALL} bytes are paced by a budget in bytes: {@code weft.memory.budget} system
+ * property or {@code WEFT_MEMORY_BUDGET} environment variable (bytes, or with a suffix {@code k}, {@code m},
+ * {@code g}, as {@code -XX:MaxDirectMemorySize}), default 1 GiB, at least 1 MiB; the margin is a quarter of it.
+ * Weft counts the <em>young</em> bytes: buffers handed out since its last collection started and not freed yet,
+ * live or dropped. When they exceed the budget, an allocation asks for a collection ({@link System#gc}, as {@code
+ * java.nio} does for direct buffers) on a thread of its own and goes on; an allocation that would take them past
+ * budget plus margin waits until a collection is done: {@code System.gc()} has returned and every buffer it found
+ * unreachable is freed. What is bounded: young bytes plus the bytes of the pool stay within budget plus margin
+ * (plus the allocation under way and, on other threads, one allocation each). So the memory of these buffers stays
+ * within the bytes that were live when the last collection started, plus budget plus margin; tensors dropped before
+ * a collection starts are freed by it, whatever the machine's load. Live tensors beyond the budget are allowed: each
+ * budget's worth of allocation then costs a collection. The C library may keep freed middle-sized buffers for reuse.
+ * With {@code -XX:+DisableExplicitGC}, {@code System.gc()} does nothing and only the JVM's own collections free
+ * buffers: then nothing is bounded.
  */
 public final class NativeMemory {
     static final long SMALL = 1024;
     static final long SLAB = 64 * 1024;
     static final long HUGE = 2L << 20;
-    static final long PACING_MIN_MIB = 256;
-    static final String POOL_PROPERTY = "weft.memory.pool";
-    static final String POOL_ENV = "WEFT_MEMORY_POOL";
-    static final long POOL_DEFAULT_MIB = 64;
-    /** The least limit of the pool of freed large buffers (see above). */
-    static final long POOL_BYTES = Settings.wholeNumber(POOL_PROPERTY, POOL_ENV, 0, POOL_DEFAULT_MIB) << 20;
     private static final long ALIGN = 64;
 
     private static final ThreadLocal<Slab> SLABS = ThreadLocal.withInitial(Slab::new);
@@ -87,9 +76,6 @@ public final class NativeMemory {
         try {
             if (size >= HUGE && MappedBuffers.AVAILABLE) {
                 return MappedBuffers.allocate(size, zeroed);
-            }
-            if (MemoryPacer.overBudget(size)) {
-                MemoryPacer.awaitCollection();
             }
             return MallocBuffers.allocate(size, ALIGN, zeroed);
         } catch (OutOfMemoryError e) {

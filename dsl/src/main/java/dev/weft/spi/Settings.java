@@ -42,6 +42,37 @@ public final class Settings {
     }
 
     /**
+     * The size in bytes set by system property {@code property}, else by environment variable {@code env}, else
+     * {@code defaultValue}: a whole number of bytes, or of KiB, MiB or GiB with the suffix {@code k}, {@code m} or
+     * {@code g} (either case), as in {@code -XX:MaxDirectMemorySize=512m}.
+     *
+     * @throws WeftException if the value set is not such a size of at least {@code min} bytes
+     */
+    public static long bytes(String property, String env, long min, long defaultValue) {
+        Given g = given(property, env);
+        if (g == null) {
+            return defaultValue;
+        }
+        String v = g.value().trim().toLowerCase(Locale.ROOT);
+        int shift = v.isEmpty() ? 0 : switch (v.charAt(v.length() - 1)) {
+            case 'k' -> 10;
+            case 'm' -> 20;
+            case 'g' -> 30;
+            default -> 0;
+        };
+        try {
+            long n = Long.parseLong(shift == 0 ? v : v.substring(0, v.length() - 1));
+            if (n >= 0 && n <= Long.MAX_VALUE >> shift && n << shift >= min) {
+                return n << shift;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with what was expected
+        }
+        throw new WeftException(SourceLocation.UNKNOWN, g.name() + " must be a size in bytes (a whole number, or one"
+                + " ending in k, m or g) of at least " + min + ", got '" + g.value() + "'");
+    }
+
+    /**
      * The value set by system property {@code property}, else by environment variable {@code env}, else
      * {@code defaultValue}; case and surrounding blanks are ignored.
      *

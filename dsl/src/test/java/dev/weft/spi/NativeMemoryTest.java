@@ -1,9 +1,11 @@
 package dev.weft.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.weft.WeftException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -59,106 +61,96 @@ class NativeMemoryTest {
     }
 
     /**
-     * 40 dropped buffers of 64 MiB would hold 2.5 GiB without pacing. With it, what is outstanding stays within the
-     * budget's ceiling (its floor grows while collections come often; the budget also adapts to the bytes live after
-     * each collection, which a slow cleaner thread can overstate once), so the bound here is loose on purpose.
+     * Dropped buffers of 64 MiB, twice the budget plus margin of them: the young bytes and the pooled ones stay within
+     * budget plus margin (plus the allocation under way), so the buffers outstanding grow by no more than that.
      */
     @Test
-    void droppedBuffersAreCollectedBeforeTheMappedBytesGrowWithoutBound() {
+    void droppedBuffersStayWithinTheBudgetPlusMargin() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 64L << 20;
-        long bound = MemoryPacer.outstandingBytes() + MemoryPacer.CEILING + 2 * bytes;
+        long bound = MemoryPacer.BUDGET + MemoryPacer.MARGIN + bytes;
+        long before = MemoryPacer.outstandingBytes();
         MemorySegment kept = null;
-        for (int i = 0; i < 40; i++) {
+        int count = (int) (2 * (MemoryPacer.BUDGET + MemoryPacer.MARGIN) / bytes);
+        for (int i = 0; i < count; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
-            assertThat(MemoryPacer.outstandingBytes()).as("after %d buffers of 64 MiB", i + 1)
+            assertThat(MemoryPacer.youngBytes() + MappedBuffers.pooledBytes())
+                    .as("young and pooled bytes after %d buffers of 64 MiB", i + 1).isLessThanOrEqualTo(bound);
+            assertThat(MemoryPacer.outstandingBytes() - before).as("outstanding after %d", i + 1)
                     .isLessThanOrEqualTo(bound);
         }
-        assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);
+        assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) (count - 1));
     }
 
     /**
      * A loop that drops a large buffer per allocation gets its buffers back from the pool once collections have run:
-     * its mappings stay a small set (about the budget's worth) however many buffers it drops. Should the budget's
-     * floor grow while the mappings are counted (collections come far more often than five times their duration
-     * here, and a machine may count this thread's page faults as busy cores), the loop maps what the floor grew by.
+     * its mappings stay a small set however many buffers it drops.
      */
     @Test
     void aLoopThatDropsLargeBuffersReusesPooledMappings() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 32L << 20;
+        int cycle = (int) ((MemoryPacer.BUDGET + MemoryPacer.MARGIN) / bytes);
         MemorySegment kept = null;
-        for (int i = 0; i < 100; i++) {
+        for (int i = 0; i < 3 * cycle; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
         }
         long mapped = MappedBuffers.mappings();
-        long floor = MemoryPacer.floor();
         for (int i = 0; i < 40; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
         }
         assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 39);
-        long grown = Math.max(0, MemoryPacer.floor() - floor) / bytes;
-        assertThat(MappedBuffers.mappings() - mapped)
-                .as("new mappings for 40 dropped buffers of 32 MiB, the floor grown by %d of them", grown)
-                .isLessThanOrEqualTo(10 + grown);
+        assertThat(MappedBuffers.mappings() - mapped).as("new mappings for 40 dropped buffers of 32 MiB")
+                .isLessThanOrEqualTo(10);
     }
 
     /**
-     * When collections start less than five times their duration apart and the process kept its share of cores
-     * busy, the floor grows fourfold, up to the ceiling; when they start more than forty times apart, it halves, down
-     * to the least floor; otherwise it stays.
+     * Live buffers beyond the budget plus margin are allowed: each allocation that would exceed them waits for a
+     * collection, which finds the buffers live and so no longer counts them as young.
      */
     @Test
-    void theBudgetsFloorFollowsWhatCollectionsCost() {
-        long ms = 1_000_000L;
-        long floor = MemoryPacer.FLOOR;
-        assertThat(MemoryPacer.adapted(floor, 60 * ms, 20 * ms, 100)).as("every 60 ms, 20 ms each")
-                .isEqualTo(4 * floor);
-        assertThat(MemoryPacer.adapted(floor, 60 * ms, 20 * ms, 60)).as("cores to spare").isEqualTo(floor);
-        assertThat(MemoryPacer.adapted(2 * floor, 60 * ms, 20 * ms, 95)).isEqualTo(MemoryPacer.CEILING);
-        assertThat(MemoryPacer.adapted(MemoryPacer.CEILING, 60 * ms, 20 * ms, 100)).isEqualTo(MemoryPacer.CEILING);
-        assertThat(MemoryPacer.adapted(floor, 120 * ms, 20 * ms, 100)).as("every 120 ms").isEqualTo(floor);
-        assertThat(MemoryPacer.adapted(2 * floor, 800 * ms, 20 * ms, 100)).as("every 800 ms").isEqualTo(2 * floor);
-        assertThat(MemoryPacer.adapted(MemoryPacer.CEILING, 900 * ms, 20 * ms, 100))
-                .isEqualTo(MemoryPacer.CEILING / 2);
-        assertThat(MemoryPacer.adapted(floor, 900 * ms, 20 * ms, 100)).isEqualTo(floor);
-    }
-
-    /**
-     * The allocation that leaves less room in the budget than its own size asks for a collection without waiting
-     * for it, so that the buffers it finds dead are back before the budget runs out; the collection measures the
-     * live bytes, and the budget grows with them. (It starts after a collection, so that other tests' dropped
-     * buffers do not make an earlier allocation ask.)
-     */
-    @Test
-    void aCollectionIsAskedForBeforeTheBudgetRunsOutAndTheBudgetGrowsWithTheLiveBytes()
-            throws InterruptedException {
-        assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
-        long bytes = 16L << 20;
-        List<MemorySegment> live = new ArrayList<>();
-        MemoryPacer.awaitCollection();
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (MemoryPacer.collecting() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+    void liveBuffersBeyondTheBudgetAreAllowedAndCostCollections() {
+        long bytes = 64L << 20;
+        int count = (int) ((MemoryPacer.BUDGET + MemoryPacer.MARGIN) / bytes) + 4;
         long before = MemoryPacer.collections();
-        boolean reached = false;
-        while (!reached && live.size() < 64) {
+        List<MemorySegment> live = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
             live.add(NativeMemory.allocateUninitialized(bytes));
-            // read once per allocation: the collection the last one asked for may raise the budget at any moment
-            reached = MemoryPacer.overBudget(bytes);
-        }
-        assertThat(reached).as("no allocation exceeded the budget; one reached it").isTrue();
-        deadline = System.nanoTime() + 10_000_000_000L;
-        while (MemoryPacer.collections() == before && System.nanoTime() < deadline) {
-            Thread.sleep(10);
+            assertThat(MemoryPacer.youngBytes()).as("young bytes after %d live buffers", i + 1)
+                    .isLessThanOrEqualTo(MemoryPacer.BUDGET + MemoryPacer.MARGIN + bytes);
         }
         assertThat(MemoryPacer.collections()).as("collections done").isGreaterThan(before);
-        assertThat(MemoryPacer.overBudget(live.size() * bytes / 2))
-                .as("room for half as many again as the %d live buffers", live.size()).isFalse();
+        assertThat(MemoryPacer.youngBytes()).as("young bytes").isLessThan(count * bytes);
         assertThat(live).allSatisfy(s -> assertThat(s.byteSize()).isEqualTo(bytes));
+    }
+
+    @Test
+    void sizesAreReadInBytesOrWithASuffix() {
+        String property = "weft.test.size";
+        String env = "WEFT_TEST_SIZE_UNSET";
+        try {
+            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(7);
+            System.setProperty(property, "1234");
+            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(1234);
+            System.setProperty(property, " 512m ");
+            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(512L << 20);
+            System.setProperty(property, "2G");
+            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(2L << 30);
+            System.setProperty(property, "3k");
+            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(3L << 10);
+            for (String bad : new String[] {"", "m", "-1", "1.5g", "12x", "99999999999999g"}) {
+                System.setProperty(property, bad);
+                assertThatThrownBy(() -> Settings.bytes(property, env, 1, 7)).as("'%s'", bad)
+                        .isInstanceOf(WeftException.class).hasMessageContaining(property);
+            }
+            System.setProperty(property, "1k");
+            assertThatThrownBy(() -> Settings.bytes(property, env, 1L << 20, 7))
+                    .hasMessageContaining("at least 1048576");
+        } finally {
+            System.clearProperty(property);
+        }
     }
 }

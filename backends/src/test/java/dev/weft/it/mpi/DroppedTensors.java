@@ -1,6 +1,7 @@
 package dev.weft.it.mpi;
 
 import dev.weft.Tensor;
+import dev.weft.spi.NativeMemory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,8 +10,9 @@ import java.util.List;
 
 /**
  * Makes HELD tensors of ELEMENTS f32 values and keeps them all, drops them, then makes and drops COUNT more one at a
- * time (each copied from one array), and prints {@code rss <MiB>}: its resident memory, JVM included
- * ({@code VmRSS} of {@code /proc/self/status}). Usage: {@code HELD COUNT ELEMENTS}.
+ * time (each copied from one array), and prints {@code baseline <MiB>}, its resident memory ({@code VmRSS} of {@code
+ * /proc/self/status}) once Weft has made its first tensor, before the others, and {@code rss <MiB>}, its resident
+ * memory at the end. Usage: {@code HELD COUNT ELEMENTS}.
  */
 public final class DroppedTensors {
     private DroppedTensors() {
@@ -20,6 +22,8 @@ public final class DroppedTensors {
         int held = Integer.parseInt(args[0]);
         int count = Integer.parseInt(args[1]);
         float[] data = new float[Integer.parseInt(args[2])];
+        Tensor.of(new float[] {1, 2, 3}, 3);
+        System.out.println("baseline " + residentMiB());
         List<Tensor> kept = new ArrayList<>();
         for (int i = 0; i < held; i++) {
             kept.add(Tensor.of(data, data.length));
@@ -30,6 +34,8 @@ public final class DroppedTensors {
             Tensor.of(data, data.length);
         }
         System.out.println("rss " + residentMiB());
+        System.out.println("outstanding MiB " + (NativeMemory.outstandingBytes() >> 20) + ", heap committed MiB "
+                + (Runtime.getRuntime().totalMemory() >> 20));
     }
 
     private static long residentMiB() throws IOException {

@@ -61,6 +61,21 @@ class ReferencesAgreeTest {
         }
     }
 
+    /** Case 8's bandwidth limit passes over the chain's bytes once: y = x * 0.5 on two threads, no check value. */
+    @Test
+    void theBandwidthLimitScalesItsInput() throws Exception {
+        Measurement c = Measurement.parse(exec(List.of(compile("gcc", "stream"), "3001", "2", "1")));
+        double expected = 0;
+        for (int i = 0; i < 3001; i++) {
+            expected += (float) ((i % 1000) * 0.001 - 0.5) * 0.5f;
+        }
+        assertThat(c.check()).isEmpty();
+        assertThat(c.samples()).hasSize(2);
+        double sum = expected;
+        assertThat(c.info()).anySatisfy(i -> assertThat(Double.parseDouble(i.replace("sum of y ", "")))
+                .isCloseTo(sum, within(1e-9)));
+    }
+
     @Test
     void allreduceOnTwoRanks() throws Exception {
         assumeThat(onPath("mpicc") && onPath("mpirun")).as("mpicc and mpirun installed").isTrue();
