@@ -153,8 +153,9 @@ public interface Communicator extends CommHandle {
     String PRIVATE_SUFFIX = ".weft";
 
     /**
-     * Collective: like {@link #dup}, for Weft's own traffic (the schedule check): named {@code <name>.weft} and
-     * not counted in the numbers of the user's derived communicators ({@code #0}, {@code #1}, ...).
+     * Like {@link #dup}, for Weft's own traffic (the schedule check): named {@code <name>.weft} and not counted in
+     * the numbers of the user's derived communicators ({@code #0}, {@code #1}, ...). Collective under MPI; the
+     * outermost communicator of a world makes it once, with the communicator, and returns that one.
      */
     Communicator privateDup(SourceLocation where);
 

@@ -32,11 +32,14 @@ import java.util.concurrent.atomic.LongAdder;
  * collective depends only on what all ranks exchanged before, so the ranks never disagree on it and the check
  * never hangs a program that would not hang without it.
  *
- * <p><b>Point-to-point.</b> Each message travels with an <em>envelope</em> on the private duplicate, with the same
- * peer and tag, sent just before it: its dtype and count, its number on its channel and the sender's call and line.
- * Messages between two ranks with one tag, and so their envelopes, are received in the order they were sent, so the
- * receiver compares the envelope with its own call before it takes the message, and raises on a mismatch naming
- * both sides (the sender's call completes, as under MPI).
+ * <p><b>Point-to-point.</b> Each message is followed by an <em>envelope</em> on the private duplicate, with the
+ * same peer and tag: its dtype and count, its number on its channel and the sender's call and line. Messages between
+ * two ranks with one tag, and so their envelopes, are received in the order they were sent, so the receiver takes
+ * the message, then its envelope, compares it with its own call and raises on a mismatch naming both sides (the
+ * sender's call completes, as under MPI).
+ *
+ * <p>The private duplicate is made with the communicator ({@link Communicator#privateDup}), while all its ranks take
+ * part anyway: made at a first check, it would be a collective of its own.
  *
  * <p>{@code WEFT_CHECK} must be the same on every rank. {@code strict} checks every collective, declared or not.
  */
@@ -116,8 +119,8 @@ public final class CommCheck {
     }
 
     /**
-     * Sends the envelope of {@code step} (a send to {@code dest} with {@code tag}) ahead of its message; the caller
-     * completes it with {@link Sent#complete} after the message's own send.
+     * Sends the envelope of {@code step} (a send to {@code dest} with {@code tag}) after its message; the caller
+     * completes it with {@link Sent#complete}.
      */
     public Sent envelope(CommStep step, int dest, int tag) {
         long n;
@@ -128,7 +131,7 @@ public final class CommCheck {
         return new Sent(dup(step.where()).isend(buf, DType.I64, Envelope.LONGS, dest, tag, step.where()), buf);
     }
 
-    /** Posts the receive of the envelope of the message {@code step} receives from {@code src} with {@code tag}. */
+    /** Posts the receive of the envelope of the message {@code step} received from {@code src} with {@code tag}. */
     public Expected expect(CommStep step, int src, int tag) {
         MemorySegment buf = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG, Envelope.LONGS);
         return new Expected(step, src, tag, dup(step.where()).irecv(buf, DType.I64, Envelope.LONGS, src, tag,

@@ -12,8 +12,7 @@ import java.util.Objects;
 record CollectiveCall(Kind kind, DType dtype, long count, int root, String reduceOp, SourceLocation where) {
     enum Kind {
         BARRIER("barrier"), BCAST("bcast"), REDUCE("reduce"), ALLREDUCE("allreduce"), ALLGATHER("allgather"),
-        REDUCE_SCATTER("reduceScatter"), ALLTOALL("alltoall"), SPLIT("split"), DUP("dup"),
-        PRIVATE_DUP("dup (Weft's own)");
+        REDUCE_SCATTER("reduceScatter"), ALLTOALL("alltoall"), SPLIT("split"), DUP("dup");
 
         final String label;
 

@@ -1,6 +1,5 @@
 package dev.weft.backends.comm.fake;
 
-import dev.weft.backends.comm.Communicator;
 import dev.weft.DType;
 import dev.weft.backends.comm.ReduceOp;
 
@@ -69,10 +68,8 @@ final class Collectives {
                 }
             }
             case SPLIT -> split(group, payloads, results);
-            case DUP, PRIVATE_DUP -> {
-                String name = call.kind() == CollectiveCall.Kind.DUP ? group.name + ".dup#" + group.nextDerivedIndex()
-                        : group.name + Communicator.PRIVATE_SUFFIX;
-                CommGroup dup = new CommGroup(name, group.worldRanks);
+            case DUP -> {
+                CommGroup dup = new CommGroup(group.name + ".dup#" + group.nextDerivedIndex(), group.worldRanks);
                 for (int r = 0; r < n; r++) {
                     results[r] = new Membership(dup, r);
                 }

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.fake;
 
+import dev.weft.backends.comm.Communicator;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -14,6 +15,7 @@ final class CommGroup {
     private final Mailbox[] mailboxes;
     private final Map<Long, CollectiveRound> rounds = new HashMap<>();
     private int derived;
+    private CommGroup checks;
 
     CommGroup(String name, int[] worldRanks) {
         this.name = name;
@@ -39,6 +41,17 @@ final class CommGroup {
 
     void retire(long seq) {
         rounds.remove(seq);
+    }
+
+    /**
+     * The group of this communicator's private duplicate ({@code <name>.weft}), made at the first request: its
+     * members share this object in-process, so unlike MPI's {@code MPI_Comm_dup} making it needs no collective.
+     */
+    CommGroup checks() {
+        if (checks == null) {
+            checks = new CommGroup(name + Communicator.PRIVATE_SUFFIX, worldRanks);
+        }
+        return checks;
     }
 
     /** Numbers the communicators derived from this one ({@code #0}, {@code #1}, ...), for their names. */

@@ -204,11 +204,16 @@ final class FakeCommunicator implements Communicator {
         dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
     }
 
+    /** No collective: the ranks' handles share their group in-process ({@link CommGroup#checks}). */
     @Override
     public Communicator privateDup(SourceLocation where) {
         live("dup", where);
-        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.PRIVATE_DUP, where), null,
-                null));
+        monitor.lock.lock();
+        try {
+            return new FakeCommunicator(monitor, group.checks(), rank, false);
+        } finally {
+            monitor.lock.unlock();
+        }
     }
 
     @Override

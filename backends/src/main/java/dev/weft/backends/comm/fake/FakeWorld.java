@@ -77,9 +77,8 @@ public final class FakeWorld {
         FlightRecorder recorder = FlightWorld.recorder(0, 1, flight, settings.level() == ThreadLevel.MULTIPLE);
         FlightWorld.start(List.of(recorder), flight, (rank, blocked, message) -> monitor.timeOut(rank, message),
                 "failing the rank");
-        return FlightCommunicator.of(new FakeCommunicator(monitor, new CommGroup("world", new int[] {0}), 0, true),
-                new FakeCommunicator(monitor, new CommGroup("world" + Communicator.PRIVATE_SUFFIX, new int[] {0}), 0,
-                        false), recorder);
+        FakeCommunicator world = new FakeCommunicator(monitor, new CommGroup("world", new int[] {0}), 0, true);
+        return FlightCommunicator.of(world, world.privateDup(SourceLocation.UNKNOWN), recorder);
     }
 
     /** Runs {@code body} on {@code n} ranks under the default watchdog; see {@link #run(int, Duration, RankBody)}. */
@@ -104,7 +103,6 @@ public final class FakeWorld {
         }
         WorldMonitor monitor = new WorldMonitor(n, settings);
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
-        CommGroup checks = new CommGroup("world" + Communicator.PRIVATE_SUFFIX, world.worldRanks);
         Thread[] threads = new Thread[n];
         long worldId = SharedStatics.newWorld();
         FlightSettings flightSettings = FlightSettings.fromEnvironment();
@@ -116,8 +114,8 @@ public final class FakeWorld {
                 (rank, blocked, message) -> monitor.timeOut(rank, message), "failing the rank");
         for (int r = 0; r < n; r++) {
             int rank = r;
-            Communicator comm = FlightCommunicator.of(new FakeCommunicator(monitor, world, rank, true),
-                    new FakeCommunicator(monitor, checks, rank, false), recorders.get(r));
+            FakeCommunicator raw = new FakeCommunicator(monitor, world, rank, true);
+            Communicator comm = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.UNKNOWN), recorders.get(r));
             RankThreads group = new RankThreads(monitor, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;

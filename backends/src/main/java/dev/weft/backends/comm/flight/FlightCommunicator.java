@@ -336,7 +336,8 @@ public final class FlightCommunicator implements Communicator {
         recorder.completed(s);
         FlightCommunicator derived = new FlightCommunicator(child, recorder);
         if (op != FlightOp.PRIVATE_DUP) {
-            derived.checkDup = derived.derive(FlightOp.PRIVATE_DUP, () -> child.privateDup(where), where);
+            // Not recorded: Weft's own, it would shift the numbers of the user's collectives on the child.
+            derived.checkDup = new FlightCommunicator(child.privateDup(where), recorder);
         }
         return derived;
     }
