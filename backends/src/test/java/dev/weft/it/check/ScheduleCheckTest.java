@@ -203,6 +203,16 @@ class ScheduleCheckTest {
                     .hasMessageContaining("rank 1 recv(from 0, tag 9) i32[4] at ScheduleCheckTest.java:");
         }
         c.barrier();
+        if (c.rank() == 0) {
+            c.wait(c.isend(x(), 1, 8));
+        } else {
+            Request r = c.irecv(DType.F32, new long[] {5}, 0, 8);
+            assertThatThrownBy(() -> c.wait(r)).isInstanceOf(ScheduleMismatchException.class)
+                    .hasMessageContaining("at message #0 from rank 0 to rank 1 with tag 8: rank 0 isend(to 1, tag 8)"
+                            + " f32[4] at ScheduleCheckTest.java:")
+                    .hasMessageContaining("rank 1 irecv(from 0, tag 8) f32[5] at ScheduleCheckTest.java:");
+        }
+        c.barrier();
     }
 
     @Compile

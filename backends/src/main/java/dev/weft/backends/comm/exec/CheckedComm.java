@@ -1,17 +1,13 @@
 package dev.weft.backends.comm.exec;
 
-import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.MessageMismatchException;
-import dev.weft.backends.comm.Request;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
-import dev.weft.spi.NativeMemory;
 import dev.weft.spi.SourceLocation;
-import java.lang.foreign.MemorySegment;
 import java.util.function.Supplier;
 
 /**
@@ -62,10 +58,7 @@ final class CheckedComm {
     /** {@code action}, the barrier or point-to-point operation of {@code call}, checked. */
     static CommCall.Action action(CommCall call, CommCall.Action action) {
         CommCheck check = CommCheck.of(call.comm());
-        Communicator comm = call.comm();
         SourceLocation where = call.where();
-        DType t = call.data() == null ? null : call.data().dtype();
-        long n = call.data() == null ? 0 : call.data().shape().size();
         return switch (call.op()) {
             case CommOp.Barrier b -> {
                 CommStep step = CommStep.of(b, null, where);
@@ -84,9 +77,8 @@ final class CheckedComm {
             case CommOp.Isend(var c, int dest, int tag) -> {
                 CommStep step = CommStep.message(call.op(), false, call.data(), dest, tag, where);
                 yield (in, out) -> {
-                    Request r = comm.isend(in[0], t, n, dest, tag, where);
-                    out[0] = RequestTable.put(new CheckedRequest(r, check.envelope(step, dest, tag), null), null,
-                            out[0]);
+                    action.run(in, out);
+                    RequestTable.wrap(out[0], r -> new CheckedRequest(r, check.envelope(step, dest, tag), null));
                 };
             }
             case CommOp.Recv(var c, int source, int tag, var received) -> {
@@ -96,10 +88,8 @@ final class CheckedComm {
             case CommOp.Irecv(var c, int source, int tag, var received) -> {
                 CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
                 yield (in, out) -> {
-                    MemorySegment buf = NativeMemory.allocate(call.data().byteSize());
-                    Request r = comm.irecv(buf, t, n, source, tag, where);
-                    out[0] = RequestTable.put(new CheckedRequest(r, null, check.expect(step, source, tag)), buf,
-                            out[0]);
+                    action.run(in, out);
+                    RequestTable.wrap(out[0], r -> new CheckedRequest(r, null, check.expect(step, source, tag)));
                 };
             }
             case CommOp.Wait w -> action;

@@ -8,6 +8,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * Pending requests by id: a request travels through a program as an i64 scalar holding its id, and the one
@@ -32,6 +33,12 @@ final class RequestTable {
         PENDING.put(id, new Pending(r, buffer));
         idOut.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, id);
         return idOut;
+    }
+
+    /** Replaces the request whose id {@code id} holds by {@code f} of it (the schedule check adds its envelope). */
+    static void wrap(MemorySegment id, UnaryOperator<Request> f) {
+        PENDING.computeIfPresent(id.get(ValueLayout.JAVA_LONG_UNALIGNED, 0),
+                (key, p) -> new Pending(f.apply(p.request()), p.buffer()));
     }
 
     static Pending take(MemorySegment id, SourceLocation where) {
