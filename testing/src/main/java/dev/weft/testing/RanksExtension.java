@@ -5,6 +5,7 @@ import dev.weft.spi.RankClasses;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -32,9 +33,10 @@ import org.junit.jupiter.api.extension.TestTemplateInvocationContextProvider;
  * {@code target/test-classes}, loaded once per rank), on a new instance of that copy made with its constructor
  * without parameters. So each rank has its own static fields, as each process has under {@code mpirun}, and starts
  * with fresh ones. Weft's classes, the JDK's, JUnit's and AssertJ's are shared, so tensors, communicators and
- * assertion errors cross. Caveats: the copy's instance is not JUnit's, so fields set by {@code @BeforeEach} (and
- * statics set by {@code @BeforeAll}) are not seen on the ranks: set per-rank state up in the method or in field
- * initialisers. The ranks share JUnit's class instead (and the agent reports a static field written on two ranks,
+ * assertion errors cross. The copy's instance is not JUnit's: it gets the fields {@code @BeforeEach} methods set
+ * on JUnit's where their values are primitives or of shared classes (a {@code Tensor}, an array, a string), not
+ * those holding the user's own objects, nor statics set by {@code @BeforeAll}: set such state up in the method or
+ * in field initialisers. The ranks share JUnit's class instead (and the agent reports a static field written on two ranks,
  * see {@link dev.weft.spi.SharedStatics}) when it cannot be copied: a class in one of Weft's packages, one not
  * loaded from the class path, an inner ({@code @Nested}) class or one without a constructor without parameters,
  * and a method taking parameters of the user's own types.
@@ -106,7 +108,7 @@ public final class RanksExtension implements TestTemplateInvocationContextProvid
                     if (classes != null) {
                         loaders[world.rank()] = classes.loader();
                         Thread.currentThread().setContextClassLoader(loaders[world.rank()]);
-                        Copy copy = Copy.of(m, context.getRequiredTestClass(), loaders[world.rank()]);
+                        Copy copy = Copy.of(m, context.getRequiredTestClass(), loaders[world.rank()], target);
                         if (copy != null) {
                             method = copy.method();
                             on = copy.target();
@@ -136,10 +138,12 @@ public final class RanksExtension implements TestTemplateInvocationContextProvid
     private record Copy(Method method, Object target) {
         /**
          * The copy of {@code m} in {@code loader}'s copy of {@code testClass}, on a new instance of that copy (made
-         * with its constructor without parameters) for an instance method; {@code null} when that cannot be, as for
-         * a method whose parameter types are the user's classes or an inner class's: the ranks then share the class.
+         * with its constructor without parameters, then given {@code junits}'s fields: see {@link #fieldsOf}) for an
+         * instance method; {@code null} when that cannot be, as for a method whose parameter types are the user's
+         * classes or an inner class's: the ranks then share the class.
          */
-        static Copy of(Method m, Class<?> testClass, ClassLoader loader) throws ReflectiveOperationException {
+        static Copy of(Method m, Class<?> testClass, ClassLoader loader, Object junits)
+                throws ReflectiveOperationException {
             Class<?> copy = Class.forName(testClass.getName(), true, loader);
             Class<?> declaring = Class.forName(m.getDeclaringClass().getName(), false, loader);
             Method method;
@@ -157,7 +161,36 @@ public final class RanksExtension implements TestTemplateInvocationContextProvid
                 return new Copy(method, null);
             }
             make.setAccessible(true);
-            return new Copy(method, make.newInstance());
+            Object instance = make.newInstance();
+            if (junits != null) {
+                fieldsOf(junits, instance);
+            }
+            return new Copy(method, instance);
+        }
+
+        /**
+         * Gives {@code to}, a rank's instance, the non-final instance fields of {@code from}, JUnit's (as its
+         * {@code @BeforeEach} methods set them), whose values the copy can hold: primitives and values of shared
+         * classes (the JDK's, Weft's: a {@code Tensor}, an array, a string). A value of the user's own classes stays
+         * the copy's own, as its initialiser made it.
+         */
+        private static void fieldsOf(Object from, Object to) throws ReflectiveOperationException {
+            Class<?> d = to.getClass();
+            for (Class<?> c = from.getClass(); c != null && d != null && c != Object.class;
+                    c = c.getSuperclass(), d = d.getSuperclass()) {
+                for (Field f : c.getDeclaredFields()) {
+                    if (Modifier.isStatic(f.getModifiers()) || Modifier.isFinal(f.getModifiers())) {
+                        continue;
+                    }
+                    f.setAccessible(true);
+                    Object v = f.get(from);
+                    Field g = d.getDeclaredField(f.getName());
+                    if (v != null && (g.getType().isPrimitive() || g.getType().isInstance(v))) {
+                        g.setAccessible(true);
+                        g.set(to, v);
+                    }
+                }
+            }
         }
     }
 }

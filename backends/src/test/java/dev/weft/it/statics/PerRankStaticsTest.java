@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,9 +33,26 @@ class PerRankStaticsTest {
     static Comm comm;
     static float[] mine;
 
+    /** Set by {@code @BeforeEach} on JUnit's instance; each rank's instance gets them. */
+    private Tensor base;
+    private int scale;
+
     @BeforeAll
     static void install() {
         Weft.install();
+    }
+
+    @BeforeEach
+    void setUp() {
+        base = Tensor.of(new float[] {1, 2});
+        scale = 3;
+    }
+
+    @Ranks({2, 3})
+    void eachRanksInstanceGetsWhatBeforeEachSet(Comm world) {
+        assertThat(base).as("a tensor field @BeforeEach set").isNotNull();
+        assertThat(world.allreduce(base.mul(scale), ReduceOp.SUM).toFloatArray())
+                .containsExactly(3f * world.size(), 6f * world.size());
     }
 
     /** What rank {@code r} of {@code n} computes under mpirun: see {@link StaticsProgram#main}. */
