@@ -17,10 +17,10 @@ import java.util.function.Function;
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
     public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
-            "cold", "fresh", "pingpong");
+            "cold", "fresh", "late");
 
     /** Case 9's work on rank 1 before each receive, so that the receive is posted after its send. */
-    static final int PING_PONG_DELAY_MICROS = 20;
+    static final int LATE_RECEIVE_MICROS = 20;
 
     /** Cold-start processes per kind: each sample is a fresh JVM of one to three seconds. */
     static final int COLD_REPS = 7;
@@ -106,7 +106,7 @@ public final class Cases {
             case "heat" -> heat();
             case "cold" -> cold();
             case "fresh" -> fresh();
-            case "pingpong" -> pingPong();
+            case "late" -> lateReceive();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -274,17 +274,17 @@ public final class Cases {
     }
 
     /**
-     * Case 9: an eager ping-pong whose receives are posted late, on two fake ranks, against the same program on two
-     * MPI ranks: how soon a fake rank blocked in a send wakes when its receive is posted.
+     * Case 9: blocking sends whose receives are posted late, on two fake ranks, against the same program on two MPI
+     * ranks: how soon a fake rank blocked in a send wakes when its receive is posted.
      */
-    private List<Row> pingPong() {
-        String what = String.format(Locale.ROOT, "9 ping-pong f32[2], receive posted %d µs late, 2 fake ranks, per"
-                + " round trip", PING_PONG_DELAY_MICROS);
-        int rounds = Math.max(100, s.dispatchCalls / 100);
-        Object[] args = {rounds, PING_PONG_DELAY_MICROS, s.reps, s.warmup};
-        Outcome fake = runner.apply(tools.weftFake(RANKS, "PingPongBench", args));
+    private List<Row> lateReceive() {
+        String what = String.format(Locale.ROOT, "9 late receive: send f32[2], received %d µs later, 2 fake ranks,"
+                + " per message", LATE_RECEIVE_MICROS);
+        int messages = Math.max(100, s.dispatchCalls / 100);
+        Object[] args = {messages, LATE_RECEIVE_MICROS, s.reps, s.warmup};
+        Outcome fake = runner.apply(tools.weftFake(RANKS, "LateReceiveBench", args));
         Outcome mpi = tools.noMpi().<Outcome>map(Outcome.Missing::new)
-                .orElseGet(() -> tools.weftOnMpi() ? runner.apply(tools.weft(RANKS, "PingPongBench", args))
+                .orElseGet(() -> tools.weftOnMpi() ? runner.apply(tools.weft(RANKS, "LateReceiveBench", args))
                         : new Outcome.Missing("bin/weft bench --comm fake: no MPI run"));
         return List.of(row(what, fake, "the same on 2 MPI ranks", mpi, Unit.TIME, 0,
                 "both with the schedule check on (each message travels with its envelope)"));
