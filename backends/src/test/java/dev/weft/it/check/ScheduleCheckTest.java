@@ -215,24 +215,15 @@ class ScheduleCheckTest {
         c.barrier();
     }
 
-    @Compile
-    static Tensor sendTo(Comm c, Tensor x, int dest, int tag) {
-        c.send(x, dest, tag);
-        return x;
-    }
 
-    @Compile
-    static Tensor recvFrom(Comm c, int src, int tag) {
-        return c.recv(DType.F32, new long[] {4}, src, tag);
-    }
 
     /** mpi4jax's send/recv tests: only ranks 0 and 1 of three call compiled programs; rank 2 compiles nothing. */
     @Ranks(3)
     void onlyTheRanksThatCommunicateCompile(Comm c) {
         if (c.rank() == 0) {
-            sendTo(c, x().mul(3), 1, 1);
+            ValidPrograms.sendTo(c, x().mul(3), 1, 1);
         } else if (c.rank() == 1) {
-            assertThat(recvFrom(c, 0, 1).toFloatArray()).containsExactly(3, 6, 9, 12);
+            assertThat(ValidPrograms.recvFrom(c, 0, 1).toFloatArray()).containsExactly(3, 6, 9, 12);
         }
         c.barrier();
     }
@@ -242,23 +233,16 @@ class ScheduleCheckTest {
     void oneRankCompilesAReceivePerPeer(Comm c) {
         if (c.rank() == 0) {
             for (int peer = 1; peer < c.size(); peer++) {
-                assertThat(recvFrom(c, peer, peer).toFloatArray()).containsExactly(peer, 2 * peer, 3 * peer, 4 * peer);
+                assertThat(ValidPrograms.recvFrom(c, peer, peer).toFloatArray())
+                        .containsExactly(peer, 2 * peer, 3 * peer, 4 * peer);
             }
         } else {
-            sendTo(c, x().mul(c.rank()), 0, c.rank());
+            ValidPrograms.sendTo(c, x().mul(c.rank()), 0, c.rank());
         }
         c.barrier();
     }
 
-    @Compile
-    static Tensor twoSums(Comm c, Tensor x) {
-        return c.allreduce(c.allreduce(x, ReduceOp.SUM), ReduceOp.SUM);
-    }
 
-    @Compile
-    static Tensor meanOfSum(Comm c, Tensor x) {
-        return c.allreduce(x.sum(), ReduceOp.SUM).div(c.size());
-    }
 
     /**
      * Valid MPI that splits communication into programs differently per rank: rank 0's one program runs the two
@@ -267,13 +251,13 @@ class ScheduleCheckTest {
      */
     @Ranks({2, 3})
     void programsThatSplitCollectivesDifferentlyPass(Comm c) {
-        Tensor y = c.rank() == 0 ? twoSums(c, x()) : allreduceOnce(c, allreduceOnce(c, x()));
+        Tensor y = c.rank() == 0 ? ValidPrograms.twoSums(c, x()) : allreduceOnce(c, allreduceOnce(c, x()));
         float n = c.size() * c.size();
         assertThat(y.toFloatArray()).containsExactly(n, 2 * n, 3 * n, 4 * n);
         for (int batch = 0; batch < 3; batch++) {
             Tensor data = batch == 2 && c.rank() == 0 ? Tensor.ones(DType.F32, 5) : Tensor.ones(DType.F32, 4);
             float total = 4f * c.size() + (batch == 2 ? 1 : 0);
-            assertThat(meanOfSum(c, data).item()).isEqualTo(total / c.size());
+            assertThat(ValidPrograms.total(c, data).item()).isEqualTo(total);
         }
         Tensor z = c.rank() == 0 ? allreduceOnce(c, x()) : c.allreduce(x(), ReduceOp.SUM);
         assertThat(z.toFloatArray()).containsExactly(c.size(), 2f * c.size(), 3f * c.size(), 4f * c.size());

@@ -7,6 +7,7 @@ import dev.weft.backends.comm.check.ScheduleMismatchException;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.it.check.MismatchPrograms;
+import dev.weft.it.check.ValidPrograms;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -41,31 +42,10 @@ public final class ScheduleCheckProgram {
         return MismatchPrograms.CASES.get(index).program().apply(c, x);
     }
 
-    @Compile
-    static Tensor sum(Comm c, Tensor x) {
-        return c.allreduce(x, ReduceOp.SUM);
-    }
 
-    @Compile
-    static Tensor twoSums(Comm c, Tensor x) {
-        return c.allreduce(c.allreduce(x, ReduceOp.SUM), ReduceOp.SUM);
-    }
 
-    @Compile
-    static Tensor total(Comm c, Tensor x) {
-        return c.allreduce(x.sum(), ReduceOp.SUM);
-    }
 
-    @Compile
-    static Tensor sendTo(Comm c, Tensor x, int dest, int tag) {
-        c.send(x, dest, tag);
-        return x;
-    }
 
-    @Compile
-    static Tensor recvFrom(Comm c, int src, int tag) {
-        return c.recv(DType.F32, new long[] {4}, src, tag);
-    }
 
     private static Tensor sent(Comm c, Tensor x) {
         c.send(x, 1, 5);
@@ -104,26 +84,26 @@ public final class ScheduleCheckProgram {
      */
     private static String valid(Comm c) {
         Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
-        Tensor a = c.rank() == 0 ? sum(c, x) : c.allreduce(x, ReduceOp.SUM);
-        Tensor b = c.rank() == 0 ? twoSums(c, x) : sum(c, sum(c, x));
+        Tensor a = c.rank() == 0 ? ValidPrograms.sum(c, x) : c.allreduce(x, ReduceOp.SUM);
+        Tensor b = c.rank() == 0 ? ValidPrograms.twoSums(c, x) : ValidPrograms.sum(c, ValidPrograms.sum(c, x));
         double last = 0;
         for (int batch = 0; batch < 3; batch++) {
-            last = total(c, batch == 2 && c.rank() == 0 ? Tensor.ones(DType.F32, 5) : Tensor.ones(DType.F32, 4))
-                    .item();
+            Tensor batchOnes = Tensor.ones(DType.F32, batch == 2 && c.rank() == 0 ? 5 : 4);
+            last = ValidPrograms.total(c, batchOnes).item();
         }
         Tensor p = x;
         if (c.rank() == 0) {
-            sendTo(c, x.mul(3), 1, 1);
+            ValidPrograms.sendTo(c, x.mul(3), 1, 1);
         } else if (c.rank() == 1) {
-            p = recvFrom(c, 0, 1);
+            p = ValidPrograms.recvFrom(c, 0, 1);
         }
         double fromPeers = 0;
         if (c.rank() == 0) {
             for (int peer = 1; peer < c.size(); peer++) {
-                fromPeers += recvFrom(c, peer, 10 + peer).sum().item();
+                fromPeers += ValidPrograms.recvFrom(c, peer, 10 + peer).sum().item();
             }
         } else {
-            sendTo(c, x.mul(c.rank()), 0, 10 + c.rank());
+            ValidPrograms.sendTo(c, x.mul(c.rank()), 0, 10 + c.rank());
         }
         c.barrier();
         return Arrays.toString(a.toFloatArray()) + " " + Arrays.toString(b.toFloatArray()) + " " + last + " "
