@@ -10,7 +10,10 @@ public enum FlightOp {
     /** A {@code wait} for an {@code irecv}'s request. */
     WAIT_IRECV,
     SENDRECV, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP,
-    /** Weft's own duplicate for the schedule check ({@code <name>.weft}), made before a program's first run. */
+    /**
+     * Weft's own duplicate for the schedule check ({@code <name>.weft}): made with each communicator and not recorded
+     * since; kept to read the files of earlier versions.
+     */
     PRIVATE_DUP,
     FREE;
 

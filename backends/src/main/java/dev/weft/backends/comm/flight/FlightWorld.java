@@ -1,6 +1,5 @@
 package dev.weft.backends.comm.flight;
 
-import dev.weft.backends.comm.Communicator;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.List;
@@ -22,15 +21,12 @@ public final class FlightWorld implements AutoCloseable {
         void expire(int rank, FlightCall blocked, String message);
     }
 
-    /** How long a rank waits in the schedule check before it is told why it may never end. */
-    static final long CHECK_HINT_MILLIS = 10_000;
 
     private final List<FlightRecorder> recorders;
     private final FlightSettings settings;
     private final Timeout timeout;
     private final String ending;
     private volatile boolean timedOut;
-    private volatile boolean hinted;
 
     private FlightWorld(List<FlightRecorder> recorders, FlightSettings settings, Timeout timeout, String ending) {
         this.recorders = List.copyOf(recorders);
@@ -76,8 +72,8 @@ public final class FlightWorld implements AutoCloseable {
     }
 
     /**
-     * Called by the watchdog, one scan of each rank's oldest blocked operation: says once why a rank may wait
-     * forever in the schedule check, and fires the timeout of the first rank blocked longer than the limit, once.
+     * Called by the watchdog, one scan of each rank's oldest blocked operation: fires the timeout of the first rank
+     * blocked longer than the limit, once.
      */
     void check(long now) {
         long limit = settings.timeoutSeconds() * 1000;
@@ -86,36 +82,11 @@ public final class FlightWorld implements AutoCloseable {
             if (start < 0) {
                 continue;
             }
-            if (!hinted && now - start >= CHECK_HINT_MILLIS) {
-                hintScheduleCheck(r);
-            }
             if (limit != 0 && !timedOut && now - start >= limit) {
                 timedOut = true;
                 expire(r);
                 return;
             }
-        }
-    }
-
-    /**
-     * A rank that has waited {@value #CHECK_HINT_MILLIS} ms in the schedule check's own communication waits for the
-     * other ranks of the communicator to reach their next collective (or, for an envelope, for its peer's message):
-     * under MPI that would be silent until the timeout, so it is said at once, once per world.
-     */
-    private void hintScheduleCheck(FlightRecorder r) {
-        FlightDump d = FlightDump.of(r, "check");
-        FlightEntry e = d.blocked().orElse(null);
-        if (e != null && (e.call().op() == FlightOp.PRIVATE_DUP
-                || e.call().comm().endsWith(Communicator.PRIVATE_SUFFIX))) {
-            hinted = true;
-            String comm = e.call().comm();
-            String user = comm.endsWith(Communicator.PRIVATE_SUFFIX)
-                    ? comm.substring(0, comm.length() - Communicator.PRIVATE_SUFFIX.length()) : comm;
-            System.err.print(String.format("weft: rank %d of %d has waited %s s in the schedule check before its"
-                    + " operation at %s (%s on '%s'): the other ranks of '%s' have not reached their matching"
-                    + " operation; a rank that never calls it hangs the program under MPI too (README, When ranks"
-                    + " disagree)%n", d.rank(), d.size(), d.secondsSince(e.startMillis()), e.call().where(),
-                    e.call().args(), comm, user));
         }
     }
 
