@@ -3,7 +3,7 @@
  * on this machine's two cores. usage: stream N REPS WARMUP; prints seconds per pass and, as an info line,
  * the f64 sum of y (no check value: the chain's results differ). */
 #include <pthread.h>
-#include "timing.h"
+#include "passes.h"
 
 #define THREADS 2
 
@@ -37,27 +37,5 @@ static void pass(const float *x, float *y, long n) {
 }
 
 int main(int argc, char **argv) {
-    const char *usage = "N REPS WARMUP";
-    long n = arg_long(argc, argv, 1, usage), reps = arg_long(argc, argv, 2, usage);
-    long warmup = arg_long(argc, argv, 3, usage);
-    float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
-    for (long i = 0; i < n; i++) {
-        x[i] = (float) ((double) (i % 1000) * 0.001 - 0.5);
-    }
-    for (long r = 0; r < warmup; r++) {
-        pass(x, y, n);
-    }
-    for (long r = 0; r < reps; r++) {
-        double t0 = now_seconds();
-        pass(x, y, n);
-        printf("sample %.9e\n", now_seconds() - t0);
-    }
-    double sum = 0;
-    for (long i = 0; i < n; i++) {
-        sum += y[i];
-    }
-    printf("info sum of y %.17g\n", sum);
-    free(x);
-    free(y);
-    return 0;
+    return run_passes(argc, argv, pass, "info sum of y");
 }
