@@ -9,7 +9,7 @@ import java.util.Optional;
 import java.util.function.Function;
 
 /**
- * The eight benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
+ * The benchmark cases. Each runs its Weft program and its references, one program at a time (but the C
  * allreduce under MPI, which Weft's program times in turn with its own), with the same sizes, and returns its
  * table rows. Every program does its own warm-up and timed repetitions and reports seconds
  * per unit of work (call, allreduce, step).
@@ -17,7 +17,7 @@ import java.util.function.Function;
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
     public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
-            "cold", "fresh", "late");
+            "cold", "fresh", "late", "eager");
 
     /** Case 9's work on rank 1 before each receive, so that the receive is posted after its send. */
     static final int LATE_RECEIVE_MICROS = 20;
@@ -107,6 +107,7 @@ public final class Cases {
             case "cold" -> cold();
             case "fresh" -> fresh();
             case "late" -> lateReceive();
+            case "eager" -> eagerCheck();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -288,6 +289,27 @@ public final class Cases {
                         : new Outcome.Missing("bin/weft bench --comm fake: no MPI run"));
         return List.of(row(what, fake, "the same on 2 MPI ranks", mpi, Unit.TIME, 0,
                 "both with the schedule check on (each message travels with its envelope)"));
+    }
+
+    /**
+     * Case 10: what the schedule check adds to an eager 8 B allreduce on two MPI ranks: the same loop with the check
+     * off, and C's loop of case 5, in turn in one job.
+     */
+    private List<Row> eagerCheck() {
+        String what = "10 eager allreduce SUM + scale 8 B, check on (default), " + RANKS + " ranks, per step";
+        int warmup = LONG_WARMUP_FACTOR * JIT_WARMUP_FACTOR * s.warmup;
+        int iters = Math.max(100, s.smallIters / 10);
+        boolean alongside = tools.weftOnMpi() && tools.noMpi().isEmpty();
+        Outcome weft = alongside
+                ? runner.apply(tools.weft(RANKS, "EagerAllreduceBench", 2, iters, s.reps, warmup,
+                        tools.mpiLibrary("allreduce")))
+                : runner.apply(tools.weft(RANKS, "EagerAllreduceBench", 2, iters, s.reps, warmup));
+        Outcome off = weft instanceof Measurement m ? m.alongside("off") : weft;
+        Outcome c = weft instanceof Measurement m && alongside ? m.alongside("C")
+                : new Outcome.Missing("C's loop runs only inside Weft's MPI job");
+        String inTurn = "in turn in every repetition of one job";
+        return List.of(commRow(what, weft, "the same with WEFT_CHECK=off", off, Unit.TIME, 0, inTurn),
+                commRow(what, weft, "C MPI_Allreduce + scale", c, Unit.TIME, 0, inTurn));
     }
 
     private static double mean(Measurement m) {

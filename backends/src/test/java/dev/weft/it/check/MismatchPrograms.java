@@ -3,7 +3,7 @@ package dev.weft.it.check;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
-import dev.weft.backends.comm.check.ScheduleMismatchException;
+import dev.weft.WeftException;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import java.util.List;
@@ -55,22 +55,22 @@ public final class MismatchPrograms {
 
     /**
      * Runs {@code program} (a case's, compiled by the caller) then barriers until one passes, and returns the first
-     * schedule mismatch either raised, or null. A rank whose program ran fewer collectives than its peers' (the
+     * error either raised (a schedule mismatch, or the runtime's own refusal of a message), or null. A rank whose program ran fewer collectives than its peers' (the
      * loop trip count) learns of it at its next collective, the barrier, as under MPI it would only then disagree;
      * the ranks' next barrier lines them up again.
      */
-    public static ScheduleMismatchException outcome(Comm c, Runnable program) {
-        ScheduleMismatchException first = null;
+    public static WeftException outcome(Comm c, Runnable program) {
+        WeftException first = null;
         try {
             program.run();
-        } catch (ScheduleMismatchException e) {
+        } catch (WeftException e) {
             first = e;
         }
         while (true) {
             try {
                 c.barrier();
                 return first;
-            } catch (ScheduleMismatchException e) {
+            } catch (WeftException e) {
                 first = first == null ? e : first;
             }
         }

@@ -3,7 +3,7 @@ package dev.weft.it.mpi;
 import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
-import dev.weft.backends.comm.check.ScheduleMismatchException;
+import dev.weft.WeftException;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.it.check.MismatchPrograms;
@@ -15,7 +15,8 @@ import java.util.function.BiFunction;
 /**
  * The schedule check under {@code mpirun}. {@code compiled}: runs every case of {@link MismatchPrograms} inside
  * {@code @Compile}, printing {@code rank R: <case>: <message>} for each mismatch, then rethrows the first, which
- * ends the job non-zero. {@code eager}: the same for eager collectives that disagree. No mismatched operation
+ * ends the job non-zero. {@code eager}: the same for eager operations that disagree (run it with {@code WEFT_CHECK=off}
+ * too: collectives are still checked). No mismatched operation
  * runs (the check comes first), so the cases run one after another. {@code valid}: programs MPI accepts whose ranks
  * split their communication into compiled programs differently; each rank prints {@code rank R: valid <sums>}.
  */
@@ -32,7 +33,9 @@ public final class ScheduleCheckProgram {
                 }
                 return c.allreduce(x, ReduceOp.SUM);
             },
-            (c, x) -> c.rank() == 0 ? sent(c, x) : c.recv(DType.I32, new long[] {4}, 0, 5));
+            (c, x) -> c.rank() == 0 ? sent(c, x) : c.recv(DType.I32, new long[] {4}, 0, 5),
+            (c, x) -> c.rank() == 0 ? sent(c, x) : c.recv(DType.F32, new long[] {3}, 0, 5),
+            (c, x) -> c.rank() == 0 ? c.bcast(x, 0) : c.bcast(Tensor.zeros(DType.F32, 100_000), 0));
 
     private ScheduleCheckProgram() {
     }
@@ -41,11 +44,6 @@ public final class ScheduleCheckProgram {
     static Tensor compiled(Comm c, Tensor x, int index) {
         return MismatchPrograms.CASES.get(index).program().apply(c, x);
     }
-
-
-
-
-
 
     private static Tensor sent(Comm c, Tensor x) {
         c.send(x, 1, 5);
@@ -60,12 +58,12 @@ public final class ScheduleCheckProgram {
         }
         boolean eager = args[0].equals("eager");
         int cases = eager ? EAGER.size() : MismatchPrograms.CASES.size();
-        ScheduleMismatchException first = null;
+        WeftException first = null;
         for (int i = 0; i < cases; i++) {
             Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
             String name = eager ? "eager " + i : MismatchPrograms.CASES.get(i).name();
             int index = i;
-            ScheduleMismatchException e = MismatchPrograms.outcome(world,
+            WeftException e = MismatchPrograms.outcome(world,
                     () -> (eager ? EAGER.get(index).apply(world, x) : compiled(world, x, index)).toFloatArray());
             System.out.println("rank " + world.rank() + ": " + name + ": " + (e == null ? "passed" : e.getMessage()));
             first = first == null ? e : first;

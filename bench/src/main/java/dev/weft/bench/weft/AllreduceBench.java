@@ -7,13 +7,6 @@ import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -52,8 +45,8 @@ public final class AllreduceBench {
         Report report = new Report(out, world.rank() == 0);
         int iters = Math.toIntExact(p[1]);
         Tensor x = Tensor.full(DType.F32, world.rank() + 1, p[0]);
-        CLoop c = args.length > 6 ? new CLoop(Path.of(args[6]), Math.toIntExact(p[0]), world.rank() + 1,
-                1f / world.size()) : null;
+        CAllreduceLoop c = args.length > 6 ? new CAllreduceLoop(Path.of(args[6]), Math.toIntExact(p[0]),
+                world.rank() + 1, 1f / world.size()) : null;
         cold(world, x, Math.toIntExact(p[4]), Math.toIntExact(p[5]), c, report);
         Tensor y = x;
         // warm-up runs the timed loop's own code (the barrier included), so that nothing compiles while timing
@@ -87,7 +80,7 @@ public final class AllreduceBench {
      * The first {@code steps} steps after compiling, in {@code windows} windows, each several calls of one compiled
      * loop, with a window of the C loop in turn after each (before, every other window).
      */
-    private static void cold(Comm world, Tensor x, int steps, int windows, CLoop c, Report report) {
+    private static void cold(Comm world, Tensor x, int steps, int windows, CAllreduceLoop c, Report report) {
         int window = Math.max(1, steps / windows);
         int perCall = Math.max(1, window / 20);
         int calls = window / perCall;
@@ -140,52 +133,12 @@ public final class AllreduceBench {
         return String.format(Locale.ROOT, "%.0f ns", seconds * 1e9);
     }
 
-    private static double sum(float[] values) {
+    static double sum(float[] values) {
         double sum = 0;
         for (float v : values) {
             sum += v;
         }
         return sum;
-    }
-
-    /**
-     * The C reference's timed loop, {@code double allreduce_seconds(in, out, count, iters, scale)}, called through
-     * FFM; its result is {@code in}, which it scales the reduced values back into.
-     */
-    private static final class CLoop {
-        private final MethodHandle seconds;
-        private final MemorySegment in;
-        private final MemorySegment out;
-        private final int count;
-        private final float scale;
-
-        CLoop(Path library, int count, float value, float scale) {
-            Linker linker = Linker.nativeLinker();
-            MemorySegment symbol = SymbolLookup.libraryLookup(library, Arena.global()).find("allreduce_seconds")
-                    .orElseThrow(() -> new IllegalArgumentException(library + " has no allreduce_seconds"));
-            this.seconds = linker.downcallHandle(symbol, FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE,
-                    ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
-                    ValueLayout.JAVA_FLOAT));
-            this.in = Arena.global().allocate(ValueLayout.JAVA_FLOAT, count);
-            this.out = Arena.global().allocate(ValueLayout.JAVA_FLOAT, count);
-            this.count = count;
-            this.scale = scale;
-            for (long i = 0; i < count; i++) {
-                in.setAtIndex(ValueLayout.JAVA_FLOAT, i, value);
-            }
-        }
-
-        double seconds(long iters) {
-            try {
-                return (double) seconds.invokeExact(in, out, count, iters, scale);
-            } catch (Throwable t) {
-                throw new IllegalStateException("the C allreduce loop failed", t);
-            }
-        }
-
-        double sum() {
-            return AllreduceBench.sum(in.toArray(ValueLayout.JAVA_FLOAT));
-        }
     }
 
     public static void main(String[] args) {

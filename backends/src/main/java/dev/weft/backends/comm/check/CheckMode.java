@@ -5,10 +5,13 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * How much Weft checks that the ranks of a communicator agree before they communicate, set by system property
- * {@value #PROPERTY} or environment variable {@value #ENV}: {@code schedule} (default) checks each compiled
- * program's communication schedule once, before its first run; {@code strict} also checks every eager collective
- * before it runs; {@code off} checks nothing.
+ * How much Weft checks that the ranks of a communicator agree before they communicate ({@link CommCheck}), set by
+ * system property {@value #PROPERTY} or environment variable {@value #ENV}, the same on every rank:
+ * {@code schedule} (default) checks every collective before it runs, eager or compiled (a compiled run checks the
+ * collectives it declares in one exchange), and sends every message with an envelope its receive compares;
+ * {@code strict} also checks each declared collective on its own; {@code off} sends messages without envelopes (a
+ * receive of another dtype of the same byte size then passes) but still checks collectives, since under MPI ranks
+ * whose counts differ corrupt each other's memory.
  */
 public enum CheckMode {
     OFF, SCHEDULE, STRICT;

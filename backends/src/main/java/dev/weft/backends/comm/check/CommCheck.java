@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.Request;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -46,6 +47,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class CommCheck {
     private static final Map<Communicator, CommCheck> CHECKS = new WeakHashMap<>();
     private static final LongAdder EXCHANGES = new LongAdder();
+    /** The longs each rank contributes to a collective's check: key, -key, declaration, -declaration. */
+    private static final int ROW = 4;
 
     private final Communicator comm;
     /** Guards {@link #dup}; the collective state is guarded by this object, {@link #sent} by itself. */
@@ -58,9 +61,15 @@ public final class CommCheck {
     private Declaration declared;
     /** Messages sent to each {@code (peer, tag)}, for the message numbers of the errors. */
     private final Map<Long, Long> sent = new HashMap<>();
+    /** The buffers of {@link #exchange}, kept: an eager collective's check must cost a small allreduce, no more. */
+    private final MemorySegment rowIn;
+    private final MemorySegment rowOut;
 
     private CommCheck(Communicator comm) {
         this.comm = comm;
+        Arena arena = Arena.ofAuto();
+        this.rowIn = arena.allocate(ValueLayout.JAVA_LONG, ROW);
+        this.rowOut = arena.allocate(ValueLayout.JAVA_LONG, ROW);
     }
 
     /** The check of {@code comm} on this rank (communicators compare by identity; each rank has its own). */
@@ -70,9 +79,15 @@ public final class CommCheck {
         }
     }
 
-    /** Whether operations on {@code comm} are checked now: the mode is not {@code off} and it has peers. */
-    public static boolean applies(Communicator comm) {
-        return CheckMode.current() != CheckMode.OFF && comm.size() > 1;
+    /**
+     * Whether {@code op} on {@code comm} is checked now: when the communicator has peers, collectives and barriers
+     * always (under MPI, ranks whose counts differ corrupt each other's memory, so {@code off} cannot skip them), and
+     * point-to-point operations unless the mode is {@code off} (MPI itself refuses a message longer than its receive,
+     * and Weft one of another length).
+     */
+    public static boolean applies(Communicator comm, CommOp op) {
+        boolean messages = CheckMode.current() != CheckMode.OFF;
+        return comm.size() > 1 && (messages || op instanceof CommOp.Collective || op instanceof CommOp.Barrier);
     }
 
     /** How many check exchanges of collectives this process has run, for tests and measurements. */
@@ -208,10 +223,11 @@ public final class CommCheck {
         }
     }
 
+    /** Allreduces {@code row} (of {@link #ROW} longs) with {@code MAX}; called with this check's lock held. */
     private long[] exchange(long[] row, CommStep step) {
-        MemorySegment in = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG, row.length);
+        MemorySegment in = rowIn;
+        MemorySegment out = rowOut;
         MemorySegment.copy(row, 0, in, ValueLayout.JAVA_LONG, 0, row.length);
-        MemorySegment out = Arena.ofAuto().allocate(ValueLayout.JAVA_LONG, row.length);
         comm.checkExchange(dup(step.where()), in, out, row.length, step.op(),
                 step.data() == null ? null : step.data().dtype(), step.data() == null ? -1 : step.data().shape().size(),
                 step.reduce(), step.root(), step.where());

@@ -86,13 +86,13 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
     /** {@link #bindPair}, checked ({@link CheckedComm}) where the schedule check applies to the communicator. */
     private Communicator.BufferPairCall selectPair() {
         Communicator.BufferPairCall pair = bindPair();
-        return pair == null || !CommCheck.applies(comm) ? pair : CheckedComm.pair(this, pair);
+        return pair == null || !CommCheck.applies(comm, op) ? pair : CheckedComm.pair(this, pair);
     }
 
     /** {@link #bindOther}, checked where the schedule check applies to the communicator. */
     private Action select() {
         Action a = bindOther();
-        return op instanceof CommOp.Rank || !CommCheck.applies(comm) ? a : CheckedComm.action(this, a);
+        return op instanceof CommOp.Rank || !CommCheck.applies(comm, op) ? a : CheckedComm.action(this, a);
     }
 
     private Communicator.BufferPairCall bindPair() {

@@ -201,12 +201,16 @@ public final class FlightCommunicator implements Communicator {
         recorder.retract(s);
     }
 
-    /** The runtime's bound call, its {@link FlightCall} built and registered here, once. */
+    /**
+     * The runtime's bound call, its {@link FlightCall} built and registered here, once (recorded as an unbound call
+     * when the recorder registers no more).
+     */
     @Override
     public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
         BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
-        return new RecordedCollective(this, recorder, bound, recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype,
-                count, op, where)));
+        int registered = recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where));
+        return registered >= 0 ? new RecordedCollective(this, recorder, bound, registered)
+                : (in, out) -> allreduce(in, out, dtype, count, op, where);
     }
 
     /**

@@ -4,7 +4,9 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One rank's ring of its most recent communication operations (all its communicators), for dumps when the rank
@@ -61,6 +63,10 @@ public final class FlightRecorder {
     private long next;
     /** The registered calls, by number; replaced (never changed) as calls are added. */
     private volatile FlightCall[] registry = new FlightCall[0];
+    /** The most calls {@link #register} keeps. */
+    static final int REGISTERED = 1 << 14;
+    /** The numbers of the registered calls; guarded by this recorder. */
+    private final Map<FlightCall, Integer> numbers = new HashMap<>();
 
     /**
      * A recorder of world rank {@code rank} of {@code size} keeping the last {@code capacity} operations (rounded
@@ -99,8 +105,22 @@ public final class FlightRecorder {
         return ring.length;
     }
 
-    /** Registers a call that will be recorded many times; returns its number for {@link #begin(int, long)}. */
+    /**
+     * Registers a call that will be recorded many times; returns its number for {@link #begin(int, long)}. A call
+     * equal to one registered before gets that one's number: eager calls bind each time they run, and a loop of
+     * them must neither grow the registry nor copy it each time. Returns -1 once {@value #REGISTERED} calls are
+     * registered (a program binding ever new shapes): the caller then records the call with {@link #begin(FlightCall,
+     * long, long, FlightState)}, so the registry stays bounded.
+     */
     public synchronized int register(FlightCall call) {
+        Integer known = numbers.get(call);
+        if (known != null) {
+            return known;
+        }
+        if (registry.length >= REGISTERED) {
+            return -1;
+        }
+        numbers.put(call, registry.length);
         FlightCall[] r = Arrays.copyOf(registry, registry.length + 1);
         r[r.length - 1] = call;
         registry = r;

@@ -89,7 +89,7 @@ public final class NcclCustomCalls {
      */
     private static Runnable check(Op op) {
         Communicator comm = bootstrap(op);
-        if (!(config(op).op() instanceof CommOp.Collective c) || !CommCheck.applies(comm)) {
+        if (!(config(op).op() instanceof CommOp.Collective c) || !CommCheck.applies(comm, c)) {
             return () -> {
             };
         }

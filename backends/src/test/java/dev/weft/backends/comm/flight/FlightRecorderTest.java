@@ -31,6 +31,22 @@ class FlightRecorderTest {
     }
 
     @Test
+    void aCallBoundAgainKeepsItsNumberAndTheRegistryStaysBounded() {
+        FlightRecorder r = new FlightRecorder(0, 2, 4, false);
+        int first = r.register(call(FlightOp.ALLREDUCE, 7));
+        assertThat(r.register(call(FlightOp.ALLREDUCE, 7))).isEqualTo(first);
+        assertThat(r.register(call(FlightOp.ALLREDUCE, 8))).isNotEqualTo(first);
+        int line = 9;
+        while (r.register(call(FlightOp.ALLREDUCE, line)) >= 0) {
+            line++;
+        }
+        assertThat(line - 7).isEqualTo(FlightRecorder.REGISTERED);
+        assertThat(r.register(call(FlightOp.ALLREDUCE, 7))).isEqualTo(first);
+        r.completed(r.begin(first, 1));
+        assertThat(r.snapshot()).extracting(e -> e.call().where().line()).containsExactly(7);
+    }
+
+    @Test
     void anEmptyRecorderHasNothing() {
         FlightRecorder r = new FlightRecorder(1, 2, 4, false);
         assertThat(r.snapshot()).isEmpty();
