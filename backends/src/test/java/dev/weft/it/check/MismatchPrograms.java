@@ -48,16 +48,22 @@ public final class MismatchPrograms {
             new Case("loop trip count", (c, x) -> c.allreduce(x, ReduceOp.SUM).add(
                             Weft.fori(0, c.rank() == 0 ? 3 : 4, x, (i, y) -> c.allreduce(y, ReduceOp.SUM))),
                     List.of("at collective #", "rank 0 barrier at MismatchPrograms.java:",
-                            "rank 1 allreduce(SUM) f32[4] at MismatchPrograms.java:")));
+                            "rank 1 allreduce(SUM) f32[4] at MismatchPrograms.java:")),
+            new Case("dup on rank 0 only", MismatchPrograms::dupOnRankZero,
+                    List.of("at collective #", "rank 0 dup at MismatchPrograms.java:",
+                            "rank 1 allreduce(SUM) f32[4] at MismatchPrograms.java:")),
+            new Case("split against dup",
+                    (c, x) -> (c.rank() == 0 ? c.split(0, 0) : c.dup()).allreduce(x, ReduceOp.SUM),
+                    List.of("rank 0 split at MismatchPrograms.java:", "rank 1 dup at MismatchPrograms.java:")));
 
     private MismatchPrograms() {
     }
 
     /**
      * Runs {@code program} (a case's, compiled by the caller) then barriers until one passes, and returns the first
-     * error either raised (a schedule mismatch, or the runtime's own refusal of a message), or null. A rank whose program ran fewer collectives than its peers' (the
-     * loop trip count) learns of it at its next collective, the barrier, as under MPI it would only then disagree;
-     * the ranks' next barrier lines them up again.
+     * error either raised (a schedule mismatch, or the runtime's own refusal of a message), or null. A rank whose
+     * program ran fewer collectives than its peers' (the loop trip count) learns of it at its next collective, the
+     * barrier, as under MPI it would only then disagree; the ranks' next barrier lines them up again.
      */
     public static WeftException outcome(Comm c, Runnable program) {
         WeftException first = null;
@@ -85,6 +91,13 @@ public final class MismatchPrograms {
             return c.recv(DType.I32, new long[] {4}, 0, 5).cast(DType.F32);
         }
         return x;
+    }
+
+    private static Tensor dupOnRankZero(Comm c, Tensor x) {
+        if (c.rank() == 0) {
+            c.dup();
+        }
+        return c.allreduce(x, ReduceOp.SUM);
     }
 
     private static Tensor barrierOnRankZero(Comm c, Tensor x) {

@@ -90,6 +90,16 @@ public final class CommCheck {
         return comm.size() > 1 && (messages || op instanceof CommOp.Collective || op instanceof CommOp.Barrier);
     }
 
+    /**
+     * Checks, where the communicator has peers, that every rank makes a communicator ({@code split} or {@code dup},
+     * {@code kind}) from it at this point of its collectives; a collective under MPI like any other.
+     */
+    public static void creation(Communicator comm, String kind, SourceLocation where) {
+        if (comm.size() > 1) {
+            of(comm).collective(CommStep.creation(kind, where));
+        }
+    }
+
     /** How many check exchanges of collectives this process has run, for tests and measurements. */
     public static long exchanges() {
         return EXCHANGES.sum();

@@ -30,6 +30,15 @@ public record CommStep(String op, boolean collective, boolean receives, Aval dat
                 c instanceof CommOp.Reducing r ? reduceName(r.op()) : null, -1, -1, where);
     }
 
+    /**
+     * The step of {@code split} or {@code dup} ({@code kind}): collective over the communicator, so that a rank
+     * making a communicator while another runs some other collective is a mismatch, not a hang; the colours and
+     * keys of a split may differ by rank.
+     */
+    public static CommStep creation(String kind, SourceLocation where) {
+        return new CommStep(kind, true, false, null, -1, null, -1, -1, where);
+    }
+
     /** A built-in operator's name as the runtime's ({@code SUM}), a custom one's as given. */
     private static String reduceName(dev.weft.comm.ReduceOp op) {
         return op.isCustom() ? op.name() : op.name().toUpperCase(Locale.ROOT);

@@ -4,6 +4,7 @@ import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -329,6 +330,9 @@ public final class FlightCommunicator implements Communicator {
     }
 
     private Communicator derive(FlightOp op, Supplier<Communicator> derive, SourceLocation where) {
+        if (op != FlightOp.PRIVATE_DUP) {
+            CommCheck.creation(this, op.label(), where);
+        }
         long s = collective(op, -1, null, -1, null, where);
         Communicator child;
         try {
