@@ -53,7 +53,9 @@ public final class CommErrorCases {
             row("reduce, negative root", (c, x) -> c.reduce(x, ReduceOp.SUM, -2), ALL, "rank -2"),
             row("reduceScatter, indivisible", (c, x) -> c.reduceScatter(x.reshape(1, 4), ReduceOp.SUM), ALL, "[1,4]"),
             row("custom op, scalar result", (c, x) -> c.allreduce(x, SCALAR_OP), ALL, "'to_scalar' returned f32[]"),
-            row("custom op, f64 result", (c, x) -> c.allreduce(x, F64_OP), ALL, "'to_f64' returned f64[4]"));
+            row("custom op, f64 result", (c, x) -> c.allreduce(x, F64_OP), ALL, "'to_f64' returned f64[4]"),
+            row("custom op, communicates", (c, x) -> c.allreduce(x, ReduceOp.custom("chatty", (a, b) -> c.allreduce(a,
+                    ReduceOp.SUM).add(b))), ALL, "allreduce inside custom reduce op 'chatty': a reduce op must not"));
 
     private CommErrorCases() {
     }

@@ -177,11 +177,13 @@ public final class Comm {
      * @throws WeftException naming the line for a negative color, before communicating
      */
     public Comm split(int color, int key) {
+        ReduceOp.refuseInside("split");
         return new Comm(handle.split(color, key, SourceLocation.capture()));
     }
 
     /** MPI_Comm_dup, run at once (also while tracing). */
     public Comm dup() {
+        ReduceOp.refuseInside("dup");
         return new Comm(handle.dup(SourceLocation.capture()));
     }
 

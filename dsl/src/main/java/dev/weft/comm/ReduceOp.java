@@ -17,6 +17,9 @@ public final class ReduceOp {
     public static final ReduceOp MIN = new ReduceOp("min", null);
     public static final ReduceOp MAX = new ReduceOp("max", null);
 
+    /** The custom op this thread is applying, if any: MPI forbids communicating from inside a user operation. */
+    private static final ThreadLocal<ReduceOp> APPLYING = new ThreadLocal<>();
+
     private final String name;
     private final BinaryOperator<Tensor> fn;
 
@@ -54,6 +57,33 @@ public final class ReduceOp {
     /** The user's function, or {@code null} for a built-in. */
     public BinaryOperator<Tensor> function() {
         return fn;
+    }
+
+    /**
+     * This custom op's function applied to {@code a} and {@code b}: how runtimes call it, so that a communication
+     * call inside it is refused ({@link #refuseInside}).
+     */
+    public Tensor apply(Tensor a, Tensor b) {
+        ReduceOp outer = APPLYING.get();
+        APPLYING.set(this);
+        try {
+            return fn.apply(a, b);
+        } finally {
+            APPLYING.set(outer);
+        }
+    }
+
+    /**
+     * Throws, naming the caller's line, when this thread is applying a custom op: {@code call} (a communication
+     * call) would communicate from inside it, which MPI forbids (it deadlocks or corrupts the enclosing collective).
+     */
+    public static void refuseInside(String call) {
+        ReduceOp op = APPLYING.get();
+        if (op != null) {
+            throw new WeftException(SourceLocation.capture(), call + " inside custom reduce op '" + op.name + "': a reduce op must"
+                    + " not communicate (MPI forbids communication inside a user operation); compute it from its two"
+                    + " arguments only");
+        }
     }
 
     @Override

@@ -5,6 +5,7 @@ import static dev.weft.spi.Errors.shape;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.comm.ReduceOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Primitive;
@@ -122,8 +123,12 @@ public final class CommPrims {
         };
     }
 
-    /** Applies {@code op}'s primitive to {@code args}: {@code op} alone says what to do. */
+    /**
+     * Applies {@code op}'s primitive to {@code args}: {@code op} alone says what to do. Refused inside a custom
+     * reduce op ({@link ReduceOp#refuseInside}).
+     */
     public static List<Tensor> bind(CommOp op, Tensor... args) {
+        ReduceOp.refuseInside(op.kind());
         return Bind.bind(of(op), op, args);
     }
 

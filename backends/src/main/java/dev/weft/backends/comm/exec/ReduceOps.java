@@ -44,7 +44,7 @@ public final class ReduceOps {
      */
     public static ReduceFunction viaTensors(dev.weft.comm.ReduceOp op) {
         return (inout, in, count, dtype) -> {
-            Tensor r = op.function().apply(wrap(in, count, dtype), wrap(inout, count, dtype));
+            Tensor r = op.apply(wrap(in, count, dtype), wrap(inout, count, dtype));
             Aval operand = new Aval(dtype, Shape.of(count));
             if (r == null || r.isTraced() || !TensorAccess.aval(r).equals(operand)) {
                 throw Errors.customReduceResult(SourceLocation.UNKNOWN, op.name(), operand,

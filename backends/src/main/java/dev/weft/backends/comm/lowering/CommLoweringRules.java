@@ -76,7 +76,7 @@ public final class CommLoweringRules implements LoweringRuleProvider {
         Aval flat = new Aval(data.dtype(), Shape.of(data.shape().size()));
         String name = "weft_reduce_" + op.name() + "_" + flat.dtype().specName() + "_" + flat.shape().size();
         Graph g = Tracer.trace(name, List.of(flat, flat),
-                ts -> List.of(op.function().apply(ts.get(0), ts.get(1))));
+                ts -> List.of(op.apply(ts.get(0), ts.get(1))));
         Aval got = g.body().results().getFirst().aval();
         if (!got.equals(flat)) {
             throw Errors.customReduceResult(ctx.location(), op.name(), flat, got.toString());
