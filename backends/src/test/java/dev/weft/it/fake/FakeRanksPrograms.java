@@ -1,7 +1,9 @@
 package dev.weft.it.fake;
 
 import dev.weft.DType;
+import dev.weft.Tensor;
 import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
 
 /**
  * Programs that {@link FakeRanksTest} runs on fake ranks through {@link dev.weft.backends.cli.FakeRanks}, one JVM
@@ -28,6 +30,20 @@ public final class FakeRanksPrograms {
         public static void main(String[] args) {
             Comm.world().barrier();
             System.exit(0);
+        }
+    }
+
+    /**
+     * {@code System.exit(3)} inside a custom reduce op: the last rank to join the allreduce runs it, while the
+     * other waits in the allreduce for its result.
+     */
+    public static final class ExitInCustomReduceOp {
+        public static void main(String[] args) {
+            ReduceOp quit = ReduceOp.custom("quit", (a, b) -> {
+                System.exit(3);
+                return a;
+            });
+            Comm.world().allreduce(Tensor.ones(DType.F32, 4), quit);
         }
     }
 

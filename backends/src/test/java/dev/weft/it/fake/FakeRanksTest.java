@@ -31,6 +31,16 @@ class FakeRanksTest {
     }
 
     @Test
+    void systemExitInACustomReduceOpEndsTheJobNamingTheWaitingRank() throws Exception {
+        Mpirun.Result r = run(2, FakeRanksPrograms.ExitInCustomReduceOp.class);
+        assertThat(r.exitCode()).as(r.output()).isEqualTo(1);
+        assertThat(r.output()).containsPattern("weft: System.exit was called on rank (\\d) while rank (?!\\1)\\d was "
+                        + "still running(.|\n)*\n  rank \\d: blocked in allreduce\\(quit, 4 x f32\\) on 'world' "
+                        + "\\(collective #1\\) waiting for rank \\1 to compute the result at "
+                        + "FakeRanksPrograms.java:\\d+\n");
+    }
+
+    @Test
     void systemExitZeroOnEveryRankExitsZero() throws Exception {
         Mpirun.Result r = run(3, FakeRanksPrograms.EveryRankExits.class);
         assertThat(r.exitCode()).as(r.output()).isZero();

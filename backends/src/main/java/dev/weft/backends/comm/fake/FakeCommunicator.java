@@ -360,7 +360,9 @@ final class FakeCommunicator implements Communicator {
         monitor.lock.lock();
         try {
             CollectiveRound round = group.round(seq);
-            round.arrive(rank, call, op, payload);
+            if (round.arrive(rank, call, op, payload)) {
+                round.compute(monitor.lock);
+            }
             monitor.changed();
             monitor.await(worldRank, round.waitFor(call));
             return round.depart(rank, call.where());
