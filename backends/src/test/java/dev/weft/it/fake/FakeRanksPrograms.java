@@ -47,6 +47,33 @@ public final class FakeRanksPrograms {
         }
     }
 
+    /** Rank 0 starts a million sends to rank 1 and waits for none of them. */
+    public static final class TooManyRequests {
+        public static void main(String[] args) {
+            Comm world = Comm.world();
+            if (world.rank() == 0) {
+                Tensor x = Tensor.ones(DType.F32, 1);
+                for (int i = 0; i < 1_000_000; i++) {
+                    world.isend(x, 1, 0);
+                }
+            }
+        }
+    }
+
+    /** Rank 0 starts five sends that rank 1 receives, and waits for none of them. */
+    public static final class NeverWaited {
+        public static void main(String[] args) {
+            Comm world = Comm.world();
+            for (int i = 0; i < 5; i++) {
+                if (world.rank() == 0) {
+                    world.isend(Tensor.of(new int[] {i}), 1, 0);
+                } else {
+                    world.recv(DType.I32, new long[] {1}, 0, 0);
+                }
+            }
+        }
+    }
+
     /** The last rank running calls {@code System.exit(3)}. */
     public static final class ExitAlone {
         public static void main(String[] args) {

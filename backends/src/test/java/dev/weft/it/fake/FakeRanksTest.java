@@ -41,6 +41,28 @@ class FakeRanksTest {
     }
 
     @Test
+    void tooManyRequestsNotWaitedFailNamingTheFirst() throws Exception {
+        Mpirun.Result r = run(2, FakeRanksPrograms.TooManyRequests.class);
+        assertThat(r.exitCode()).as(r.output()).isEqualTo(1);
+        assertThat(r.output()).containsPattern("rank 0 failed: dev.weft.backends.comm.CommException: "
+                + "FakeRanksPrograms.java:(\\d+): isend on 'world': 65536 requests of this rank are started and not "
+                + "waited, as many as -Dweft.requests.max or WEFT_MAX_REQUESTS allows \\(default 65536\\); the first "
+                + "still outstanding is isend\\(1 x f32\\) on 'world' to rank 1 tag 0 at FakeRanksPrograms.java:\\1: "
+                + "wait for every request");
+    }
+
+    @Test
+    void aRankEndingWithRequestsNeverWaitedNamesThem() throws Exception {
+        Mpirun.Result r = run(2, FakeRanksPrograms.NeverWaited.class);
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).containsPattern("weft: rank 0 of 2: 5 requests were started and never waited: "
+                + "isend\\(1 x i32\\) on 'world' to rank 1 tag 0 at FakeRanksPrograms.java:(\\d+); isend\\(1 x i32\\) "
+                + "on 'world' to rank 1 tag 0 at FakeRanksPrograms.java:\\1; isend\\(1 x i32\\) on 'world' to rank 1 "
+                + "tag 0 at FakeRanksPrograms.java:\\1; and 2 more \\(")
+                .doesNotContain("rank 1 of 2:");
+    }
+
+    @Test
     void systemExitZeroOnEveryRankExitsZero() throws Exception {
         Mpirun.Result r = run(3, FakeRanksPrograms.EveryRankExits.class);
         assertThat(r.exitCode()).as(r.output()).isZero();

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.OutstandingRequests;
 import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.backends.comm.flight.FlightCommunicator;
 import dev.weft.backends.comm.flight.FlightRecorder;
@@ -47,6 +48,10 @@ import java.util.stream.IntStream;
  * finished (and so will never send, receive, or join the collective) fails at once with an error naming that
  * peer. A watchdog fails everything with the same state report once the world has run longer than its timeout:
  * by default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
+ *
+ * <p>A rank may have at most {@value OutstandingRequests#DEFAULT_LIMIT} requests started and not waited (or
+ * {@code -D}{@value OutstandingRequests#PROPERTY}, see {@link OutstandingRequests}); a rank that ends normally
+ * with some never waited says so on stderr, naming the first few.
  *
  * <p>Each rank keeps a flight recorder of its communication ({@link FlightWorld}); a rank blocked in one operation
  * longer than {@code WEFT_COMM_TIMEOUT} prints it to stderr and fails, while the other ranks go on.
@@ -125,6 +130,10 @@ public final class FakeWorld {
                     body.run(comm);
                 } catch (Throwable t) {
                     failure = t;
+                }
+                String neverWaited = failure == null ? monitor.requests(rank).neverWaited() : null;
+                if (neverWaited != null) {
+                    System.err.print(String.format("weft: rank %d of %d: %s%n", rank, n, neverWaited));
                 }
                 monitor.finish(rank, failure);
             });
