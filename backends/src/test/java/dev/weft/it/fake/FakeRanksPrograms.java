@@ -4,6 +4,8 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Programs that {@link FakeRanksTest} runs on fake ranks through {@link dev.weft.backends.cli.FakeRanks}, one JVM
@@ -44,6 +46,20 @@ public final class FakeRanksPrograms {
                 return a;
             });
             Comm.world().allreduce(Tensor.ones(DType.F32, 4), quit);
+        }
+    }
+
+    /** Rank 1 fills the heap while rank 0 waits for it in an allreduce. */
+    public static final class HeapHog {
+        public static void main(String[] args) {
+            Comm world = Comm.world();
+            if (world.rank() == 1) {
+                List<long[]> hog = new ArrayList<>();
+                while (hog.size() >= 0) {
+                    hog.add(new long[1 << 16]);
+                }
+            }
+            world.allreduce(Tensor.ones(DType.F64, 1), ReduceOp.SUM);
         }
     }
 

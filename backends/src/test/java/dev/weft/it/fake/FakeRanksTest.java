@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weft.backends.cli.FakeRanks;
 import dev.weft.it.mpi.Mpirun;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@code bin/weft run --comm fake}: how a run on fake ranks ends, in a JVM of its own. */
@@ -60,6 +62,20 @@ class FakeRanksTest {
                 + "on 'world' to rank 1 tag 0 at FakeRanksPrograms.java:\\1; isend\\(1 x i32\\) on 'world' to rank 1 "
                 + "tag 0 at FakeRanksPrograms.java:\\1; and 2 more \\(")
                 .doesNotContain("rank 1 of 2:");
+    }
+
+    @Test
+    void aRankRunningOutOfHeapEndsTheJobNamingIt() throws Exception {
+        List<String> flags = new ArrayList<>(Mpirun.JVM_FLAGS);
+        flags.add("-Xmx128m");
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, flags, FakeRanks.class, "2",
+                FakeRanksPrograms.HeapHog.class.getName());
+        assertThat(r.timedOut()).as(r.output()).isFalse();
+        assertThat(r.exitCode()).as(r.output()).isEqualTo(1);
+        assertThat(r.output()).containsPattern("(?m)^rank \\d failed: java.lang.OutOfMemoryError: Java heap space$")
+                .containsPattern("weft: ranks? [01](, 1)? ran out of memory: fake ranks share this JVM's heap \\(\\d+ "
+                        + "MiB, set with -Xmx\\)")
+                .doesNotContain("Exception in thread");
     }
 
     @Test

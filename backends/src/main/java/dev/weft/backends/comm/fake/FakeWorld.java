@@ -107,6 +107,7 @@ public final class FakeWorld {
             throw new IllegalArgumentException("a fake world needs at least one rank, got " + n);
         }
         WorldMonitor monitor = new WorldMonitor(n, settings);
+        HeapReserve reserve = new HeapReserve();
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
         Thread[] threads = new Thread[n];
         long worldId = SharedStatics.newWorld();
@@ -121,7 +122,7 @@ public final class FakeWorld {
             int rank = r;
             FakeCommunicator raw = new FakeCommunicator(monitor, world, rank, true);
             Communicator comm = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.UNKNOWN), recorders.get(r));
-            RankThreads group = new RankThreads(monitor, rank);
+            RankThreads group = new RankThreads(monitor, reserve, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
                 SharedStatics.onRank(worldId, rank);
@@ -129,6 +130,7 @@ public final class FakeWorld {
                 try {
                     body.run(comm);
                 } catch (Throwable t) {
+                    reserve.releaseOn(t);
                     failure = t;
                 }
                 String neverWaited = failure == null ? monitor.requests(rank).neverWaited() : null;
@@ -169,16 +171,19 @@ public final class FakeWorld {
      */
     private static final class RankThreads extends ThreadGroup {
         private final WorldMonitor monitor;
+        private final HeapReserve reserve;
         private final int rank;
 
-        RankThreads(WorldMonitor monitor, int rank) {
+        RankThreads(WorldMonitor monitor, HeapReserve reserve, int rank) {
             super("weft-fake-rank-" + rank);
             this.monitor = monitor;
+            this.reserve = reserve;
             this.rank = rank;
         }
 
         @Override
         public void uncaughtException(Thread t, Throwable e) {
+            reserve.releaseOn(e);
             monitor.finish(rank, e);
         }
     }
@@ -188,10 +193,7 @@ public final class FakeWorld {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             for (Thread t : threads) {
-                long left = deadline - System.nanoTime();
-                if (left > 0) {
-                    t.join(Duration.ofNanos(left));
-                }
+                join(t, deadline);
             }
             if (IntStream.range(0, threads.length).noneMatch(i -> threads[i].isAlive())) {
                 return;
@@ -202,14 +204,25 @@ public final class FakeWorld {
             }
             long graceEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
             for (Thread t : threads) {
-                long left = graceEnd - System.nanoTime();
-                if (left > 0) {
-                    t.join(Duration.ofNanos(left));
-                }
+                join(t, graceEnd);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new WeftException(SourceLocation.UNKNOWN, "interrupted while running a fake world", e);
+        }
+    }
+
+    /**
+     * Joins {@code t} until {@code deadline} ({@link System#nanoTime}). An {@link OutOfMemoryError} here is another
+     * thread's (a rank filled the shared heap): joining goes on, so that the ranks' failures are still reported.
+     */
+    private static void join(Thread t, long deadline) throws InterruptedException {
+        while (t.isAlive() && deadline - System.nanoTime() > 0) {
+            try {
+                t.join(Duration.ofNanos(deadline - System.nanoTime()));
+            } catch (OutOfMemoryError collateral) {
+                // the rank's failure frees its memory; join again
+            }
         }
     }
 }
