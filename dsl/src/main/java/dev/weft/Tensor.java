@@ -12,6 +12,7 @@ import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
 import dev.weft.spi.AgentInstallation;
+import dev.weft.spi.Args;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.NativeMemory;
@@ -43,7 +44,8 @@ import java.util.stream.LongStream;
  * {@link Scope} they were made in closes or when they are {@linkplain #donate() donated} to a compiled call.
  *
  * <p>Invalid arguments (shapes, axes, dtypes) raise {@link WeftException}s whose message starts with the caller's
- * {@code File.java:line} and quotes the arguments as written, eagerly and inside {@link Compile} alike.
+ * {@code File.java:line} and quotes the arguments as written, eagerly and inside {@link Compile} alike; a
+ * {@code null} argument (or element of a list or array argument) raises a {@link NullArgumentException}.
  */
 public final class Tensor {
     static {
@@ -126,26 +128,36 @@ public final class Tensor {
 
     /** A tensor of {@code shape} (1-D of {@code data.length} when no shape is given) copied from {@code data}. */
     public static Tensor of(float[] data, long... shape) {
+        Args.notNull(data, Tensor.class, "of", "data");
+        Args.notNull(shape, Tensor.class, "of", "shape");
         return fromArray(DType.F32, data.length, shape, MemorySegment.ofArray(data));
     }
 
     /** As {@link #of(float[], long...)}. */
     public static Tensor of(double[] data, long... shape) {
+        Args.notNull(data, Tensor.class, "of", "data");
+        Args.notNull(shape, Tensor.class, "of", "shape");
         return fromArray(DType.F64, data.length, shape, MemorySegment.ofArray(data));
     }
 
     /** As {@link #of(float[], long...)}. */
     public static Tensor of(int[] data, long... shape) {
+        Args.notNull(data, Tensor.class, "of", "data");
+        Args.notNull(shape, Tensor.class, "of", "shape");
         return fromArray(DType.I32, data.length, shape, MemorySegment.ofArray(data));
     }
 
     /** As {@link #of(float[], long...)}. */
     public static Tensor of(long[] data, long... shape) {
+        Args.notNull(data, Tensor.class, "of", "data");
+        Args.notNull(shape, Tensor.class, "of", "shape");
         return fromArray(DType.I64, data.length, shape, MemorySegment.ofArray(data));
     }
 
     /** As {@link #of(float[], long...)}, BOOL. */
     public static Tensor of(boolean[] data, long... shape) {
+        Args.notNull(data, Tensor.class, "of", "data");
+        Args.notNull(shape, Tensor.class, "of", "shape");
         byte[] bytes = new byte[data.length];
         for (int i = 0; i < data.length; i++) {
             bytes[i] = (byte) (data[i] ? 1 : 0);
@@ -154,15 +166,21 @@ public final class Tensor {
     }
 
     public static Tensor zeros(DType dtype, long... shape) {
+        Args.notNull(dtype, Tensor.class, "zeros", "dtype");
+        Args.notNull(shape, Tensor.class, "zeros", "shape");
         return full(dtype, 0, shape);
     }
 
     public static Tensor ones(DType dtype, long... shape) {
+        Args.notNull(dtype, Tensor.class, "ones", "dtype");
+        Args.notNull(shape, Tensor.class, "ones", "shape");
         return full(dtype, 1, shape);
     }
 
     /** A tensor of {@code shape} with every element {@code value} converted to {@code dtype}. */
     public static Tensor full(DType dtype, double value, long... shape) {
+        Args.notNull(dtype, Tensor.class, "full", "dtype");
+        Args.notNull(shape, Tensor.class, "full", "shape");
         Aval aval = new Aval(dtype, Shape.of(shape));
         MemorySegment seg = allocate(aval);
         long n = aval.shape().size();
@@ -174,11 +192,13 @@ public final class Tensor {
 
     /** A rank-0 tensor. */
     public static Tensor scalar(DType dtype, double value) {
+        Args.notNull(dtype, Tensor.class, "scalar", "dtype");
         return full(dtype, value);
     }
 
     /** {@code [0, 1, ..., n-1]}. */
     public static Tensor arange(DType dtype, long n) {
+        Args.notNull(dtype, Tensor.class, "arange", "dtype");
         if (dtype == DType.BOOL) {
             throw new DTypeException(SourceLocation.capture(), "arange: not defined on bool");
         }
@@ -387,6 +407,9 @@ public final class Tensor {
 
     /** Elementwise {@code cond ? a : b} with NumPy broadcasting of all three; {@code cond} must be BOOL. */
     public static Tensor where(Tensor cond, Tensor a, Tensor b) {
+        Args.notNull(cond, Tensor.class, "where", "cond");
+        Args.notNull(a, Tensor.class, "where", "a");
+        Args.notNull(b, Tensor.class, "where", "b");
         Shape s = broadcastShape("where", broadcastShape("where", cond.aval.shape(), a.aval.shape()),
                 b.aval.shape());
         return bind1(Prims.SELECT, Params.NONE, cond.broadcastShape(s), a.broadcastShape(s), b.broadcastShape(s));
@@ -394,6 +417,7 @@ public final class Tensor {
 
     /** Converts elements to {@code dtype} (floats to integers truncate toward zero; to BOOL is {@code != 0}). */
     public Tensor cast(DType dtype) {
+        Args.notNull(dtype, Tensor.class, "cast", "dtype");
         return dtype == dtype() ? this : bind1(Prims.CONVERT, new ConvertParams(dtype), this);
     }
 
@@ -401,11 +425,13 @@ public final class Tensor {
 
     /** Sum over {@code axes} (all when none are given). */
     public Tensor sum(int... axes) {
+        Args.notNull(axes, Tensor.class, "sum", "axes");
         return bind1(Prims.REDUCE_SUM, axesParams("sum", axes), this);
     }
 
     /** Arithmetic mean over {@code axes} (all when none are given); floating dtypes only. */
     public Tensor mean(int... axes) {
+        Args.notNull(axes, Tensor.class, "mean", "axes");
         if (!dtype().isFloating()) {
             throw new DTypeException(SourceLocation.capture(),
                     "mean: needs f32 or f64, got " + dtype().specName() + " (cast first)");
@@ -420,16 +446,19 @@ public final class Tensor {
 
     /** Maximum over {@code axes} (all when none are given); NaN propagates. */
     public Tensor max(int... axes) {
+        Args.notNull(axes, Tensor.class, "max", "axes");
         return bind1(Prims.REDUCE_MAX, axesParams("max", axes), this);
     }
 
     /** Minimum over {@code axes} (all when none are given); NaN propagates. */
     public Tensor min(int... axes) {
+        Args.notNull(axes, Tensor.class, "min", "axes");
         return bind1(Prims.REDUCE_MIN, axesParams("min", axes), this);
     }
 
     /** Product over {@code axes} (all when none are given). */
     public Tensor prod(int... axes) {
+        Args.notNull(axes, Tensor.class, "prod", "axes");
         return bind1(Prims.REDUCE_PROD, axesParams("prod", axes), this);
     }
 
@@ -471,11 +500,13 @@ public final class Tensor {
 
     /** NumPy {@code matmul}: 1-D and 2-D operands, or batches of equal rank with equal batch dimensions. */
     public Tensor matmul(Tensor o) {
+        Args.notNull(o, Tensor.class, "matmul", "o");
         return bind1(Prims.MATMUL, Params.NONE, this, o);
     }
 
     /** The same elements in a new shape; one dimension may be {@code -1} and is then inferred. */
     public Tensor reshape(long... shape) {
+        Args.notNull(shape, Tensor.class, "reshape", "shape");
         long[] s = shape.clone();
         int infer = -1;
         long known = 1;
@@ -503,6 +534,7 @@ public final class Tensor {
 
     /** Permutes axes: output axis {@code i} is input axis {@code perm[i]}; no argument reverses the axes. */
     public Tensor transpose(int... perm) {
+        Args.notNull(perm, Tensor.class, "transpose", "perm");
         int r = rank();
         if (perm.length != 0 && perm.length != r) {
             throw new ShapeException(SourceLocation.capture(), "transpose: " + Arrays.toString(perm) + " names "
@@ -518,6 +550,7 @@ public final class Tensor {
 
     /** NumPy {@code broadcast_to}. */
     public Tensor broadcastTo(long... shape) {
+        Args.notNull(shape, Tensor.class, "broadcastTo", "shape");
         Shape target = Shape.of(shape);
         Shape s = aval.shape();
         boolean fits = s.rank() <= target.rank();
@@ -534,6 +567,8 @@ public final class Tensor {
 
     /** Elements {@code [start[i], limit[i])} along each axis. */
     public Tensor slice(long[] start, long[] limit) {
+        Args.notNull(start, Tensor.class, "slice", "start");
+        Args.notNull(limit, Tensor.class, "slice", "limit");
         return bind1(Prims.SLICE, new SliceParams(LongStream.of(start).boxed().toList(),
                 LongStream.of(limit).boxed().toList()), this);
     }
@@ -544,6 +579,8 @@ public final class Tensor {
      * {@code [0, dim - size]}, so the block is always inside this tensor.
      */
     public Tensor dynamicSlice(List<Tensor> start, long... sizes) {
+        Args.noNulls(start, Tensor.class, "dynamicSlice", "start");
+        Args.notNull(sizes, Tensor.class, "dynamicSlice", "sizes");
         Tensor[] args = new Tensor[start.size() + 1];
         args[0] = this;
         for (int i = 0; i < start.size(); i++) {
@@ -557,6 +594,8 @@ public final class Tensor {
      * JAX's {@code lax.dynamic_update_slice}. Each start is clamped to {@code [0, dim - update dim]}.
      */
     public Tensor dynamicUpdateSlice(Tensor update, List<Tensor> start) {
+        Args.notNull(update, Tensor.class, "dynamicUpdateSlice", "update");
+        Args.noNulls(start, Tensor.class, "dynamicUpdateSlice", "start");
         Tensor[] args = new Tensor[start.size() + 2];
         args[0] = this;
         args[1] = update;
@@ -568,6 +607,7 @@ public final class Tensor {
 
     /** Joins tensors of one dtype along {@code axis}; other dimensions must agree. */
     public static Tensor concat(int axis, Tensor... parts) {
+        Args.noNulls(parts, Tensor.class, "concat", "parts");
         if (parts.length == 0) {
             throw new ShapeException(SourceLocation.capture(), "concat: no operands");
         }
@@ -577,6 +617,8 @@ public final class Tensor {
 
     /** Adds {@code low[i]} elements before and {@code high[i]} after axis {@code i}, all equal to {@code value}. */
     public Tensor pad(long[] low, long[] high, double value) {
+        Args.notNull(low, Tensor.class, "pad", "low");
+        Args.notNull(high, Tensor.class, "pad", "high");
         return bind1(Prims.PAD, new PadParams(LongStream.of(low).boxed().toList(),
                 LongStream.of(high).boxed().toList(), value), this);
     }
@@ -742,6 +784,7 @@ public final class Tensor {
     // ---- binding ---------------------------------------------------------------------------------------------
 
     private Tensor binary(String op, Primitive<Params> prim, Tensor o) {
+        Args.notNull(o, Tensor.class, op, "o");
         Shape s = broadcastShape(op, aval.shape(), o.aval.shape());
         return bind1(prim, Params.NONE, broadcastShape(s), o.broadcastShape(s));
     }

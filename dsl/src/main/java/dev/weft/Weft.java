@@ -2,6 +2,7 @@ package dev.weft;
 
 import dev.weft.ad.Autodiff;
 import dev.weft.graph.ControlFlow;
+import dev.weft.spi.Args;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.WeftRuntime;
 import java.util.List;
@@ -10,7 +11,10 @@ import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-/** Entry points: traced control flow, automatic differentiation, agent installation and lowering. */
+/**
+ * Entry points: traced control flow, automatic differentiation, agent installation and lowering. A {@code null}
+ * argument (or element of a list argument) raises a {@link NullArgumentException} naming it and the line.
+ */
 public final class Weft {
     private Weft() {
     }
@@ -33,6 +37,8 @@ public final class Weft {
      * that trace: keeping it and using it after the loop is a {@link TracedValueException}.
      */
     public static Tensor fori(int lo, int hi, Tensor init, BiFunction<Tensor, Tensor, Tensor> body) {
+        Args.notNull(init, Weft.class, "fori", "init");
+        Args.notNull(body, Weft.class, "fori", "body");
         return ControlFlow.fori(lo, hi, List.of(init), (i, c) -> List.of(body.apply(i, c.getFirst())),
                 SourceLocation.capture()).getFirst();
     }
@@ -40,6 +46,8 @@ public final class Weft {
     /** {@link #fori(int, int, Tensor, BiFunction)} with several carried tensors. */
     public static List<Tensor> fori(int lo, int hi, List<Tensor> init,
                                     BiFunction<Tensor, List<Tensor>, List<Tensor>> body) {
+        Args.noNulls(init, Weft.class, "fori", "init");
+        Args.notNull(body, Weft.class, "fori", "body");
         return ControlFlow.fori(lo, hi, List.copyOf(init), body, SourceLocation.capture());
     }
 
@@ -49,6 +57,9 @@ public final class Weft {
      * {@code pred} picks then runs, inside {@code @Compile} the choice is made at run time.
      */
     public static Tensor cond(Tensor pred, Supplier<Tensor> onTrue, Supplier<Tensor> onFalse) {
+        Args.notNull(pred, Weft.class, "cond", "pred");
+        Args.notNull(onTrue, Weft.class, "cond", "onTrue");
+        Args.notNull(onFalse, Weft.class, "cond", "onFalse");
         return ControlFlow.cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()),
                 SourceLocation.capture()).getFirst();
     }
@@ -61,6 +72,7 @@ public final class Weft {
      * (memory: trip count × one step's values). Integer and boolean operations pass no derivative.
      */
     public static Function<Tensor, Tensor> grad(Function<Tensor, Tensor> f) {
+        Args.notNull(f, Weft.class, "grad", "f");
         return Autodiff.grad(f);
     }
 
@@ -69,6 +81,9 @@ public final class Weft {
      * {@code tangents} (one per primal, same dtype and shape; integer inputs' tangents are ignored).
      */
     public static Jvp jvp(Function<List<Tensor>, List<Tensor>> f, List<Tensor> primals, List<Tensor> tangents) {
+        Args.notNull(f, Weft.class, "jvp", "f");
+        Args.noNulls(primals, Weft.class, "jvp", "primals");
+        Args.noNulls(tangents, Weft.class, "jvp", "tangents");
         return Autodiff.jvp(f, List.copyOf(primals), List.copyOf(tangents));
     }
 
@@ -77,6 +92,8 @@ public final class Weft {
      * cotangents of the outputs to cotangents of the inputs.
      */
     public static Vjp vjp(Function<List<Tensor>, List<Tensor>> f, List<Tensor> primals) {
+        Args.notNull(f, Weft.class, "vjp", "f");
+        Args.noNulls(primals, Weft.class, "vjp", "primals");
         return Autodiff.vjp(f, List.copyOf(primals));
     }
 
@@ -108,6 +125,10 @@ public final class Weft {
 
     /** {@link #lower(Class, String, Object...)} for a named target ({@code "cpu"} or {@code "gpu"}). */
     public static LoweredModule lower(String target, Class<?> owner, String method, Object... args) {
+        Args.notNull(target, Weft.class, "lower", "target");
+        Args.notNull(owner, Weft.class, "lower", "owner");
+        Args.notNull(method, Weft.class, "lower", "method");
+        Args.notNull(args, Weft.class, "lower", "args");
         return Runtime.INSTANCE.lower(target, owner, method, args);
     }
 }

@@ -6,6 +6,7 @@ import dev.weft.WeftException;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.AgentInstallation;
+import dev.weft.spi.Args;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommHandle;
@@ -23,8 +24,8 @@ import java.util.List;
  * tensor communication is recorded as ordered effects of the program; {@link #rank()}, {@link #size()},
  * {@link #split} and {@link #dup} are host operations that run while tracing (so a program that branches on
  * {@code rank()} is specialised to its rank; use {@link #rankTensor()} for one program on all ranks).
- * Peers out of range and negative tags are errors naming the line. Two {@code Comm}s are equal when they
- * denote the same communicator.
+ * Peers out of range and negative tags are errors naming the line, as is a {@code null} argument
+ * ({@link dev.weft.NullArgumentException}). Two {@code Comm}s are equal when they denote the same communicator.
  */
 public final class Comm {
     private final CommHandle handle;
@@ -41,6 +42,7 @@ public final class Comm {
 
     /** Wraps a runtime handle; for runtimes and tests. */
     public static Comm of(CommHandle handle) {
+        Args.notNull(handle, Comm.class, "of", "handle");
         return new Comm(handle);
     }
 
@@ -78,11 +80,14 @@ public final class Comm {
      * wait for both.
      */
     public void send(Tensor x, int dest, int tag) {
+        Args.notNull(x, Comm.class, "send", "x");
         CommPrims.bind(new CommOp.Send(handle, dest, tag), x);
     }
 
     /** Receives a tensor of {@code dtype} and {@code shape} from {@code src} with {@code tag}. */
     public Tensor recv(DType dtype, long[] shape, int src, int tag) {
+        Args.notNull(dtype, Comm.class, "recv", "dtype");
+        Args.notNull(shape, Comm.class, "recv", "shape");
         return one(CommPrims.bind(new CommOp.Recv(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
     }
 
@@ -91,18 +96,22 @@ public final class Comm {
      * once the matching receive has started.
      */
     public Request isend(Tensor x, int dest, int tag) {
+        Args.notNull(x, Comm.class, "isend", "x");
         CommOp.Isend start = new CommOp.Isend(handle, dest, tag);
         return Request.send(this, start, one(CommPrims.bind(start, x)), x, SourceLocation.capture());
     }
 
     /** Starts receiving; {@link #wait(Request)} returns the tensor. */
     public Request irecv(DType dtype, long[] shape, int src, int tag) {
+        Args.notNull(dtype, Comm.class, "irecv", "dtype");
+        Args.notNull(shape, Comm.class, "irecv", "shape");
         CommOp.Irecv start = new CommOp.Irecv(handle, src, tag, new Aval(dtype, Shape.of(shape)));
         return Request.receive(this, start, one(CommPrims.bind(start)), SourceLocation.capture());
     }
 
     /** Completes {@code r}: the received tensor, or the sent one. Each request is waited exactly once. */
     public Tensor wait(Request r) {
+        Args.notNull(r, Comm.class, "wait", "r");
         SourceLocation where = SourceLocation.capture();
         if (!r.comm().equals(this)) {
             throw new WeftException(where, "request of communicator " + r.comm().handle.name()
@@ -119,6 +128,7 @@ public final class Comm {
 
     /** Completes every request, in order. */
     public List<Tensor> waitAll(Request... requests) {
+        Args.noNulls(requests, Comm.class, "waitAll", "requests");
         List<Tensor> out = new ArrayList<>(requests.length);
         for (Request r : requests) {
             out.add(wait(r));
@@ -128,42 +138,55 @@ public final class Comm {
 
     /** Elementwise reduction of every rank's {@code x}; every rank gets the result. */
     public Tensor allreduce(Tensor x, ReduceOp op) {
+        Args.notNull(x, Comm.class, "allreduce", "x");
+        Args.notNull(op, Comm.class, "allreduce", "op");
         return one(CommPrims.bind(new CommOp.AllReduce(handle, op), x));
     }
 
     /** Every rank's {@code x} concatenated along axis 0 in rank order (scalars become a 1-D tensor). */
     public Tensor allgather(Tensor x) {
+        Args.notNull(x, Comm.class, "allgather", "x");
         return one(CommPrims.bind(new CommOp.AllGather(handle), x));
     }
 
     /** Reduces like {@link #allreduce}, then rank {@code r} keeps block {@code r} of {@code size()} along axis 0. */
     public Tensor reduceScatter(Tensor x, ReduceOp op) {
+        Args.notNull(x, Comm.class, "reduceScatter", "x");
+        Args.notNull(op, Comm.class, "reduceScatter", "op");
         return one(CommPrims.bind(new CommOp.ReduceScatter(handle, op), x));
     }
 
     /** The root's {@code x} on every rank (other ranks' {@code x} only give the shape and dtype). */
     public Tensor bcast(Tensor x, int root) {
+        Args.notNull(x, Comm.class, "bcast", "x");
         return one(CommPrims.bind(new CommOp.Bcast(handle, root), x));
     }
 
     /** The reduction at {@code root}; other ranks get their own {@code x} back. */
     public Tensor reduce(Tensor x, ReduceOp op, int root) {
+        Args.notNull(x, Comm.class, "reduce", "x");
+        Args.notNull(op, Comm.class, "reduce", "op");
         return one(CommPrims.bind(new CommOp.Reduce(handle, op, root), x));
     }
 
     /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
     public Tensor alltoall(Tensor x) {
+        Args.notNull(x, Comm.class, "alltoall", "x");
         return one(CommPrims.bind(new CommOp.AllToAll(handle), x));
     }
 
     /** Sends {@code x} to {@code dest} and receives a tensor from {@code src}, without deadlock. */
     public Tensor sendrecv(Tensor x, int dest, int sendTag, DType dtype, long[] shape, int src, int recvTag) {
+        Args.notNull(x, Comm.class, "sendrecv", "x");
+        Args.notNull(dtype, Comm.class, "sendrecv", "dtype");
+        Args.notNull(shape, Comm.class, "sendrecv", "shape");
         return one(CommPrims.bind(new CommOp.SendRecv(handle, dest, sendTag, src, recvTag,
                 new Aval(dtype, Shape.of(shape))), x));
     }
 
     /** {@link #sendrecv(Tensor, int, int, DType, long[], int, int)} receiving the dtype and shape of {@code x}. */
     public Tensor sendrecv(Tensor x, int dest, int src, int tag) {
+        Args.notNull(x, Comm.class, "sendrecv", "x");
         return sendrecv(x, dest, tag, x.dtype(), x.shape(), src, tag);
     }
 

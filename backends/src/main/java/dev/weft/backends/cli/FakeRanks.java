@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.net.URLClassLoader;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -17,7 +18,8 @@ import java.util.Map;
  * the entry holding CLASS, loaded once per rank), so each has its own static fields as under {@code mpirun}, where
  * each rank is a process; Weft's classes, the JDK's and other libraries' are shared. Exits 1 when any rank failed,
  * after printing each failure with its stack trace; a failure caused by another rank's shows its own frames and
- * names that rank instead of repeating its trace.
+ * names that rank instead of repeating its trace; ranks that ran out of memory are named once more, since the heap
+ * they share may have been filled by another.
  */
 public final class FakeRanks {
     private FakeRanks() {
@@ -44,6 +46,7 @@ public final class FakeRanks {
             Map<Throwable, Integer> rankOf = new IdentityHashMap<>();
             e.failures().forEach((rank, t) -> rankOf.put(t, rank));
             e.failures().forEach((rank, t) -> print(rank, t, rankOf));
+            outOfMemory(e.failures());
             System.exit(1);
         }
     }
@@ -109,6 +112,19 @@ public final class FakeRanks {
         }
         System.err.println("\tcaused by the failure of rank " + causedBy + " (" + (causedBy < rank ? "above" : "below")
                 + ")");
+    }
+
+    /** Explains an {@link OutOfMemoryError} of some ranks: the heap they ran out of is every rank's. */
+    private static void outOfMemory(Map<Integer, Throwable> failures) {
+        List<Integer> ranks = failures.entrySet().stream().filter(f -> f.getValue() instanceof OutOfMemoryError)
+                .map(Map.Entry::getKey).toList();
+        if (!ranks.isEmpty()) {
+            System.err.printf("weft: %s %s ran out of memory: fake ranks share this JVM's heap (%d MiB, set with "
+                            + "-Xmx), so what filled it may be another rank's; under mpirun each rank has its own%n",
+                    ranks.size() == 1 ? "rank" : "ranks",
+                    String.join(", ", ranks.stream().map(String::valueOf).toList()),
+                    Runtime.getRuntime().maxMemory() >> 20);
+        }
     }
 
     private static Void invoke(UserClass.Entry entry, String[] args) {

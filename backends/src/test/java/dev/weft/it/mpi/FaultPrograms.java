@@ -38,6 +38,10 @@ import java.util.List;
  *   <li>{@code trace}: tracing a {@code @Compile} method fails with a shape error on rank 1 only, while rank 0 runs
  *       it into its allreduce.</li>
  *   <li>{@code oom}: rank 1 runs out of memory allocating a tensor while rank 0 waits in an allreduce.</li>
+ *   <li>{@code requests}: rank 0 starts a million sends to rank 1, waits for none of them, and then both ranks
+ *       enter a barrier.</li>
+ *   <li>{@code neverWaited}: rank 0 starts five sends that rank 1 receives, waits for none of them, and both
+ *       ranks end normally.</li>
  * </ul>
  * The programs given a {@code DIR} write {@code DIR/rank<r>.pid}, this rank's process id, just before they block.
  */
@@ -79,6 +83,24 @@ public final class FaultPrograms {
                     Tensor.zeros(DType.F64, 1L << 47); // 1 PiB, beyond the address space: mmap fails
                 }
                 world.allreduce(Tensor.of(new double[] {1}), ReduceOp.SUM);
+            }
+            case "requests" -> {
+                if (world.rank() == 0) {
+                    Tensor x = Tensor.ones(DType.F32, 1);
+                    for (int i = 0; i < 1_000_000; i++) {
+                        world.isend(x, 1, 0);
+                    }
+                }
+                world.barrier();
+            }
+            case "neverWaited" -> {
+                for (int i = 0; i < 5; i++) {
+                    if (world.rank() == 0) {
+                        world.isend(Tensor.of(new int[] {i}), 1, 0);
+                    } else {
+                        world.recv(DType.I32, new long[] {1}, 0, 0);
+                    }
+                }
             }
             default -> throw new IllegalArgumentException(args[0]);
         }

@@ -9,6 +9,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -18,8 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Failures under {@code mpirun}: a throwing, exiting, interrupted, killed or out-of-memory rank ends the whole job
- * within seconds, non-zero, without a JVM crash; MPI and usage errors name the op and the line. The JVMs write
+ * Failures under {@code mpirun}: a throwing, exiting, interrupted, killed or out-of-memory rank, or one with too
+ * many requests not waited, ends the whole job within seconds, non-zero, without a JVM crash; MPI and usage errors name the op and the line. The JVMs write
  * crash reports to the test's directory ({@code -XX:ErrorFile}), which must stay free of them. The bounds on
  * elapsed time are generous for a loaded machine: the failures they catch are hangs.
  */
@@ -149,6 +150,29 @@ class MpiFaultTest {
         Mpirun.Result r = run(dir, "oom");
         assertThat(r.exitCode()).as(r.output()).isNotIn(0, -1);
         assertThat(r.output()).contains("rank 1 of 2: uncaught exception", "java.lang.OutOfMemoryError");
+        assertNoCrash(dir, r);
+    }
+
+    @Test
+    void tooManyRequestsNotWaitedEndTheJobNamingTheFirst(@TempDir Path dir) throws Exception {
+        Map<String, String> env = new HashMap<>(crashReportsIn(dir));
+        env.put("WEFT_MAX_REQUESTS", "1000");
+        Mpirun.Result r = Mpirun.run(2, TIMEOUT, env, FaultPrograms.class, "requests");
+        assertThat(r.elapsed()).as("mpirun output:%n%s", r.output()).isLessThan(BOUND);
+        assertThat(r.exitCode()).as(r.output()).isNotIn(0, -1);
+        assertThat(r.output()).contains("rank 0 of 2: uncaught exception", "CommException: FaultPrograms.java:",
+                "isend on 'world': 1000 requests of this rank are started and not waited, as many as "
+                        + "-Dweft.requests.max or WEFT_MAX_REQUESTS allows (default 65536); the first still "
+                        + "outstanding is isend(1 x f32) on 'world' to rank 1 tag 0 at FaultPrograms.java:");
+        assertNoCrash(dir, r);
+    }
+
+    @Test
+    void requestsNeverWaitedAreReportedAtTheEnd(@TempDir Path dir) throws Exception {
+        Mpirun.Result r = run(dir, "neverWaited");
+        assertThat(r.exitCode()).as(r.output()).isZero();
+        assertThat(r.output()).contains("weft: rank 0 of 2: 5 requests were started and never waited: isend(1 x i32)"
+                + " on 'world' to rank 1 tag 0 at FaultPrograms.java:").doesNotContain("weft: rank 1 of 2");
         assertNoCrash(dir, r);
     }
 

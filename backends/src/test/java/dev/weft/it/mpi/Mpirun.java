@@ -117,7 +117,7 @@ public final class Mpirun {
     }
 
     /** The JVM flags of every rank, as bin/weft passes them (less the agent, which Weft attaches itself). */
-    static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules",
+    public static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED", "--add-modules",
             "jdk.incubator.vector", "-XX:+EnableDynamicAgentLoading", "-Dnet.bytebuddy.safe=true", "-Xss8m",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 

@@ -4,6 +4,7 @@ import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.spi.SourceLocation;
 
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -11,7 +12,7 @@ import java.util.stream.IntStream;
  * One collective of a communicator, matched across ranks by call order: each rank arrives with its call and
  * payload; the first call is the reference the others must agree with; the last arrival computes every rank's
  * result. A disagreement or a failing computation becomes the round's error, raised on every participant.
- * Guarded by the world's lock.
+ * Guarded by the world's lock, which {@link #compute} releases while it runs.
  */
 final class CollectiveRound {
     private final CommGroup group;
@@ -19,6 +20,7 @@ final class CollectiveRound {
     private final Object[] payloads;
     private final boolean[] arrived;
     private int arrivals;
+    private int lastRank;
     private int departures;
     private CollectiveCall reference;
     private int referenceRank;
@@ -34,7 +36,11 @@ final class CollectiveRound {
         this.arrived = new boolean[group.size()];
     }
 
-    void arrive(int rank, CollectiveCall call, ReduceOp reduceOp, Object payload) {
+    /**
+     * Records {@code rank}'s arrival; returns whether it was the last one of a round without error, whose thread
+     * must then {@link #compute} the results.
+     */
+    boolean arrive(int rank, CollectiveCall call, ReduceOp reduceOp, Object payload) {
         if (reference == null) {
             reference = call;
             referenceRank = rank;
@@ -47,14 +53,34 @@ final class CollectiveRound {
         payloads[rank] = payload;
         arrived[rank] = true;
         arrivals++;
-        if (arrivals == group.size() && error == null) {
-            try {
-                results = Collectives.compute(group, reference, op, payloads);
-            } catch (RuntimeException e) {
-                error = String.format("%s on '%s' failed: %s", reference, group.name, WorldMonitor.summary(e));
-                errorCause = e;
+        lastRank = rank;
+        return arrivals == group.size() && error == null;
+    }
+
+    /**
+     * Computes every rank's result with {@code lock} (the world's, held by the caller) released: a custom reduce op
+     * is user code, which may block, fail, or call {@code System.exit}, whose exit guard then reads the world's
+     * state. The other ranks wait meanwhile, since the round is not done; an {@link Error} is also raised here.
+     */
+    void compute(ReentrantLock lock) {
+        Object[] computed = null;
+        Throwable failure = null;
+        lock.unlock();
+        try {
+            computed = Collectives.compute(group, reference, op, payloads);
+        } catch (Throwable t) {
+            failure = t;
+        } finally {
+            lock.lock();
+        }
+        if (failure != null) {
+            error = String.format("%s on '%s' failed: %s", reference, group.name, WorldMonitor.summary(failure));
+            errorCause = failure;
+            if (failure instanceof Error e) {
+                throw e;
             }
         }
+        results = computed;
     }
 
     boolean done() {
@@ -87,6 +113,10 @@ final class CollectiveRound {
 
             @Override
             public String describe() {
+                if (missing().findAny().isEmpty()) {
+                    return String.format("%s on '%s' (collective #%d) waiting for rank %d to compute the result",
+                            call, group.name, seq, lastRank);
+                }
                 return String.format("%s on '%s' (collective #%d) waiting for rank%s %s", call, group.name, seq,
                         missing().count() == 1 ? "" : "s",
                         missing().mapToObj(Integer::toString).collect(Collectors.joining(", ")));

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.backends.comm.Communicator;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The state one fake communicator's ranks share: its members, each member's mailbox, and the collectives in
@@ -14,7 +15,8 @@ final class CommGroup {
     final int[] worldRanks;
     private final Mailbox[] mailboxes;
     private final Map<Long, CollectiveRound> rounds = new HashMap<>();
-    private int derived;
+    /** Atomic: a round's computation takes these with the world's lock released. */
+    private final AtomicInteger derived = new AtomicInteger();
     private CommGroup checks;
 
     CommGroup(String name, int[] worldRanks) {
@@ -56,6 +58,6 @@ final class CommGroup {
 
     /** Numbers the communicators derived from this one ({@code #0}, {@code #1}, ...), for their names. */
     int nextDerivedIndex() {
-        return derived++;
+        return derived.getAndIncrement();
     }
 }

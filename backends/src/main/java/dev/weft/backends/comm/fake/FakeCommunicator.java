@@ -62,7 +62,8 @@ final class FakeCommunicator implements Communicator {
 
     @Override
     public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
-        return postSend("isend", buf, dtype, count, dest, tag, where);
+        return monitor.requests(worldRank).start("isend", name(), where,
+                () -> postSend("isend", buf, dtype, count, dest, tag, where));
     }
 
     @Override
@@ -72,7 +73,8 @@ final class FakeCommunicator implements Communicator {
 
     @Override
     public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
-        return postRecv("irecv", buf, dtype, count, src, tag, where);
+        return monitor.requests(worldRank).start("irecv", name(), where,
+                () -> postRecv("irecv", buf, dtype, count, src, tag, where));
     }
 
     @Override
@@ -93,6 +95,7 @@ final class FakeCommunicator implements Communicator {
             throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
                     name(), r.describe(), before));
         }
+        monitor.requests(worldRank).waited(r);
         complete(r, "wait", where);
     }
 
@@ -360,7 +363,9 @@ final class FakeCommunicator implements Communicator {
         monitor.lock.lock();
         try {
             CollectiveRound round = group.round(seq);
-            round.arrive(rank, call, op, payload);
+            if (round.arrive(rank, call, op, payload)) {
+                round.compute(monitor.lock);
+            }
             monitor.changed();
             monitor.await(worldRank, round.waitFor(call));
             return round.depart(rank, call.where());

@@ -3,6 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.OutstandingRequests;
 import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.backends.comm.flight.FlightCommunicator;
 import dev.weft.backends.comm.flight.FlightRecorder;
@@ -47,6 +48,10 @@ import java.util.stream.IntStream;
  * finished (and so will never send, receive, or join the collective) fails at once with an error naming that
  * peer. A watchdog fails everything with the same state report once the world has run longer than its timeout:
  * by default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
+ *
+ * <p>A rank may have at most {@value OutstandingRequests#DEFAULT_LIMIT} requests started and not waited (or
+ * {@code -D}{@value OutstandingRequests#PROPERTY}, see {@link OutstandingRequests}); a rank that ends normally
+ * with some never waited says so on stderr, naming the first few.
  *
  * <p>Each rank keeps a flight recorder of its communication ({@link FlightWorld}); a rank blocked in one operation
  * longer than {@code WEFT_COMM_TIMEOUT} prints it to stderr and fails, while the other ranks go on.
@@ -102,6 +107,7 @@ public final class FakeWorld {
             throw new IllegalArgumentException("a fake world needs at least one rank, got " + n);
         }
         WorldMonitor monitor = new WorldMonitor(n, settings);
+        HeapReserve reserve = new HeapReserve();
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
         Thread[] threads = new Thread[n];
         long worldId = SharedStatics.newWorld();
@@ -116,7 +122,7 @@ public final class FakeWorld {
             int rank = r;
             FakeCommunicator raw = new FakeCommunicator(monitor, world, rank, true);
             Communicator comm = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.UNKNOWN), recorders.get(r));
-            RankThreads group = new RankThreads(monitor, rank);
+            RankThreads group = new RankThreads(monitor, reserve, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
                 SharedStatics.onRank(worldId, rank);
@@ -124,7 +130,12 @@ public final class FakeWorld {
                 try {
                     body.run(comm);
                 } catch (Throwable t) {
+                    reserve.releaseOn(t);
                     failure = t;
+                }
+                String neverWaited = failure == null ? monitor.requests(rank).neverWaited() : null;
+                if (neverWaited != null) {
+                    System.err.print(String.format("weft: rank %d of %d: %s%n", rank, n, neverWaited));
                 }
                 monitor.finish(rank, failure);
             });
@@ -160,16 +171,19 @@ public final class FakeWorld {
      */
     private static final class RankThreads extends ThreadGroup {
         private final WorldMonitor monitor;
+        private final HeapReserve reserve;
         private final int rank;
 
-        RankThreads(WorldMonitor monitor, int rank) {
+        RankThreads(WorldMonitor monitor, HeapReserve reserve, int rank) {
             super("weft-fake-rank-" + rank);
             this.monitor = monitor;
+            this.reserve = reserve;
             this.rank = rank;
         }
 
         @Override
         public void uncaughtException(Thread t, Throwable e) {
+            reserve.releaseOn(e);
             monitor.finish(rank, e);
         }
     }
@@ -179,10 +193,7 @@ public final class FakeWorld {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             for (Thread t : threads) {
-                long left = deadline - System.nanoTime();
-                if (left > 0) {
-                    t.join(Duration.ofNanos(left));
-                }
+                join(t, deadline);
             }
             if (IntStream.range(0, threads.length).noneMatch(i -> threads[i].isAlive())) {
                 return;
@@ -193,14 +204,25 @@ public final class FakeWorld {
             }
             long graceEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
             for (Thread t : threads) {
-                long left = graceEnd - System.nanoTime();
-                if (left > 0) {
-                    t.join(Duration.ofNanos(left));
-                }
+                join(t, graceEnd);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new WeftException(SourceLocation.UNKNOWN, "interrupted while running a fake world", e);
+        }
+    }
+
+    /**
+     * Joins {@code t} until {@code deadline} ({@link System#nanoTime}). An {@link OutOfMemoryError} here is another
+     * thread's (a rank filled the shared heap): joining goes on, so that the ranks' failures are still reported.
+     */
+    private static void join(Thread t, long deadline) throws InterruptedException {
+        while (t.isAlive() && deadline - System.nanoTime() > 0) {
+            try {
+                t.join(Duration.ofNanos(deadline - System.nanoTime()));
+            } catch (OutOfMemoryError collateral) {
+                // the rank's failure frees its memory; join again
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.OutstandingRequests;
 import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.spi.SourceLocation;
 
@@ -42,6 +43,7 @@ final class WorldMonitor {
         Throwable failure;
         /** Why the rank's communication timed out ({@code WEFT_COMM_TIMEOUT}), or null. */
         String timeout;
+        final OutstandingRequests requests = new OutstandingRequests();
     }
 
     final ReentrantLock lock = new ReentrantLock();
@@ -68,6 +70,11 @@ final class WorldMonitor {
 
     FakeSettings settings() {
         return settings;
+    }
+
+    /** The requests {@code worldRank} started and has not waited; guarded by their own lock, not the world's. */
+    OutstandingRequests requests(int worldRank) {
+        return ranks[worldRank].requests;
     }
 
     /** Records that the calling thread runs {@code worldRank}'s body; it calls this before running it. */

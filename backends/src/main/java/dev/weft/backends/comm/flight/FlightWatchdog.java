@@ -40,6 +40,9 @@ final class FlightWatchdog {
                 Thread.sleep(FlightClock.TICK_MILLIS);
             } catch (InterruptedException e) {
                 return;
+            } catch (OutOfMemoryError heapFull) {
+                // a fake rank filled the heap this thread shares: keep watching, the rank's failure frees it
+                continue;
             }
             FlightClock.tick();
             if (tick % SCAN_TICKS == 0) {

@@ -100,17 +100,21 @@ final class MpiCommunicator implements Communicator {
     @Override
     public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         int n = p2pArgs("isend", "destination", buf, dtype, count, dest, tag, where);
-        MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
-        check(mpi.isend(buf, n, mpi.datatype(dtype), dest, tag, handle, cell), "isend", dest, where);
-        return new MpiRequest(this, false, cell, buf, dtype, count, dest, tag, where);
+        return world.requests().start("isend", name, where, () -> {
+            MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
+            check(mpi.isend(buf, n, mpi.datatype(dtype), dest, tag, handle, cell), "isend", dest, where);
+            return new MpiRequest(this, false, cell, buf, dtype, count, dest, tag, where);
+        });
     }
 
     @Override
     public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
         int n = p2pArgs("irecv", "source", buf, dtype, count, src, tag, where);
-        MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
-        check(mpi.irecv(buf, n, mpi.datatype(dtype), src, tag, handle, cell), "irecv", src, where);
-        return new MpiRequest(this, true, cell, buf, dtype, count, src, tag, where);
+        return world.requests().start("irecv", name, where, () -> {
+            MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
+            check(mpi.irecv(buf, n, mpi.datatype(dtype), src, tag, handle, cell), "irecv", src, where);
+            return new MpiRequest(this, true, cell, buf, dtype, count, src, tag, where);
+        });
     }
 
     @Override
@@ -125,6 +129,7 @@ final class MpiCommunicator implements Communicator {
             throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
                     name, r.describe(), before));
         }
+        world.requests().waited(r);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment status = arena.allocate(mpi.statusBytes);
             int rc = mpi.waitRequest(r.cell, status);

@@ -2,6 +2,7 @@ package dev.weft.backends.comm.mpi;
 
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.OutstandingRequests;
 import dev.weft.backends.comm.ThreadLevel;
 import dev.weft.backends.comm.flight.FlightCommunicator;
 import dev.weft.backends.comm.flight.FlightRecorder;
@@ -41,6 +42,7 @@ public final class MpiWorld {
     private final Thread initialThread;
     private final Communicator world;
     private final FlightWorld flight;
+    private final OutstandingRequests requests = new OutstandingRequests();
     private MpiUserOp userOp;
 
     private MpiWorld(MpiLibrary mpi) {
@@ -129,10 +131,22 @@ public final class MpiWorld {
         return userOp;
     }
 
-    /** Frees the custom reduce operator and finalises MPI, unless that was done. */
+    /** The requests this rank started and has not waited. */
+    OutstandingRequests requests() {
+        return requests;
+    }
+
+    /**
+     * Reports the requests never waited on stderr, frees the custom reduce operator and finalises MPI, unless that
+     * was done.
+     */
     synchronized void finish() {
         if (mpi.finalized()) {
             return;
+        }
+        String neverWaited = requests.neverWaited();
+        if (neverWaited != null) {
+            System.err.print(String.format("weft: rank %d of %d: %s%n", world.rank(), world.size(), neverWaited));
         }
         if (userOp != null) {
             userOp.free();
