@@ -128,6 +128,8 @@ class ErrorsTest {
                     "as a result"),
             compiledRow("cond, branches differ", x -> Weft.cond(x.sum().gt(0), () -> x, x::sum), "f32[]"),
             row("cond, predicate not scalar", x -> Weft.cond(x.gt(0), () -> x, () -> x), "scalar, got"),
+            row("grad with respect to ints", I, x -> Weft.grad(t -> t.cast(DType.F32).sum()).apply(x),
+                    "grad: the argument must be f32 or f64, got i32[3]"),
             row("ReduceOp.custom, bad name", x -> then(ReduceOp.custom("a b", Tensor::add), x), "'a b'"),
             row("TensorSpec, negative dimension", x -> then(TensorSpec.of(DType.F32, 2, -1), x), "[2, -1]"),
             row("lower, int for a tensor", x -> then(Weft.lower(SELF, "compiledCase", 3, 0), x), "is 3 (Integer)"),

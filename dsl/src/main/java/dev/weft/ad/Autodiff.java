@@ -80,9 +80,17 @@ public final class Autodiff {
         });
     }
 
-    /** The gradient of {@code f}, whose result must be a floating scalar (one element). */
+    /**
+     * The gradient of {@code f}, whose argument must be floating (as in JAX: an integer's gradient would be zeros
+     * that look like an answer) and whose result must be a floating scalar (one element).
+     */
     public static Function<Tensor, Tensor> grad(Function<Tensor, Tensor> f) {
         return x -> {
+            if (x != null && !x.dtype().isFloating()) {
+                throw new DTypeException(SourceLocation.capture(), "grad: the argument must be f32 or f64,"
+                        + " got " + TensorAccess.aval(x) + "; cast it first, or use Weft.vjp, which passes integer"
+                        + " inputs no cotangent");
+            }
             Vjp v = vjp(xs -> List.of(f.apply(xs.getFirst())), List.of(x));
             Tensor y = v.outputs().getFirst();
             if (!y.dtype().isFloating() || y.size() != 1) {
