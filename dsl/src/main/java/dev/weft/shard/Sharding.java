@@ -106,11 +106,13 @@ public final class Sharding {
     }
 
     /**
-     * {@code full} laid out by {@code sharding}: every rank passes the whole array and keeps its block (no
-     * communication). A sharded {@code full} is resharded (gathered where it must be). Inside a traced program it
+     * {@code full} laid out by {@code sharding}: every rank passes the whole array and keeps its block. Collective
+     * over the mesh: the ranks check that they pass one global dtype and shape and one sharding (one small
+     * allreduce), since each keeps only its block and would otherwise compute on parts of different arrays. A sharded {@code full} is resharded (gathered where it must be). Inside a traced program it
      * is {@link #constrain}. A replicated sharding gives the full array back as a plain tensor.
      *
-     * @throws WeftException naming the line when the sharding's rank is not the tensor's
+     * @throws WeftException naming the line when the sharding's rank is not the tensor's, or on every rank when the
+     *                       ranks pass different global shapes or shardings
      */
     public static Tensor put(Tensor full, Sharding sharding) {
         return constrain(full, sharding);
@@ -158,6 +160,10 @@ public final class Sharding {
             return Bind.bind(ShardPrims.CONSTRAIN, new ConstrainParams(sharding), t).getFirst();
         }
         ShardedValue v = shardedValue(t);
+        if (v == null && !sharding.isReplicated()) {
+            ShardAgreement.check("Sharding.put", List.of(TensorAccess.aval(t)), Collections.singletonList(sharding),
+                    SourceLocation.capture());
+        }
         Tensor local = v == null ? t : v.local();
         Sharding from = v == null ? replicated(sharding.mesh(), t.rank()) : v.sharding();
         return wrap(Reshard.reshard(local, from, sharding, t.shape()), sharding, TensorAccess.aval(t));

@@ -7,6 +7,7 @@ import dev.weft.WeftException;
 import dev.weft.graph.Graph;
 import dev.weft.graph.Var;
 import dev.weft.shard.Partitioner;
+import dev.weft.shard.ShardAgreement;
 import dev.weft.shard.Sharding;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
@@ -188,6 +189,8 @@ public final class CompileGate {
                 traceArgs[i] = ArgumentKinds.of(args[i]).traceValue(args[i]);
             }
         }
+        // The first call of each key: ranks whose global shapes differ get different keys, so none runs unchecked.
+        ShardAgreement.check("the sharded arguments of " + method, avals, shardings, callerOf(method));
         Graph graph = traceCall(method, receiver, traceArgs, slots, avals);
         if (!Partitioner.needed(graph.body(), shardings)) {
             return method.executables().add(key, pipeline().compile(graph, key.target()));

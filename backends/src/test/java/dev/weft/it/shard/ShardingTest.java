@@ -210,6 +210,35 @@ class ShardingTest {
                 .isEqualTo(Sharding.localBlock(cols));
     }
 
+    /**
+     * Ranks whose global arrays differ would each keep a block of another array and agree on a wrong sum: a
+     * {@code put}, and the first call of a compiled program on sharded tensors, check the global shapes.
+     */
+    @Ranks({2, 3})
+    void ranksMustShardArraysOfOneGlobalShape(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null);
+        Tensor mine = data(world.rank() == 0 ? 10 : 12, 3);
+        int line = lineAfter();
+        assertThatThrownBy(() -> Sharding.put(mine, rows)).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("ShardingTest.java:" + line + ": Sharding.put: the ranks of Mesh")
+                .hasMessageContaining("rank 0 f64[10,3] split [x, null] over Mesh")
+                .hasMessageContaining("rank 1 f64[12,3] split [x, null]");
+        Tensor agreed = Sharding.put(data(4, 6), rows);
+        Tensor narrowed = agreed.slice(new long[] {0, 0}, new long[] {4, world.rank() == 0 ? 3 : 2});
+        line = lineAfter();
+        assertThatThrownBy(() -> total(narrowed)).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("ShardingTest.java:" + line + ": the sharded arguments of")
+                .hasMessageContaining("rank 0 f64[4,3] split [x, null]")
+                .hasMessageContaining("rank 1 f64[4,2] split [x, null]");
+        assertThat(total(agreed)).isCloseTo(total(data(4, 6)), 1e-12);
+    }
+
+    /** The line after the caller's. */
+    private static int lineAfter() {
+        return StackWalker.getInstance().walk(f -> f.skip(1).findFirst()).orElseThrow().getLineNumber() + 1;
+    }
+
     @Ranks({4})
     void blocksOfTenOverFourRanksAreThreeThreeThreeOne(Comm world) {
         Tensor t = Sharding.put(Tensor.arange(DType.I32, 10), Sharding.of(Mesh.of(world, "x"), "x"));
