@@ -292,11 +292,11 @@ public final class Cases {
     }
 
     /**
-     * Case 10: what the schedule check adds to an eager 8 B allreduce on two MPI ranks: the same loop with the check
-     * off, and C's loop of case 5, in turn in one job.
+     * Case 10: what the schedule check adds to an eager 8 B allreduce on two MPI ranks: the runtime's allreduce with
+     * and without the check, a user's {@code Comm.allreduce}, and C's loop of case 5, in turn in one job.
      */
     private List<Row> eagerCheck() {
-        String what = "10 eager allreduce SUM + scale 8 B, check on (default), " + RANKS + " ranks, per step";
+        String what = "10 eager allreduce SUM + scale 8 B, " + RANKS + " ranks, per step";
         int warmup = LONG_WARMUP_FACTOR * JIT_WARMUP_FACTOR * s.warmup;
         int iters = Math.max(100, s.smallIters / 10);
         boolean alongside = tools.weftOnMpi() && tools.noMpi().isEmpty();
@@ -304,12 +304,15 @@ public final class Cases {
                 ? runner.apply(tools.weft(RANKS, "EagerAllreduceBench", 2, iters, s.reps, warmup,
                         tools.mpiLibrary("allreduce")))
                 : runner.apply(tools.weft(RANKS, "EagerAllreduceBench", 2, iters, s.reps, warmup));
-        Outcome off = weft instanceof Measurement m ? m.alongside("off") : weft;
-        Outcome c = weft instanceof Measurement m && alongside ? m.alongside("C")
-                : new Outcome.Missing("C's loop runs only inside Weft's MPI job");
+        Function<String, Outcome> series = name -> weft instanceof Measurement m ? m.alongside(name) : weft;
+        Outcome c = alongside ? series.apply("C") : new Outcome.Missing("C's loop runs only inside Weft's MPI job");
         String inTurn = "in turn in every repetition of one job";
-        return List.of(commRow(what, weft, "the same with WEFT_CHECK=off", off, Unit.TIME, 0, inTurn),
-                commRow(what, weft, "C MPI_Allreduce + scale", c, Unit.TIME, 0, inTurn));
+        return List.of(
+                commRow(what.replace("10 eager", "10 runtime") + ", schedule check before each",
+                        series.apply("checked"), "the same without the check", series.apply("unchecked"),
+                        Unit.TIME, 0, inTurn, "Communicator.allreduce on native buffers: the check's own cost"),
+                commRow(what + ", Comm.allreduce(x).mul(s) (checked)", weft, "C MPI_Allreduce + scale", c,
+                        Unit.TIME, 0, inTurn));
     }
 
     private static double mean(Measurement m) {
