@@ -1,5 +1,6 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.spi.Setting;
 import dev.weft.lowering.ir.Module;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,8 +40,8 @@ public final class Pipeline {
 
     /** Runs every pass on {@code m} in place, reporting each stage to {@code listener}, and returns {@code m}. */
     public Module run(Module m, StageListener listener) {
-        String dir = System.getenv(DUMP_ENV);
-        StageListener all = dir == null || dir.isBlank() ? listener
+        String dir = Setting.DUMP.text();
+        StageListener all = dir == null ? listener
                 : listener.andThen(StageListener.toDirectory(Path.of(dir)));
         report(all, "lowered", m);
         for (Pass p : passes) {

@@ -1,5 +1,6 @@
 package dev.weft.tracer.agent;
 
+import dev.weft.spi.Setting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
@@ -39,7 +40,7 @@ final class JitDirectives {
     /** Adds the directives on a daemon thread of its own; the future holds the command's reply or failure. */
     static CompletableFuture<String> addInBackground(Instrumentation inst) {
         CompletableFuture<String> done = new CompletableFuture<>();
-        if ("false".equals(System.getProperty("weft.jit.directives"))) {
+        if (Setting.JIT_DIRECTIVES.choice().equals("false")) {
             done.complete("skipped: -Dweft.jit.directives=false");
             return done;
         }
@@ -47,7 +48,7 @@ final class JitDirectives {
             try {
                 done.complete(add(inst));
             } catch (ReflectiveOperationException | IOException | RuntimeException | LinkageError e) {
-                if ("1".equals(System.getenv("WEFT_DEBUG"))) {
+                if (Setting.DEBUG.on()) {
                     System.err.println("weft: running without the agent's compiler directives: " + e);
                 }
                 done.completeExceptionally(e);

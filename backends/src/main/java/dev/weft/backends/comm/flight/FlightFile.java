@@ -1,14 +1,13 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.spi.OutputDirectory;
 import dev.weft.spi.SourceLocation;
 
+import dev.weft.backends.json.JsonFile;
 import dev.weft.backends.json.JsonParser;
 import dev.weft.backends.json.JsonText;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,9 +30,12 @@ public final class FlightFile {
         return "flight-rank" + rank + ".jsonl";
     }
 
-    /** Writes {@code dump} to {@code dir} (created if needed), replacing the rank's previous file at once. */
-    public static Path write(Path dir, FlightDump dump) throws IOException {
-        Files.createDirectories(dir);
+    /**
+     * Writes {@code dump} to {@code dir} (created if needed), replacing the rank's previous file at once.
+     *
+     * @throws IOException naming the file and why, if it cannot be written
+     */
+    public static Path write(OutputDirectory dir, FlightDump dump) throws IOException {
         StringBuilder sb = new StringBuilder();
         Map<String, Object> header = new LinkedHashMap<>();
         header.put("weft_flight", VERSION);
@@ -47,10 +49,7 @@ public final class FlightFile {
             JsonText.write(fields(e), sb);
             sb.append('\n');
         }
-        Path file = dir.resolve(name(dump.rank()));
-        Path tmp = dir.resolve(name(dump.rank()) + ".tmp");
-        Files.writeString(tmp, sb, StandardCharsets.UTF_8);
-        return Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        return dir.write(name(dump.rank()), out -> out.append(sb));
     }
 
     /**
@@ -59,7 +58,7 @@ public final class FlightFile {
      * @throws IOException if it cannot be read or is not a flight file (the message names the line)
      */
     public static FlightDump read(Path file) throws IOException {
-        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        List<String> lines = JsonFile.text(file).lines().toList();
         int n = 0;
         try {
             if (lines.isEmpty()) {
@@ -115,7 +114,7 @@ public final class FlightFile {
                 integer(f, "line"));
         FlightCall c = new FlightCall(FlightOp.of(text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
                 integer(f, "comm_size"), integer(f, "peer"), integer(f, "tag"), integer(f, "peer2"),
-                integer(f, "tag2"), (String) f.get("dtype"), number(f, "count"), (String) f.get("reduce"), where);
+                integer(f, "tag2"), textOrNull(f, "dtype"), number(f, "count"), textOrNull(f, "reduce"), where);
         return new FlightEntry(number(f, "seq"), c, number(f, "collective"), number(f, "posted"),
                 FlightState.of(text(f, "state")), number(f, "start"), number(f, "end"));
     }
@@ -134,6 +133,10 @@ public final class FlightFile {
             throw new IllegalArgumentException("field \"" + key + "\" must be a string");
         }
         return s;
+    }
+
+    private static String textOrNull(Map<?, ?> f, String key) {
+        return f.get(key) == null ? null : text(f, key);
     }
 
     /** A whole number; every one a flight file holds (counts, sequence numbers, milliseconds) is under 2^53. */

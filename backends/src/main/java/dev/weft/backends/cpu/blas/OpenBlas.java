@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu.blas;
 
+import dev.weft.spi.Setting;
 import dev.weft.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -30,7 +31,7 @@ public final class OpenBlas {
     static {
         MethodHandle s = null;
         MethodHandle d = null;
-        if (!"java".equals(System.getProperty("weft.blas"))) {
+        if (Setting.BLAS.choice().equals("native")) {
             Optional<SymbolLookup> lib = load();
             if (lib.isPresent()) {
                 Linker linker = Linker.nativeLinker();
