@@ -1,5 +1,6 @@
 package dev.weft.tracer.agent;
 
+import dev.weft.WeftException;
 import dev.weft.spi.Setting;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,7 +41,16 @@ final class JitDirectives {
     /** Adds the directives on a daemon thread of its own; the future holds the command's reply or failure. */
     static CompletableFuture<String> addInBackground(Instrumentation inst) {
         CompletableFuture<String> done = new CompletableFuture<>();
-        if (Setting.JIT_DIRECTIVES.choice().equals("false")) {
+        String choice;
+        try {
+            choice = Setting.JIT_DIRECTIVES.choice();
+        } catch (WeftException e) {
+            // An agent that throws ends the JVM: the program runs, slower to start, and is told why.
+            System.err.println("weft: " + e.getMessage() + "; running without the agent's compiler directives");
+            done.completeExceptionally(e);
+            return done;
+        }
+        if (choice.equals("false")) {
             done.complete("skipped: -Dweft.jit.directives=false");
             return done;
         }

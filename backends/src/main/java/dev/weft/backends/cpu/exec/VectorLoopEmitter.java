@@ -63,7 +63,7 @@ final class VectorLoopEmitter {
 
     /** True if {@code spec}'s loop gets a vector main loop in this JVM. */
     static boolean applies(FusedLoopSpec spec) {
-        return AVAILABLE && qualifies(spec);
+        return Setting.VECTOR.choice().equals("true") && AVAILABLE && qualifies(spec);
     }
 
     /** True if {@code spec} is all f64 or all f32 and every op is one with a bit-identical vector method. */
@@ -169,7 +169,7 @@ final class VectorLoopEmitter {
 
     private static boolean detect() {
         String why = null;
-        if (Setting.VECTOR.choice().equals("false")) {
+        if ("false".equalsIgnoreCase(Setting.VECTOR.text())) { // checked where used: a static initialiser must not throw
             why = "-Dweft.vector=false";
         } else if (ModuleLayer.boot().findModule(MODULE).isEmpty()) {
             // Not a choice the user made, and it costs 2-3x on fused elementwise chains: say so without WEFT_DEBUG.
