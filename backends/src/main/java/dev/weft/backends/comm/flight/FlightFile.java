@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -21,6 +22,8 @@ import java.util.Map;
 public final class FlightFile {
     /** The format's version, in each header. */
     private static final long VERSION = 1;
+    /** The most ranks a header may claim, so that a damaged one cannot make a reader count billions of ranks. */
+    private static final int MAX_SIZE = 1 << 24;
 
     private FlightFile() {
     }
@@ -75,8 +78,14 @@ public final class FlightFile {
                     entries.add(entry(object(line)));
                 }
             }
-            return new FlightDump(integer(h, "rank"), integer(h, "size"), text(h, "reason"), number(h, "time"),
-                    entries);
+            int size = integer(h, "size");
+            int rank = integer(h, "rank");
+            if (size < 1 || size > MAX_SIZE || rank < 0 || rank >= size) {
+                n = 1;
+                throw new IllegalArgumentException("rank " + rank + " of " + size + " is not a rank of a job of at"
+                        + " most " + MAX_SIZE + " ranks");
+            }
+            return new FlightDump(rank, size, text(h, "reason"), number(h, "time"), entries);
         } catch (IllegalArgumentException | ArithmeticException e) {
             throw new IOException(file + ":" + n + ": " + e.getMessage(), e);
         }
@@ -112,11 +121,11 @@ public final class FlightFile {
     private static FlightEntry entry(Map<?, ?> f) {
         SourceLocation where = new SourceLocation(text(f, "class"), text(f, "method"), text(f, "file"),
                 integer(f, "line"));
-        FlightCall c = new FlightCall(FlightOp.of(text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
+        FlightCall c = new FlightCall(label(FlightOp.class, text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
                 integer(f, "comm_size"), integer(f, "peer"), integer(f, "tag"), integer(f, "peer2"),
                 integer(f, "tag2"), textOrNull(f, "dtype"), number(f, "count"), textOrNull(f, "reduce"), where);
         return new FlightEntry(number(f, "seq"), c, number(f, "collective"), number(f, "posted"),
-                FlightState.of(text(f, "state")), number(f, "start"), number(f, "end"));
+                label(FlightState.class, text(f, "state")), number(f, "start"), number(f, "end"));
     }
 
     /** One line's object, fields by name. */
@@ -133,6 +142,17 @@ public final class FlightFile {
             throw new IllegalArgumentException("field \"" + key + "\" must be a string");
         }
         return s;
+    }
+
+    /** The constant of {@code type} that {@code label} (lower case) names. */
+    private static <E extends Enum<E>> E label(Class<E> type, String label) {
+        for (E e : type.getEnumConstants()) {
+            if (e.name().toLowerCase(Locale.ROOT).equals(label)) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("unknown " + (type == FlightOp.class ? "operation" : "state") + " \""
+                + label + "\"");
     }
 
     private static String textOrNull(Map<?, ?> f, String key) {
