@@ -1,5 +1,6 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.spi.OutputDirectory;
 import dev.weft.spi.Setting;
 import dev.weft.lowering.ir.Module;
 import java.nio.file.Path;
@@ -13,9 +14,6 @@ import java.util.List;
  * there as {@code NN-<stage>.mlir}.
  */
 public final class Pipeline {
-    /** The environment variable naming the dump directory. */
-    public static final String DUMP_ENV = "WEFT_DUMP";
-
     private final List<Pass> passes;
 
     private Pipeline(List<Pass> passes) {
@@ -42,7 +40,8 @@ public final class Pipeline {
     public Module run(Module m, StageListener listener) {
         String dir = Setting.DUMP.text();
         StageListener all = dir == null ? listener
-                : listener.andThen(StageListener.toDirectory(Path.of(dir)));
+                : listener.andThen(StageListener.toDirectory(new OutputDirectory(Path.of(dir),
+                        Setting.DUMP.setBy())));
         report(all, "lowered", m);
         for (Pass p : passes) {
             p.run(m);
