@@ -32,8 +32,8 @@ import java.util.OptionalInt;
  * {@code bin/weft doctor}: a rank that ended is part of the story of one that hangs). Every exit, a
  * {@code WEFT_COMM_TIMEOUT} included, writes the rank's timeline ({@code WEFT_TIMELINE}) before MPI ends, this
  * class and not the timeline's own hook; a file asked for that cannot be written makes an exit that would have
- * succeeded end with status 1, after {@code MPI_Finalize}. A halted rank ends the job because its launcher ends every rank once one exits non-zero (Open MPI's
- * {@code mpirun} by default, MPICH's Hydra always). Whether a thread is inside MPI is read from the threads'
+ * succeeded end with status 1, after {@code MPI_Finalize}. A halted rank ends the job because its launcher ends
+ * every rank once one exits non-zero (Open MPI's {@code mpirun} by default, MPICH's Hydra always). Whether a thread is inside MPI is read from the threads'
  * stacks when the hook runs (a frame of {@link MpiLibrary}), which costs the calls themselves nothing; a thread
  * that is about to enter MPI is not seen, and its call fails after {@code MPI_Finalize}. The exit status comes
  * from {@link ExitStatus}; when it is unknown, {@code System.exit} finalises as for 0 (the JVM still exits with
