@@ -11,21 +11,33 @@ import java.util.function.Supplier;
  */
 public final class CommBinding {
     private static final InheritableThreadLocal<CommHandle> BOUND = new InheritableThreadLocal<>();
+    /**
+     * The process's world once made; made on first use, not by a class initialiser, so that a failure to make it
+     * (a bad setting) reaches each caller as itself, not as an {@link ExceptionInInitializerError}.
+     */
+    private static volatile CommHandle processWorld;
 
     private CommBinding() {
-    }
-
-    private static final class Default {
-        static final CommHandle WORLD = ServiceLoader.load(WorldProvider.class).findFirst()
-                .map(WorldProvider::world)
-                .orElseThrow(() -> new WeftException(SourceLocation.capture(),
-                        "no communicator runtime on the class path: add dev.weft:weft-backends"));
     }
 
     /** The world of this thread: the bound one (fake ranks), else the process's. */
     public static CommHandle world() {
         CommHandle h = BOUND.get();
-        return h != null ? h : Default.WORLD;
+        if (h != null) {
+            return h;
+        }
+        h = processWorld;
+        return h != null ? h : makeProcessWorld();
+    }
+
+    private static synchronized CommHandle makeProcessWorld() {
+        if (processWorld == null) {
+            processWorld = ServiceLoader.load(WorldProvider.class).findFirst()
+                    .map(WorldProvider::world)
+                    .orElseThrow(() -> new WeftException(SourceLocation.capture(),
+                            "no communicator runtime on the class path: add dev.weft:weft-backends"));
+        }
+        return processWorld;
     }
 
     /** The world bound to this thread (a fake rank), or {@code null} if it uses the process's. */

@@ -8,9 +8,9 @@ package dev.weft.spi;
  * other buffers outstanding were live then (or became unreachable since).
  *
  * <ul>
- *   <li>An allocation that brings the young bytes over {@link #BUDGET} asks for a collection on a thread of its own
- *       and goes on.</li>
- *   <li>An allocation that would bring them over {@link #BUDGET} + {@link #MARGIN} waits until the collection under
+ *   <li>An allocation that brings the young bytes over the {@linkplain #budget budget} asks for a collection on a
+ *       thread of its own and goes on.</li>
+ *   <li>An allocation that would bring them over budget plus {@linkplain #margin margin} waits until the collection under
  *       way (or one it asks for) is done, and once more if the bytes handed out meanwhile still leave no room; then
  *       it goes on whatever the count, so live tensors beyond the budget cost collections, never a failure.</li>
  *   <li>A collection is done when {@link System#gc} has returned and this class has freed every buffer whose
@@ -23,15 +23,9 @@ package dev.weft.spi;
  * together stay within budget plus margin.
  */
 final class MemoryPacer {
-    static final String BUDGET_PROPERTY = "weft.memory.budget";
-    static final String BUDGET_ENV = "WEFT_MEMORY_BUDGET";
-    static final long DEFAULT_BUDGET = 1L << 30;
-    /** The budget, in bytes. */
-    static final long BUDGET = Settings.bytes(BUDGET_PROPERTY, BUDGET_ENV, 1L << 20, DEFAULT_BUDGET);
-    /** How far allocations go beyond the budget while the collection it asked for runs. */
-    static final long MARGIN = BUDGET / 4;
-
     private static final Object LOCK = new Object();
+    /** {@link Setting#MEMORY_BUDGET}, read at the first allocation (0 until then), so that a bad value fails it. */
+    private static long budget;
     private static long outstanding;
     /** Young bytes (see the class comment). */
     private static long young;
@@ -59,13 +53,13 @@ final class MemoryPacer {
      */
     static long admit(long bytes) {
         synchronized (LOCK) {
-            if (young + bytes > BUDGET + MARGIN) {
+            if (young + bytes > budget() + margin()) {
                 awaitRoom(bytes);
             }
             outstanding += bytes;
             young += bytes;
             current += bytes;
-            if (young > BUDGET) {
+            if (young > budget()) {
                 request();
             }
             return started;
@@ -91,8 +85,27 @@ final class MemoryPacer {
     /** The bytes the pool of freed large buffers may hold now: budget plus margin, less the young bytes. */
     static long room() {
         synchronized (LOCK) {
-            return Math.max(0, BUDGET + MARGIN - young);
+            return Math.max(0, budget() + margin() - young);
         }
+    }
+
+    /**
+     * The budget in bytes.
+     *
+     * @throws dev.weft.WeftException if {@link Setting#MEMORY_BUDGET} is set to a bad value
+     */
+    static long budget() {
+        synchronized (LOCK) {
+            if (budget == 0) {
+                budget = Setting.MEMORY_BUDGET.number();
+            }
+            return budget;
+        }
+    }
+
+    /** How far allocations go beyond the budget while the collection it asked for runs. */
+    static long margin() {
+        return budget() / 4;
     }
 
     /** Bytes handed out whose buffers are not freed yet. */
@@ -125,10 +138,10 @@ final class MemoryPacer {
         waiting++;
         boolean interrupted = false;
         try {
-            for (int round = 0; round < 2 && young + bytes > BUDGET + MARGIN; round++) {
+            for (int round = 0; round < 2 && young + bytes > budget() + margin(); round++) {
                 boolean asked = request();
                 long target = requested;
-                while (finished < target && young + bytes > BUDGET + MARGIN) {
+                while (finished < target && young + bytes > budget() + margin()) {
                     interrupted |= waitUninterruptibly();
                 }
                 if (asked) {

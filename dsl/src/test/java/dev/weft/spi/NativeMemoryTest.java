@@ -1,11 +1,9 @@
 package dev.weft.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import static org.assertj.core.api.Assumptions.assumeThat;
 
-import dev.weft.WeftException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -68,10 +66,10 @@ class NativeMemoryTest {
     void droppedBuffersStayWithinTheBudgetPlusMargin() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 64L << 20;
-        long bound = MemoryPacer.BUDGET + MemoryPacer.MARGIN + bytes;
+        long bound = MemoryPacer.budget() + MemoryPacer.margin() + bytes;
         long before = MemoryPacer.outstandingBytes();
         MemorySegment kept = null;
-        int count = (int) (2 * (MemoryPacer.BUDGET + MemoryPacer.MARGIN) / bytes);
+        int count = (int) (2 * (MemoryPacer.budget() + MemoryPacer.margin()) / bytes);
         for (int i = 0; i < count; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
@@ -91,7 +89,7 @@ class NativeMemoryTest {
     void aLoopThatDropsLargeBuffersReusesPooledMappings() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 32L << 20;
-        int cycle = (int) ((MemoryPacer.BUDGET + MemoryPacer.MARGIN) / bytes);
+        int cycle = (int) ((MemoryPacer.budget() + MemoryPacer.margin()) / bytes);
         MemorySegment kept = null;
         for (int i = 0; i < 3 * cycle; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
@@ -114,43 +112,17 @@ class NativeMemoryTest {
     @Test
     void liveBuffersBeyondTheBudgetAreAllowedAndCostCollections() {
         long bytes = 64L << 20;
-        int count = (int) ((MemoryPacer.BUDGET + MemoryPacer.MARGIN) / bytes) + 4;
+        int count = (int) ((MemoryPacer.budget() + MemoryPacer.margin()) / bytes) + 4;
         long before = MemoryPacer.collections();
         List<MemorySegment> live = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             live.add(NativeMemory.allocateUninitialized(bytes));
             assertThat(MemoryPacer.youngBytes()).as("young bytes after %d live buffers", i + 1)
-                    .isLessThanOrEqualTo(MemoryPacer.BUDGET + MemoryPacer.MARGIN + bytes);
+                    .isLessThanOrEqualTo(MemoryPacer.budget() + MemoryPacer.margin() + bytes);
         }
         assertThat(MemoryPacer.collections()).as("collections done").isGreaterThan(before);
         assertThat(MemoryPacer.youngBytes()).as("young bytes").isLessThan(count * bytes);
         assertThat(live).allSatisfy(s -> assertThat(s.byteSize()).isEqualTo(bytes));
     }
 
-    @Test
-    void sizesAreReadInBytesOrWithASuffix() {
-        String property = "weft.test.size";
-        String env = "WEFT_TEST_SIZE_UNSET";
-        try {
-            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(7);
-            System.setProperty(property, "1234");
-            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(1234);
-            System.setProperty(property, " 512m ");
-            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(512L << 20);
-            System.setProperty(property, "2G");
-            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(2L << 30);
-            System.setProperty(property, "3k");
-            assertThat(Settings.bytes(property, env, 1, 7)).isEqualTo(3L << 10);
-            for (String bad : new String[] {"", "m", "-1", "1.5g", "12x", "99999999999999g"}) {
-                System.setProperty(property, bad);
-                assertThatThrownBy(() -> Settings.bytes(property, env, 1, 7)).as("'%s'", bad)
-                        .isInstanceOf(WeftException.class).hasMessageContaining(property);
-            }
-            System.setProperty(property, "1k");
-            assertThatThrownBy(() -> Settings.bytes(property, env, 1L << 20, 7))
-                    .hasMessageContaining("at least 1048576");
-        } finally {
-            System.clearProperty(property);
-        }
-    }
 }

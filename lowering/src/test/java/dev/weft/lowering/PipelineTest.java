@@ -1,5 +1,6 @@
 package dev.weft.lowering;
 
+import dev.weft.spi.OutputDirectory;
 import dev.weft.lowering.passes.DeadCodeElimination;
 import static dev.weft.lowering.Ops.names;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -62,7 +63,7 @@ class PipelineTest {
     @Test
     void directoryListenerWritesNumberedStageFiles(@TempDir Path dir) throws IOException {
         Path out = dir.resolve("dump");
-        Lowering.lower(graph(), TestTarget.CPU, StageListener.toDirectory(out));
+        Lowering.lower(graph(), TestTarget.CPU, StageListener.toDirectory(new OutputDirectory(out, "WEFT_DUMP")));
         try (Stream<Path> files = Files.list(out)) {
             assertThat(files.map(p -> p.getFileName().toString()).sorted()).containsExactly("00-lowered.mlir",
                     "01-verify.mlir", "02-thread-tokens.mlir", "03-dce.mlir", "04-cse.mlir", "05-fuse-elementwise.mlir",

@@ -1,12 +1,13 @@
 package dev.weft.tracer;
 
-import dev.weft.spi.Settings;
+import dev.weft.spi.Setting;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The executables compiled for one {@code @Compile} method, by call key, at most {@link #LIMIT} of them (system
- * property {@value #SIZE_PROPERTY} or environment variable {@value #SIZE_ENV}; default {@value #DEFAULT_SIZE}).
+ * The executables compiled for one {@code @Compile} method, by call key, at most {@link #limit} of them
+ * ({@link Setting#COMPILE_CACHE}: system property {@code weft.compileCache.size} or environment variable
+ * {@code WEFT_COMPILE_CACHE}; default 64, read at each addition).
  * Adding one beyond the limit evicts the least recently used and {@linkplain Executable#close closes} it; a later
  * call with its key compiles again.
  *
@@ -17,12 +18,6 @@ import java.util.concurrent.ConcurrentHashMap;
  * cache's.
  */
 final class CompileCache {
-    static final String SIZE_PROPERTY = "weft.compileCache.size";
-    static final String SIZE_ENV = "WEFT_COMPILE_CACHE";
-    static final int DEFAULT_SIZE = 64;
-    /** The most executables kept per method. */
-    static final int LIMIT = (int) Math.min(Integer.MAX_VALUE,
-            Settings.wholeNumber(SIZE_PROPERTY, SIZE_ENV, 1, DEFAULT_SIZE));
 
     private static final class Entry {
         final Executable executable;
@@ -38,6 +33,15 @@ final class CompileCache {
     private final Map<Object, Entry> entries = new ConcurrentHashMap<>();
     /** Executables added so far; written under the cache's lock. */
     private volatile long compiles;
+
+    /**
+     * The most executables kept per method.
+     *
+     * @throws dev.weft.WeftException if {@link Setting#COMPILE_CACHE} is set to a bad value
+     */
+    static int limit() {
+        return (int) Setting.COMPILE_CACHE.number();
+    }
 
     /** The executable cached for {@code key}, or {@code null}. */
     Executable get(Object key) {
@@ -65,7 +69,7 @@ final class CompileCache {
                 dropped = executable;
                 kept = present.executable;
             } else {
-                dropped = entries.size() >= LIMIT ? evictLeastRecentlyUsed() : null;
+                dropped = entries.size() >= limit() ? evictLeastRecentlyUsed() : null;
                 long now = compiles + 1;
                 entries.put(key, new Entry(executable, now));
                 compiles = now;

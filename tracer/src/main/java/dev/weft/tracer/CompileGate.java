@@ -13,6 +13,7 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreters;
+import dev.weft.spi.Setting;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.lang.reflect.Method;
@@ -35,10 +36,10 @@ import java.util.stream.Stream;
  * classified arguments: a {@link Tensor} by its dtype and shape (it becomes a graph input), any other argument by
  * its {@link ArgumentKind}'s key. The first call of a key traces the method, compiles the graph with the
  * {@link CompilePipeline} found by {@link ServiceLoader} for the target named by the system property
- * {@code weft.target} (default: the pipeline's {@link CompilePipeline#defaultTarget()}, {@code cpu}) and caches the executable; every call then runs the cached
+ * {@code weft.target} ({@link Setting#TARGET}; default: the pipeline's {@link CompilePipeline#defaultTarget()}, {@code cpu}) and caches the executable; every call then runs the cached
  * executable on its tensors. Each method has its own {@link CompileCache}, which keeps at most
- * {@value CompileCache#DEFAULT_SIZE} executables by default (system property {@value CompileCache#SIZE_PROPERTY} or
- * environment variable {@value CompileCache#SIZE_ENV}) and evicts the least recently used beyond that; fake ranks
+ * 64 executables by default ({@link Setting#COMPILE_CACHE}: system property {@code weft.compileCache.size} or
+ * environment variable {@code WEFT_COMPILE_CACHE}) and evicts the least recently used beyond that; fake ranks
  * share it, each rank's executable of a signature being an entry of its own. Calls made while this thread is
  * tracing run the body, so nested {@code @Compile} methods are inlined into the caller's graph. Thread-safe:
  * traces are per thread; two threads missing the same key may both trace, and one executable is kept.
@@ -46,9 +47,6 @@ import java.util.stream.Stream;
 public final class CompileGate {
     /** What {@link #enter} returns for a void method whose executable ran. */
     private static final Object VOID_DONE = new Object();
-    /** System property naming the target a call compiles for; read on every call, so it can change. */
-    public static final String TARGET_PROPERTY = "weft.target";
-
     private static final ClassValue<Map<String, InterceptedMethod>> METHODS = new ClassValue<>() {
         @Override
         protected Map<String, InterceptedMethod> computeValue(Class<?> type) {
@@ -78,7 +76,7 @@ public final class CompileGate {
         for (int i = 0; i < args.length; i++) {
             key[i] = classify(method, i, args[i], tensors);
         }
-        String target = System.getProperty(TARGET_PROPERTY);
+        String target = Setting.TARGET.text(); // read on every call, so that it can change
         CallKey callKey = new CallKey(method.isStatic() ? null : receiver, CommBinding.bound(),
                 target != null ? target : pipeline().defaultTarget(), Arrays.asList(key));
         Executable exe = method.executables().get(callKey);

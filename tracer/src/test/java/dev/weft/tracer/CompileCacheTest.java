@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import dev.weft.Tensor;
+import dev.weft.spi.Setting;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,19 +30,19 @@ class CompileCacheTest {
 
     @BeforeEach
     void defaultLimit() {
-        assumeThat(CompileCache.LIMIT).isEqualTo(CompileCache.DEFAULT_SIZE);
+        assumeThat((long) CompileCache.limit()).isEqualTo(Setting.COMPILE_CACHE.defaultValue());
     }
 
     @Test
     void evictsAndClosesTheLeastRecentlyUsedBeyondTheLimit() {
         CompileCache cache = new CompileCache();
-        for (int k = 0; k < CompileCache.LIMIT; k++) {
+        for (int k = 0; k < CompileCache.limit(); k++) {
             cache.add(k, executable("e" + k));
         }
         assertThat(cache.get(0)).isNotNull();
         cache.add("new", executable("new"));
         assertThat(closed).containsExactly("e1");
-        assertThat(cache.size()).isEqualTo(CompileCache.LIMIT);
+        assertThat(cache.size()).isEqualTo(CompileCache.limit());
         assertThat(cache.get(1)).isNull();
         assertThat(cache.get(0)).isNotNull();
         assertThat(cache.get("new")).isNotNull();

@@ -2,15 +2,16 @@ package dev.weft.backends.cli;
 
 import dev.weft.backends.timeline.GanttSvg;
 import dev.weft.backends.timeline.TimelineMerge;
+import dev.weft.spi.OutputDirectory;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
  * {@code bin/weft timeline DIR [TITLE]}: merges the ranks' files that {@code WEFT_TIMELINE=DIR} wrote into
  * {@code DIR/timeline.json} (one trace, one process per rank, for Perfetto or {@code chrome://tracing}) and draws
- * them as the Gantt chart {@code DIR/timeline.svg} under TITLE (default: the directory's name). Exits 2 when DIR holds no readable rank files.
+ * them as the Gantt chart {@code DIR/timeline.svg} under TITLE (default: the directory's name). Exits 2, with one
+ * line naming the file and what is wrong, when DIR holds no readable rank files or the results cannot be written.
  */
 public final class MergeTimeline {
     private MergeTimeline() {
@@ -28,11 +29,10 @@ public final class MergeTimeline {
         }
         try {
             TimelineMerge timeline = TimelineMerge.read(dir);
-            Path json = dir.resolve("timeline.json");
-            Path svg = dir.resolve("timeline.svg");
-            timeline.write(json);
+            OutputDirectory out = new OutputDirectory(dir, "the DIR of weft timeline");
+            Path json = out.write("timeline.json", timeline::writeTo);
             String title = args.length > 1 ? args[1] : "Weft timeline: " + dir.toAbsolutePath().normalize().getFileName();
-            Files.writeString(svg, GanttSvg.render(timeline, title), StandardCharsets.UTF_8);
+            Path svg = out.write("timeline.svg", w -> w.write(GanttSvg.render(timeline, title)));
             System.out.println("wrote " + json + " (" + timeline.ranks().size() + " ranks, "
                     + timeline.boxes().size() + " events) and " + svg);
         } catch (IOException | IllegalArgumentException e) {

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm;
 
+import dev.weft.spi.Setting;
 import java.util.Locale;
 
 /**
@@ -29,16 +30,7 @@ public enum ThreadLevel {
 
     /** The level {@value #ENV} asks for; {@link #SINGLE} when it is unset. */
     public static ThreadLevel requested() {
-        String value = System.getenv(ENV);
-        if (value == null || value.isBlank()) {
-            return SINGLE;
-        }
-        for (ThreadLevel level : values()) {
-            if (level.option().equals(value.strip())) {
-                return level;
-            }
-        }
-        throw new IllegalStateException(ENV + "=" + value + ": expected single, funneled, serialized or multiple");
+        return valueOf(Setting.MPI_THREAD_LEVEL.choice().toUpperCase(Locale.ROOT));
     }
 
     /** The level with MPI's code {@code code} ({@code MPI_THREAD_SINGLE} is 0 in Open MPI and MPICH alike). */

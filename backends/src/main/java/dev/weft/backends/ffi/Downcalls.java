@@ -31,13 +31,4 @@ public final class Downcalls {
         }
         throw new IllegalStateException(t);
     }
-
-    /** The library named by the system property, else by the environment variable; {@code null} if neither. */
-    public static String override(String property, String env) {
-        String name = System.getProperty(property);
-        if (name == null || name.isBlank()) {
-            name = System.getenv(env);
-        }
-        return name == null || name.isBlank() ? null : name;
-    }
 }

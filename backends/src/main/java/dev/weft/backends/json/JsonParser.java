@@ -7,11 +7,16 @@ import java.util.Map;
 
 /**
  * Parses JSON text (RFC 8259) into {@link Map}s (keys in order), {@link List}s, {@link String}s, {@link Double}s,
- * {@link Boolean}s and {@code null}. Malformed text raises an {@link IllegalArgumentException} naming the offset.
+ * {@link Boolean}s and {@code null}. Malformed text, and arrays and objects nested deeper than {@value #MAX_DEPTH}
+ * (which would take the parser's stack), raise an {@link IllegalArgumentException} naming the line and column.
  */
 public final class JsonParser {
+    /** The deepest nesting of arrays and objects accepted; Weft's own files nest a few levels. */
+    public static final int MAX_DEPTH = 512;
+
     private final String text;
     private int pos;
+    private int depth;
 
     private JsonParser(String text) {
         this.text = text;
@@ -34,6 +39,9 @@ public final class JsonParser {
             throw error("end of text where a value was expected");
         }
         char c = text.charAt(pos);
+        if ((c == '{' || c == '[') && depth == MAX_DEPTH) {
+            throw error("arrays and objects nested deeper than " + MAX_DEPTH);
+        }
         return switch (c) {
             case '{' -> object();
             case '[' -> array();
@@ -53,6 +61,7 @@ public final class JsonParser {
             pos++;
             return m;
         }
+        depth++;
         while (true) {
             skipSpace();
             if (peek() != '"') {
@@ -67,6 +76,7 @@ public final class JsonParser {
                 pos++;
             } else {
                 expect('}');
+                depth--;
                 return m;
             }
         }
@@ -80,6 +90,7 @@ public final class JsonParser {
             pos++;
             return l;
         }
+        depth++;
         while (true) {
             l.add(value());
             skipSpace();
@@ -87,6 +98,7 @@ public final class JsonParser {
                 pos++;
             } else {
                 expect(']');
+                depth--;
                 return l;
             }
         }
@@ -119,8 +131,8 @@ public final class JsonParser {
                 case 'r' -> s.append('\r');
                 case 't' -> s.append('\t');
                 case 'u' -> {
-                    if (pos + 4 > text.length()) {
-                        throw error("short \\u escape");
+                    if (pos + 4 > text.length() || !text.substring(pos, pos + 4).matches("[0-9a-fA-F]{4}")) {
+                        throw error("a \\u escape needs four hexadecimal digits");
                     }
                     s.append((char) Integer.parseInt(text.substring(pos, pos + 4), 16));
                     pos += 4;
@@ -144,7 +156,9 @@ public final class JsonParser {
             pos++;
         }
         if (start == pos) {
-            throw error("unexpected character '" + text.charAt(pos) + "'");
+            char c = text.charAt(pos);
+            throw error("unexpected character " + (c >= ' ' && c < 0x7f ? "'" + c + "'"
+                    : String.format("U+%04X", (int) c)));
         }
         try {
             return Double.valueOf(text.substring(start, pos));
@@ -170,7 +184,17 @@ public final class JsonParser {
         }
     }
 
+    /** An error at the current position, as {@code bad JSON at line 3, column 7: what}. */
     private IllegalArgumentException error(String what) {
-        return new IllegalArgumentException("bad JSON at offset " + pos + ": " + what);
+        int line = 1;
+        int lineStart = 0;
+        for (int i = 0; i < Math.min(pos, text.length()); i++) {
+            if (text.charAt(i) == '\n') {
+                line++;
+                lineStart = i + 1;
+            }
+        }
+        return new IllegalArgumentException("bad JSON at line " + line + ", column " + (pos - lineStart + 1) + ": "
+                + what);
     }
 }

@@ -2,10 +2,10 @@ package dev.weft.backends.timeline;
 
 import dev.weft.backends.comm.Communicator;
 import dev.weft.spi.CommBinding;
-import dev.weft.spi.Settings;
+import dev.weft.spi.OutputDirectory;
+import dev.weft.spi.Setting;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
@@ -22,24 +22,25 @@ import java.util.concurrent.ConcurrentHashMap;
  * (system property {@code weft.timeline.events}, default 1,000,000) events, about 40 bytes each; later ones are
  * counted as dropped, which the file's {@code otherData} says. Events belong to the rank of the recording thread's
  * {@code Comm.world()}; a JVM that runs several fake worlds one after another writes them into the same files.
- * Files are written by a shutdown hook, so a rank that halts (a signal, {@code MPI_Abort}) may write none.
+ * Files are written by a shutdown hook, and by every exit that ends the process without its hooks ({@link #write}:
+ * a communication timeout, a signal or an abort under MPI, the fake ranks' exit guard); a file that cannot be
+ * written is an error on stderr and makes the process exit with status 1.
  */
 public final class Timeline {
     public static final String PROPERTY = "weft.timeline";
     public static final String ENV = "WEFT_TIMELINE";
-    private static final String DIR = Settings.text(PROPERTY, ENV);
+    private static final String DIR = Setting.TIMELINE.text();
     /** Whether this process records a timeline; fixed at start-up. */
     public static final boolean ENABLED = DIR != null;
-    static final int CAP = (int) Math.min(Integer.MAX_VALUE - 8,
-            Settings.wholeNumber("weft.timeline.events", "WEFT_TIMELINE_EVENTS", 1, 1_000_000));
     /** {@link System#nanoTime} at start-up, and the wall-clock time then in nanoseconds since the epoch. */
     private static final long T0 = System.nanoTime();
     private static final long EPOCH_NANOS = epochNanos();
     private static final Map<Integer, RankEvents> RANKS = new ConcurrentHashMap<>();
+    private static final Thread AT_EXIT = new Thread(Timeline::writeAtExit, "weft-timeline");
 
     static {
         if (ENABLED) {
-            Runtime.getRuntime().addShutdownHook(new Thread(Timeline::writeAll, "weft-timeline"));
+            Runtime.getRuntime().addShutdownHook(AT_EXIT);
         }
     }
 
@@ -53,6 +54,45 @@ public final class Timeline {
         RANKS.computeIfAbsent(rank, RankEvents::new).add(site, start, end, Thread.currentThread());
     }
 
+    /**
+     * Writes each rank's file now, with the events recorded so far, unless no timeline is recorded; for an exit
+     * that ends the process without its shutdown hooks. Says on stderr why when a file cannot be written.
+     *
+     * @return whether every file was written
+     */
+    public static synchronized boolean write() {
+        if (!ENABLED) {
+            return true;
+        }
+        try {
+            OutputDirectory dir = new OutputDirectory(Path.of(DIR), Setting.TIMELINE.setBy());
+            for (RankEvents r : RANKS.values()) {
+                RankEvents.Snapshot s = r.snapshot();
+                dir.write(TraceFile.rankFileName(s.rank()), out -> TraceFile.write(s, out));
+            }
+            return true;
+        } catch (IOException | InvalidPathException e) {
+            System.out.flush();
+            System.err.print("weft: the timeline was not written: " + e.getMessage() + System.lineSeparator());
+            System.err.flush();
+            return false;
+        }
+    }
+
+    /**
+     * Leaves writing the files at exit to the caller, which orders it with the rest of its exit (MPI's, before
+     * {@code MPI_Finalize}) and sets the exit status when {@link #write} fails.
+     */
+    public static void writtenByCaller() {
+        if (ENABLED) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(AT_EXIT);
+            } catch (IllegalStateException exiting) {
+                // the hook runs anyway, and writes the same files
+            }
+        }
+    }
+
     /** The ranks that have recorded events so far. */
     static Set<Integer> ranksRecorded() {
         return Set.copyOf(RANKS.keySet());
@@ -63,21 +103,10 @@ public final class Timeline {
         return EPOCH_NANOS + (t - T0);
     }
 
-    /** The directory files go to. */
-    static Path directory() {
-        return Path.of(DIR);
-    }
-
-    /** Writes each rank's file; a failure is reported on stderr, since the JVM is exiting. */
-    private static void writeAll() {
-        try {
-            Files.createDirectories(directory());
-            for (RankEvents r : RANKS.values()) {
-                TraceFile.write(directory().resolve(TraceFile.rankFileName(r.rank())), r);
-            }
-        } catch (IOException | UncheckedIOException e) {
-            System.err.print("weft: could not write the timeline to " + DIR + ": " + e.getMessage()
-                    + System.lineSeparator());
+    /** The shutdown hook: a file that cannot be written fails the process, whatever its status was going to be. */
+    private static void writeAtExit() {
+        if (!write()) {
+            Runtime.getRuntime().halt(1);
         }
     }
 

@@ -1,10 +1,10 @@
 package dev.weft.backends.timeline;
 
-import dev.weft.backends.json.JsonParser;
+import dev.weft.backends.json.JsonFile;
 import dev.weft.backends.json.JsonText;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.io.Writer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  * Times pass through doubles, so they keep a quarter of a microsecond.
  */
 public final class TimelineMerge {
-    private static final Pattern RANK_FILE = Pattern.compile("timeline-rank(\\d+)\\.json");
+    private static final Pattern RANK_FILE = Pattern.compile("timeline-rank(\\d{1,9})\\.json");
 
     private final List<Integer> ranks;
     private final List<Object> traceEvents;
@@ -40,22 +40,20 @@ public final class TimelineMerge {
     /**
      * Reads the rank files of {@code dir}.
      *
-     * @throws IOException              if one cannot be read, or there are none
-     * @throws IllegalArgumentException if one is not a trace-event file
+     * @throws IOException if there are none, or one cannot be read or is not a trace-event file (the message
+     *                     starts with the file)
      */
     public static TimelineMerge read(Path dir) throws IOException {
         Map<Integer, Map<?, ?>> files = new LinkedHashMap<>();
         try (Stream<Path> listing = Files.list(dir)) {
             for (Path p : listing.sorted(Comparator.comparing(TimelineMerge::rankOf)).toList()) {
                 if (rankOf(p) >= 0) {
-                    Object json;
-                    try {
-                        json = JsonParser.parse(Files.readString(p, StandardCharsets.UTF_8));
-                    } catch (IllegalArgumentException e) {
-                        throw new IllegalArgumentException(p + ": " + e.getMessage(), e);
+                    Object json = JsonFile.parse(p);
+                    if (!(json instanceof Map<?, ?> m && m.get("traceEvents") instanceof List<?> events)) {
+                        throw new IOException(p + " has no traceEvents list");
                     }
-                    if (!(json instanceof Map<?, ?> m && m.get("traceEvents") instanceof List<?>)) {
-                        throw new IllegalArgumentException(p + " has no traceEvents list");
+                    if (!events.stream().allMatch(e -> e instanceof Map<?, ?>)) {
+                        throw new IOException(p + ": an element of traceEvents is not an object");
                     }
                     files.put(rankOf(p), m);
                 }
@@ -116,20 +114,20 @@ public final class TimelineMerge {
         return dropped;
     }
 
-    /** Writes the merged trace-event JSON to {@code file}. */
-    public void write(Path file) throws IOException {
-        StringBuilder out = new StringBuilder("{\"traceEvents\":[\n");
+    /** Writes the merged trace-event JSON to {@code out}. */
+    public void writeTo(Writer out) throws IOException {
+        StringBuilder text = new StringBuilder("{\"traceEvents\":[\n");
         for (int i = 0; i < traceEvents.size(); i++) {
             if (i > 0) {
-                out.append(",\n");
+                text.append(",\n");
             }
-            JsonText.write(traceEvents.get(i), out);
+            JsonText.write(traceEvents.get(i), text);
         }
-        out.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":")
+        text.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":")
                 .append(new JsonObjectText().field("ranks", ranks.size()).field("events", boxes.size())
                         .field("dropped", dropped).toString())
                 .append("}\n");
-        Files.writeString(file, out, StandardCharsets.UTF_8);
+        out.append(text);
     }
 
     private static int rankOf(Path p) {

@@ -2,11 +2,8 @@ package dev.weft.backends.timeline;
 
 import dev.weft.backends.json.JsonText;
 
-import java.io.BufferedWriter;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.io.Writer;
 import java.util.Map;
 
 /**
@@ -25,33 +22,31 @@ final class TraceFile {
         return "timeline-rank" + rank + ".json";
     }
 
-    static void write(Path file, RankEvents events) throws IOException {
-        RankEvents.Snapshot s = events.snapshot();
-        try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
-            StringBuilder line = new StringBuilder("{\"traceEvents\":[\n");
-            line.append(metadata("process_name", s.rank(), 0, "rank " + s.rank()));
-            for (Map.Entry<Long, String> t : s.threadNames().entrySet()) {
-                line.append(",\n").append(metadata("thread_name", s.rank(), t.getKey(), t.getValue()));
-            }
-            w.append(line);
-            for (int i = 0; i < s.starts().length; i++) {
-                line.setLength(0);
-                EventSite site = s.sites()[i];
-                line.append(",\n{\"name\":");
-                JsonText.quote(site.name(), line);
-                line.append(",\"cat\":\"").append(site.category()).append("\",\"ph\":\"X\",\"ts\":");
-                micros(Timeline.epochNanos(s.starts()[i]), line);
-                line.append(",\"dur\":");
-                micros(s.durations()[i], line);
-                line.append(",\"pid\":").append(s.rank()).append(",\"tid\":").append(s.threads()[i])
-                        .append(",\"args\":").append(site.args()).append('}');
-                w.append(line);
-            }
-            w.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":")
-                    .append(new JsonObjectText().field("rank", s.rank()).field("events", s.starts().length)
-                            .field("cap", Timeline.CAP).field("dropped", s.dropped()).toString())
-                    .append("}\n");
+    /** Writes the events of {@code s} to {@code w}. */
+    static void write(RankEvents.Snapshot s, Writer w) throws IOException {
+        StringBuilder line = new StringBuilder("{\"traceEvents\":[\n");
+        line.append(metadata("process_name", s.rank(), 0, "rank " + s.rank()));
+        for (Map.Entry<Long, String> t : s.threadNames().entrySet()) {
+            line.append(",\n").append(metadata("thread_name", s.rank(), t.getKey(), t.getValue()));
         }
+        w.append(line);
+        for (int i = 0; i < s.starts().length; i++) {
+            line.setLength(0);
+            EventSite site = s.sites()[i];
+            line.append(",\n{\"name\":");
+            JsonText.quote(site.name(), line);
+            line.append(",\"cat\":\"").append(site.category()).append("\",\"ph\":\"X\",\"ts\":");
+            micros(Timeline.epochNanos(s.starts()[i]), line);
+            line.append(",\"dur\":");
+            micros(s.durations()[i], line);
+            line.append(",\"pid\":").append(s.rank()).append(",\"tid\":").append(s.threads()[i])
+                    .append(",\"args\":").append(site.args()).append('}');
+            w.append(line);
+        }
+        w.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":")
+                .append(new JsonObjectText().field("rank", s.rank()).field("events", s.starts().length)
+                        .field("cap", s.cap()).field("dropped", s.dropped()).toString())
+                .append("}\n");
     }
 
     private static String metadata(String kind, int pid, long tid, String name) {

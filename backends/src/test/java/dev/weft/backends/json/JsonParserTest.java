@@ -27,7 +27,24 @@ class JsonParserTest {
     void rejectsMalformedText() {
         for (String bad : List.of("{", "[1,]", "{\"a\" 1}", "\"open", "tru", "1 2", "{\"a\":-}")) {
             assertThatThrownBy(() -> JsonParser.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageStartingWith("bad JSON at offset");
+                    .hasMessageStartingWith("bad JSON at line 1, column ");
         }
+    }
+
+    @Test
+    void namesTheLineAndColumnOfAnError() {
+        assertThatThrownBy(() -> JsonParser.parse("{\"a\": 1,\n  \"b\": \"\\uzz\"}"))
+                .hasMessage("bad JSON at line 2, column 11: a \\u escape needs four hexadecimal digits");
+        assertThatThrownBy(() -> JsonParser.parse("[\u0001]")).hasMessage("bad JSON at line 1, column 2: unexpected"
+                + " character U+0001");
+    }
+
+    @Test
+    void nestingIsLimitedInsteadOfTakingTheStack() {
+        String deepest = "[".repeat(JsonParser.MAX_DEPTH) + "]".repeat(JsonParser.MAX_DEPTH);
+        assertThat(JsonParser.parse(deepest)).isInstanceOf(List.class);
+        assertThatThrownBy(() -> JsonParser.parse("{\"a\":" + "[".repeat(100_000)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("bad JSON at line 1, column 517: arrays and objects nested deeper than 512");
     }
 }

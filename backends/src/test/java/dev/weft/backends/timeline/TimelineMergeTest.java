@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -27,8 +28,9 @@ class TimelineMergeTest {
         assertThat(m.boxes()).containsExactly(new TimelineBox(0, "kernel", "op", 0, 2),
                 new TimelineBox(1, "comm", "op", 1, 3));
         assertThat(m.dropped()).isEqualTo(5);
-        m.write(dir.resolve("timeline.json"));
-        assertThat(Files.readString(dir.resolve("timeline.json")))
+        StringWriter json = new StringWriter();
+        m.writeTo(json);
+        assertThat(json.toString())
                 .contains("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"rank 1\"}}")
                 .contains("\"ts\":1,\"dur\":3,\"pid\":1");
         assertThat(GanttSvg.render(m, "t")).contains("2 ranks, 2 events, 5 dropped past the cap")
@@ -38,8 +40,23 @@ class TimelineMergeTest {
     @Test
     void namesTheFileThatIsNotJson(@TempDir Path dir) throws IOException {
         Files.writeString(dir.resolve("timeline-rank0.json"), "{\"traceEvents\":[");
-        assertThatThrownBy(() -> TimelineMerge.read(dir)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("timeline-rank0.json: bad JSON at offset");
+        assertThatThrownBy(() -> TimelineMerge.read(dir)).isInstanceOf(IOException.class)
+                .hasMessage(dir.resolve("timeline-rank0.json") + ": bad JSON at line 1, column 17: end of text where a"
+                        + " value was expected");
+    }
+
+    @Test
+    void namesTheFileThatIsBinaryOrNestedTooDeeply(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("timeline-rank0.json");
+        Files.write(file, new byte[] {'{', '\n', (byte) 0xc3, '('});
+        assertThatThrownBy(() -> TimelineMerge.read(dir)).isInstanceOf(IOException.class)
+                .hasMessage(file + " is not UTF-8 text (byte offset 2)");
+        Files.writeString(file, "{\"traceEvents\":\n" + "[".repeat(100_000));
+        assertThatThrownBy(() -> TimelineMerge.read(dir)).isInstanceOf(IOException.class)
+                .hasMessage(file + ": bad JSON at line 2, column 512: arrays and objects nested deeper than 512");
+        Files.writeString(file, "{\"traceEvents\":[1]}");
+        assertThatThrownBy(() -> TimelineMerge.read(dir)).isInstanceOf(IOException.class)
+                .hasMessage(file + ": an element of traceEvents is not an object");
     }
 
     @Test

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -47,6 +48,19 @@ class MpiFlightTest {
                 "rank 1 (end): in no communication",
                 "on 'world' at collective #2:", "rank 0 calls barrier on 'world' (collective #2)",
                 "rank 1 has not called it");
+    }
+
+    @Test
+    void theRankThatTimesOutWritesItsTimeline(@TempDir Path dir) throws Exception {
+        Path timeline = dir.resolve("timeline");
+        Map<String, String> env = new HashMap<>(MpiFaultTest.crashReportsIn(dir));
+        env.put("WEFT_COMM_TIMEOUT", "3");
+        env.put("WEFT_TIMELINE", timeline.toString());
+        Mpirun.Result r = Mpirun.run(2, TIMEOUT, env, FlightPrograms.class, "barrier");
+        assertThat(r.exitCode()).as(r.output()).isNotIn(0, -1);
+        assertThat(r.output()).contains("past WEFT_COMM_TIMEOUT=3 s");
+        assertThat(Files.readString(timeline.resolve("timeline-rank0.json")))
+                .contains("\"name\":\"FlightPrograms.sum\"", "\"cat\":\"comm\"");
     }
 
     @Test

@@ -130,7 +130,13 @@ public final class Mpirun {
     /** Runs {@code mainClass} in a plain JVM started with {@code jvmFlags} instead of {@link #JVM_FLAGS}. */
     public static Result plain(Duration timeout, List<String> jvmFlags, Class<?> mainClass, String... args)
             throws IOException, InterruptedException {
-        return launch(java(jvmFlags, mainClass, args), timeout, Map.of());
+        return plain(timeout, jvmFlags, Map.of(), mainClass, args);
+    }
+
+    /** Runs {@code mainClass} in a plain JVM started with {@code jvmFlags}, with {@code env} added. */
+    public static Result plain(Duration timeout, List<String> jvmFlags, Map<String, String> env, Class<?> mainClass,
+                               String... args) throws IOException, InterruptedException {
+        return launch(java(jvmFlags, mainClass, args), timeout, env);
     }
 
     private static List<String> java(Class<?> mainClass, String... args) {

@@ -9,6 +9,7 @@ import dev.weft.backends.cli.MergeTimeline;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -74,6 +75,41 @@ class TimelineRunsTest {
             }
         }
         assertThat(lanes).isEqualTo(2);
+    }
+
+    @Test
+    void aFakeRankThatTimesOutWritesWhatItRecorded(@TempDir Path dir) throws Exception {
+        List<String> flags = new ArrayList<>(Mpirun.JVM_FLAGS);
+        flags.add("-Dweft.comm.timeout=1");
+        Mpirun.Result r = Mpirun.plain(LIMIT, flags, Map.of(), TimelineProgram.class, dir.toString(), "2", "timeout");
+        assertThat(r.output()).as("output:%n%s", r.output()).contains("past WEFT_COMM_TIMEOUT=1 s");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isEqualTo(1);
+        for (int rank = 0; rank < 2; rank++) {
+            assertThat(completeEvents(dir.resolve("timeline-rank" + rank + ".json")))
+                    .filteredOn(e -> e.get("cat").equals("call")).hasSize(2);
+        }
+    }
+
+    @Test
+    void aTimelineThatCannotBeWrittenFailsTheRunNamingTheFile(@TempDir Path dir) throws Exception {
+        Path notADirectory = Files.writeString(dir.resolve("file"), "");
+        Mpirun.Result r = Mpirun.plain(LIMIT, TimelineProgram.class, notADirectory.toString(), "2");
+        assertThat(r.output()).as("output:%n%s", r.output()).contains("rank 0 ok", "rank 1 ok",
+                "weft: the timeline was not written: " + notADirectory + " (chosen by weft.timeline) is not a directory");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isEqualTo(1);
+    }
+
+    @Test
+    void anMpiRankThatCannotWriteItsTimelineOrFlightFileFailsTheJob(@TempDir Path dir) throws Exception {
+        assumeTrue(Mpirun.find().isPresent(), "mpirun is not installed");
+        Path notADirectory = Files.writeString(dir.resolve("file"), "");
+        Mpirun.Result r = Mpirun.run(2, LIMIT, Map.of("WEFT_FLIGHT_DIR", notADirectory.toString()),
+                TimelineProgram.class, notADirectory.toString());
+        assertThat(r.output()).as("mpirun output:%n%s", r.output()).contains("rank 0 ok", "rank 1 ok",
+                "weft: the timeline was not written: " + notADirectory + " (chosen by weft.timeline) is not a directory",
+                "weft: rank 1: its flight recorder was not written: " + notADirectory
+                        + " (chosen by WEFT_FLIGHT_DIR) is not a directory");
+        assertThat(r.exitCode()).as("mpirun output:%n%s", r.output()).isNotIn(0, -1);
     }
 
     @Test

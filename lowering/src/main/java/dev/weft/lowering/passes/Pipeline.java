@@ -1,5 +1,7 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.spi.OutputDirectory;
+import dev.weft.spi.Setting;
 import dev.weft.lowering.ir.Module;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,9 +14,6 @@ import java.util.List;
  * there as {@code NN-<stage>.mlir}.
  */
 public final class Pipeline {
-    /** The environment variable naming the dump directory. */
-    public static final String DUMP_ENV = "WEFT_DUMP";
-
     private final List<Pass> passes;
 
     private Pipeline(List<Pass> passes) {
@@ -39,9 +38,10 @@ public final class Pipeline {
 
     /** Runs every pass on {@code m} in place, reporting each stage to {@code listener}, and returns {@code m}. */
     public Module run(Module m, StageListener listener) {
-        String dir = System.getenv(DUMP_ENV);
-        StageListener all = dir == null || dir.isBlank() ? listener
-                : listener.andThen(StageListener.toDirectory(Path.of(dir)));
+        String dir = Setting.DUMP.text();
+        StageListener all = dir == null ? listener
+                : listener.andThen(StageListener.toDirectory(new OutputDirectory(Path.of(dir),
+                        Setting.DUMP.setBy())));
         report(all, "lowered", m);
         for (Pass p : passes) {
             p.run(m);

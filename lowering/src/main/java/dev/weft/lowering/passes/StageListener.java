@@ -1,9 +1,8 @@
 package dev.weft.lowering.passes;
 
+import dev.weft.spi.OutputDirectory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /** Receives the module's MLIR text after lowering ({@code lowered}) and after each pass of a pipeline. */
 @FunctionalInterface
@@ -14,14 +13,13 @@ public interface StageListener {
     void stage(String name, String mlir);
 
     /** Writes stage {@code k} (counting from 0) to {@code dir/NN-<name>.mlir}, creating the directory. */
-    static StageListener toDirectory(Path dir) {
+    static StageListener toDirectory(OutputDirectory dir) {
         int[] next = {0};
         return (stage, mlir) -> {
             try {
-                Files.createDirectories(dir);
-                Files.writeString(dir.resolve(String.format("%02d-%s.mlir", next[0]++, stage)), mlir);
+                dir.write(String.format("%02d-%s.mlir", next[0]++, stage), out -> out.write(mlir));
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot dump stage " + stage + " to " + dir, e);
+                throw new UncheckedIOException("cannot dump stage " + stage + ": " + e.getMessage(), e);
             }
         };
     }

@@ -1,5 +1,7 @@
 package dev.weft.tracer.agent;
 
+import dev.weft.WeftException;
+import dev.weft.spi.Setting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
@@ -39,7 +41,16 @@ final class JitDirectives {
     /** Adds the directives on a daemon thread of its own; the future holds the command's reply or failure. */
     static CompletableFuture<String> addInBackground(Instrumentation inst) {
         CompletableFuture<String> done = new CompletableFuture<>();
-        if ("false".equals(System.getProperty("weft.jit.directives"))) {
+        String choice;
+        try {
+            choice = Setting.JIT_DIRECTIVES.choice();
+        } catch (WeftException e) {
+            // An agent that throws ends the JVM: the program runs, slower to start, and is told why.
+            System.err.println("weft: " + e.getMessage() + "; running without the agent's compiler directives");
+            done.completeExceptionally(e);
+            return done;
+        }
+        if (choice.equals("false")) {
             done.complete("skipped: -Dweft.jit.directives=false");
             return done;
         }
@@ -47,7 +58,7 @@ final class JitDirectives {
             try {
                 done.complete(add(inst));
             } catch (ReflectiveOperationException | IOException | RuntimeException | LinkageError e) {
-                if ("1".equals(System.getenv("WEFT_DEBUG"))) {
+                if (Setting.DEBUG.on()) {
                     System.err.println("weft: running without the agent's compiler directives: " + e);
                 }
                 done.completeExceptionally(e);

@@ -1,7 +1,6 @@
 package dev.weft.backends.comm.check;
 
-import dev.weft.spi.Settings;
-import java.util.List;
+import dev.weft.spi.Setting;
 import java.util.Locale;
 
 /**
@@ -21,7 +20,6 @@ public enum CheckMode {
 
     /** The mode set now (read on each use, so a test can change the property). */
     public static CheckMode current() {
-        String v = Settings.choice(PROPERTY, ENV, List.of("off", "schedule", "strict"), "schedule");
-        return valueOf(v.toUpperCase(Locale.ROOT));
+        return valueOf(Setting.CHECK.choice().toUpperCase(Locale.ROOT));
     }
 }

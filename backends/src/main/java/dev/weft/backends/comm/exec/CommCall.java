@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.exec;
 
+import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
@@ -22,7 +23,7 @@ import java.lang.foreign.ValueLayout;
  * @param data   dtype and shape of the data moved ({@link CommOp#data}); null for barrier and rank
  */
 public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data, SourceLocation where) {
-    private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
+    private static final boolean DEBUG = Setting.DEBUG.on();
 
     /** The call of {@code op} on its communicator, a runtime {@link Communicator}. */
     public static CommCall of(CommOp op, ReduceOp reduce, Aval data, SourceLocation where) {

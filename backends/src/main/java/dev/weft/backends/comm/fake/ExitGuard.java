@@ -1,6 +1,7 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.backends.comm.flight.FlightWorld;
+import dev.weft.backends.timeline.Timeline;
 import dev.weft.spi.SourceLocation;
 
 import java.util.ArrayList;
@@ -14,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * A shutdown hook, installed while a fake world runs, that keeps one rank's {@code System.exit} from ending the
  * others unseen, as it could not end their processes under MPI. When the JVM starts to exit, the other ranks get
  * two seconds to end or to call {@code System.exit} too (as every rank of a job may); if some still run then, it
- * prints which ones and what they were doing, with every rank's flight recorder, and halts with status 1.
+ * prints which ones and what they were doing, with every rank's flight recorder, writes the timeline
+ * ({@code WEFT_TIMELINE}) and halts with status 1.
  * Otherwise the exit keeps its status.
  */
 final class ExitGuard {
@@ -78,6 +80,7 @@ final class ExitGuard {
         System.out.flush();
         System.err.println(sb);
         flight.dump("exit", System.err);
+        Timeline.write();
         System.err.flush();
         Runtime.getRuntime().halt(1);
     }

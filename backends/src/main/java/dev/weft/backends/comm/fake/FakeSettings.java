@@ -1,8 +1,7 @@
 package dev.weft.backends.comm.fake;
 
-import dev.weft.WeftException;
 import dev.weft.backends.comm.ThreadLevel;
-import dev.weft.spi.SourceLocation;
+import dev.weft.spi.Setting;
 
 import java.time.Duration;
 
@@ -22,7 +21,8 @@ record FakeSettings(Duration timeout, long eagerLimit, ThreadLevel level) {
      * environment variable {@value ThreadLevel#ENV} (default {@code single}).
      */
     static FakeSettings fromEnvironment() {
-        return new FakeSettings(timeoutProperty(), eagerLimitProperty(), ThreadLevel.requested());
+        return new FakeSettings(Duration.ofNanos((long) (Setting.FAKE_TIMEOUT.seconds() * 1e9)),
+                Setting.FAKE_EAGER_LIMIT.number(), ThreadLevel.requested());
     }
 
     FakeSettings withTimeout(Duration t) {
@@ -32,39 +32,5 @@ record FakeSettings(Duration timeout, long eagerLimit, ThreadLevel level) {
     /** Whether a send of {@code bytes} completes locally. */
     boolean buffers(long bytes) {
         return eagerLimit > 0 && bytes <= eagerLimit;
-    }
-
-    private static Duration timeoutProperty() {
-        String s = System.getProperty("weft.fake.timeout");
-        if (s == null) {
-            return Duration.ofSeconds(FakeWorld.DEFAULT_TIMEOUT_SECONDS);
-        }
-        try {
-            double seconds = Double.parseDouble(s.trim());
-            if (!(seconds > 0)) {
-                throw new NumberFormatException();
-            }
-            return Duration.ofNanos((long) (seconds * 1e9));
-        } catch (NumberFormatException e) {
-            throw new WeftException(SourceLocation.UNKNOWN,
-                    "weft.fake.timeout must be a positive number of seconds, got '" + s + "'");
-        }
-    }
-
-    private static long eagerLimitProperty() {
-        String s = System.getProperty("weft.fake.eagerLimit");
-        if (s == null) {
-            return 0;
-        }
-        try {
-            long bytes = Long.parseLong(s.trim());
-            if (bytes < 0) {
-                throw new NumberFormatException();
-            }
-            return bytes;
-        } catch (NumberFormatException e) {
-            throw new WeftException(SourceLocation.UNKNOWN,
-                    "weft.fake.eagerLimit must be a number of bytes (0 or more), got '" + s + "'");
-        }
     }
 }

@@ -1,17 +1,17 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.spi.OutputDirectory;
 import dev.weft.spi.SourceLocation;
 
+import dev.weft.backends.json.JsonFile;
 import dev.weft.backends.json.JsonParser;
 import dev.weft.backends.json.JsonText;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -22,6 +22,8 @@ import java.util.Map;
 public final class FlightFile {
     /** The format's version, in each header. */
     private static final long VERSION = 1;
+    /** The most ranks a header may claim, so that a damaged one cannot make a reader count billions of ranks. */
+    private static final int MAX_SIZE = 1 << 24;
 
     private FlightFile() {
     }
@@ -31,9 +33,12 @@ public final class FlightFile {
         return "flight-rank" + rank + ".jsonl";
     }
 
-    /** Writes {@code dump} to {@code dir} (created if needed), replacing the rank's previous file at once. */
-    public static Path write(Path dir, FlightDump dump) throws IOException {
-        Files.createDirectories(dir);
+    /**
+     * Writes {@code dump} to {@code dir} (created if needed), replacing the rank's previous file at once.
+     *
+     * @throws IOException naming the file and why, if it cannot be written
+     */
+    public static Path write(OutputDirectory dir, FlightDump dump) throws IOException {
         StringBuilder sb = new StringBuilder();
         Map<String, Object> header = new LinkedHashMap<>();
         header.put("weft_flight", VERSION);
@@ -47,10 +52,7 @@ public final class FlightFile {
             JsonText.write(fields(e), sb);
             sb.append('\n');
         }
-        Path file = dir.resolve(name(dump.rank()));
-        Path tmp = dir.resolve(name(dump.rank()) + ".tmp");
-        Files.writeString(tmp, sb, StandardCharsets.UTF_8);
-        return Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        return dir.write(name(dump.rank()), out -> out.append(sb));
     }
 
     /**
@@ -59,7 +61,7 @@ public final class FlightFile {
      * @throws IOException if it cannot be read or is not a flight file (the message names the line)
      */
     public static FlightDump read(Path file) throws IOException {
-        List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        List<String> lines = JsonFile.text(file).lines().toList();
         int n = 0;
         try {
             if (lines.isEmpty()) {
@@ -76,8 +78,14 @@ public final class FlightFile {
                     entries.add(entry(object(line)));
                 }
             }
-            return new FlightDump(integer(h, "rank"), integer(h, "size"), text(h, "reason"), number(h, "time"),
-                    entries);
+            int size = integer(h, "size");
+            int rank = integer(h, "rank");
+            if (size < 1 || size > MAX_SIZE || rank < 0 || rank >= size) {
+                n = 1;
+                throw new IllegalArgumentException("rank " + rank + " of " + size + " is not a rank of a job of at"
+                        + " most " + MAX_SIZE + " ranks");
+            }
+            return new FlightDump(rank, size, text(h, "reason"), number(h, "time"), entries);
         } catch (IllegalArgumentException | ArithmeticException e) {
             throw new IOException(file + ":" + n + ": " + e.getMessage(), e);
         }
@@ -113,11 +121,11 @@ public final class FlightFile {
     private static FlightEntry entry(Map<?, ?> f) {
         SourceLocation where = new SourceLocation(text(f, "class"), text(f, "method"), text(f, "file"),
                 integer(f, "line"));
-        FlightCall c = new FlightCall(FlightOp.of(text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
+        FlightCall c = new FlightCall(label(FlightOp.class, text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
                 integer(f, "comm_size"), integer(f, "peer"), integer(f, "tag"), integer(f, "peer2"),
-                integer(f, "tag2"), (String) f.get("dtype"), number(f, "count"), (String) f.get("reduce"), where);
+                integer(f, "tag2"), textOrNull(f, "dtype"), number(f, "count"), textOrNull(f, "reduce"), where);
         return new FlightEntry(number(f, "seq"), c, number(f, "collective"), number(f, "posted"),
-                FlightState.of(text(f, "state")), number(f, "start"), number(f, "end"));
+                label(FlightState.class, text(f, "state")), number(f, "start"), number(f, "end"));
     }
 
     /** One line's object, fields by name. */
@@ -134,6 +142,21 @@ public final class FlightFile {
             throw new IllegalArgumentException("field \"" + key + "\" must be a string");
         }
         return s;
+    }
+
+    /** The constant of {@code type} that {@code label} (lower case) names. */
+    private static <E extends Enum<E>> E label(Class<E> type, String label) {
+        for (E e : type.getEnumConstants()) {
+            if (e.name().toLowerCase(Locale.ROOT).equals(label)) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("unknown " + (type == FlightOp.class ? "operation" : "state") + " \""
+                + label + "\"");
+    }
+
+    private static String textOrNull(Map<?, ?> f, String key) {
+        return f.get(key) == null ? null : text(f, key);
     }
 
     /** A whole number; every one a flight file holds (counts, sequence numbers, milliseconds) is under 2^53. */

@@ -15,8 +15,4 @@ public enum FlightState {
     public String label() {
         return name().toLowerCase(Locale.ROOT);
     }
-
-    public static FlightState of(String label) {
-        return valueOf(label.toUpperCase(Locale.ROOT));
-    }
 }

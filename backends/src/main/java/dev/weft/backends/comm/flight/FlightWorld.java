@@ -63,12 +63,13 @@ public final class FlightWorld implements AutoCloseable {
      * {@code WEFT_FLIGHT_DIR} set, writes their files.
      *
      * @param reason why, for the files: {@code signal}, {@code abort}, {@code exit}
+     * @return whether every file asked for was written (see {@link #writeFiles})
      */
-    public void dump(String reason, PrintStream err) {
+    public boolean dump(String reason, PrintStream err) {
         for (FlightRecorder r : recorders) {
             print(FlightDump.of(r, reason), null, err);
         }
-        writeFiles(reason, err);
+        return writeFiles(reason, err);
     }
 
     /**
@@ -118,28 +119,30 @@ public final class FlightWorld implements AutoCloseable {
     }
 
     /**
-     * With {@code WEFT_FLIGHT_DIR} set, writes the file of every rank of this world, saying on {@code err} when
-     * one cannot be written.
+     * With {@code WEFT_FLIGHT_DIR} set, writes the file of every rank of this world, saying on {@code err} why
+     * when one cannot be written.
      *
      * @param reason why, for the files: {@code end} at a rank's normal end
+     * @return whether every file was written: true when none is asked for; the caller makes the exit fail if not
      */
-    public void writeFiles(String reason, PrintStream err) {
-        if (settings.dir() != null) {
-            write(recorders.stream().map(r -> FlightDump.of(r, reason)).toList(), err);
-        }
+    public boolean writeFiles(String reason, PrintStream err) {
+        return write(recorders.stream().map(r -> FlightDump.of(r, reason)).toList(), err);
     }
 
-    private void write(List<FlightDump> dumps, PrintStream err) {
+    private boolean write(List<FlightDump> dumps, PrintStream err) {
         if (settings.dir() == null) {
-            return;
+            return true;
         }
+        boolean written = true;
         for (FlightDump d : dumps) {
             try {
                 FlightFile.write(settings.dir(), d);
-            } catch (IOException | RuntimeException e) {
-                err.print(String.format("weft: rank %d: cannot write its flight file to %s: %s%n", d.rank(),
-                        settings.dir(), e));
+            } catch (IOException e) {
+                written = false;
+                err.print(String.format("weft: rank %d: its flight recorder was not written: %s%n", d.rank(),
+                        e.getMessage()));
             }
         }
+        return written;
     }
 }

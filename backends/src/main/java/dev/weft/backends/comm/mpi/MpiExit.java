@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.mpi;
 
+import dev.weft.backends.timeline.Timeline;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Map;
@@ -28,8 +29,11 @@ import java.util.OptionalInt;
  * Each of these exits but the program's end and a successful {@code MPI_Finalize} first prints this rank's flight
  * recorder (and writes its file under {@code WEFT_FLIGHT_DIR}), so that a hung job killed by its user or its
  * launcher says what every rank was doing; at the program's end the file is written too (for
- * {@code bin/weft doctor}: a rank that ended is part of the story of one that hangs). A halted rank ends the job because its launcher ends every rank once one exits non-zero (Open MPI's
- * {@code mpirun} by default, MPICH's Hydra always). Whether a thread is inside MPI is read from the threads'
+ * {@code bin/weft doctor}: a rank that ended is part of the story of one that hangs). Every exit, a
+ * {@code WEFT_COMM_TIMEOUT} included, writes the rank's timeline ({@code WEFT_TIMELINE}) before MPI ends, this
+ * class and not the timeline's own hook; a file asked for that cannot be written makes an exit that would have
+ * succeeded end with status 1, after {@code MPI_Finalize}. A halted rank ends the job because its launcher ends
+ * every rank once one exits non-zero (Open MPI's {@code mpirun} by default, MPICH's Hydra always). Whether a thread is inside MPI is read from the threads'
  * stacks when the hook runs (a frame of {@link MpiLibrary}), which costs the calls themselves nothing; a thread
  * that is about to enter MPI is not seen, and its call fails after {@code MPI_Finalize}. The exit status comes
  * from {@link ExitStatus}; when it is unknown, {@code System.exit} finalises as for 0 (the JVM still exits with
@@ -56,6 +60,7 @@ final class MpiExit {
         MpiExit exit = new MpiExit(world, rank, size);
         ExitStatus.watch();
         Runtime.getRuntime().addShutdownHook(new Thread(exit::atShutdown, "weft-mpi-exit"));
+        Timeline.writtenByCaller();
         Thread.setDefaultUncaughtExceptionHandler(exit::uncaught);
     }
 
@@ -85,11 +90,14 @@ final class MpiExit {
                     dump("exit");
                     abort(failure);
                 }
+                boolean written = Timeline.write();
                 finishWithin(FINALIZE_WAIT);
+                failUnless(written);
             }
             case END -> {
-                world.flight().writeFiles("end", System.err);
+                boolean written = world.flight().writeFiles("end", System.err) & Timeline.write(); // both, always
                 world.finish();
+                failUnless(written);
             }
         }
     }
@@ -127,9 +135,27 @@ final class MpiExit {
         Runtime.getRuntime().halt(status);
     }
 
-    /** Prints this rank's flight recorder and writes its file ({@code WEFT_FLIGHT_DIR}). */
+    /** After an exit that would succeed: ends the rank with status 1 when a file asked for was not written. */
+    private void failUnless(boolean written) {
+        if (!written) {
+            say("ending with status 1: a file asked for was not written (above)");
+            halt(1);
+        }
+    }
+
+    /**
+     * Prints this rank's flight recorder and writes its file ({@code WEFT_FLIGHT_DIR}) and its timeline
+     * ({@code WEFT_TIMELINE}), before an exit that fails anyway.
+     */
     private void dump(String reason) {
         world.flight().dump(reason, System.err);
+        Timeline.write();
+    }
+
+    /** Ends this rank after its {@code WEFT_COMM_TIMEOUT} dumped its recorder: writes its timeline and halts. */
+    static void timedOut() {
+        Timeline.write();
+        halt(1);
     }
 
     /** Ends this rank at once with {@code status}, without shutdown hooks. */

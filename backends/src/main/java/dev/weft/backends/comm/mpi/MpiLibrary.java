@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.mpi;
 
+import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.ffi.Downcalls;
 import java.lang.foreign.AddressLayout;
@@ -192,9 +193,9 @@ final class MpiLibrary {
         if (loaded != null) {
             return loaded;
         }
-        String override = System.getenv(LIBRARY_ENV);
+        String override = Setting.MPI_LIB.text();
         List<String> names = new ArrayList<>();
-        if (override != null && !override.isBlank()) {
+        if (override != null) {
             names.add(override);
         } else if (System.getenv("PMI_SIZE") != null && System.getenv("OMPI_COMM_WORLD_SIZE") == null) {
             names.addAll(MPICH_NAMES);

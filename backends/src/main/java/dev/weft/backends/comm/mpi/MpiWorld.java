@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.mpi;
 
+import dev.weft.spi.Setting;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.OutstandingRequests;
@@ -64,11 +65,11 @@ public final class MpiWorld {
         FlightRecorder recorder = FlightWorld.recorder(raw.rank(), raw.size(), settings,
                 threadLevel == ThreadLevel.MULTIPLE);
         // A thread blocked in MPI cannot be interrupted, and MPI_Abort beside it is unsafe (see MpiExit): halt.
-        flight = FlightWorld.start(List.of(recorder), settings, (rank, blocked, message) -> MpiExit.halt(1),
+        flight = FlightWorld.start(List.of(recorder), settings, (rank, blocked, message) -> MpiExit.timedOut(),
                 "ending the job");
         world = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.capture()), recorder);
         MpiExit.install(this, world.rank(), world.size());
-        if ("1".equals(System.getenv("WEFT_DEBUG"))) {
+        if (Setting.DEBUG.on()) {
             System.err.print(String.format("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size()));
         }
     }

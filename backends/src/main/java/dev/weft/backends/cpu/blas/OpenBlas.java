@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu.blas;
 
+import dev.weft.spi.Setting;
 import dev.weft.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -17,9 +18,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * {@code cblas_sgemm} and {@code cblas_dgemm} of OpenBLAS ({@code libopenblas.so.0}) through FFM, loaded on first
- * use. When the library is absent (or the system property {@code weft.blas} is {@code java}) {@link #isAvailable}
- * is false and callers use their own kernel. {@link #implementation} names what runs ({@code openblas} or
- * {@code java}); it is also logged once at first use.
+ * use. When the library is absent, or {@link Setting#BLAS} ({@code -Dweft.blas}) is {@code java} (read at each use),
+ * {@link #isAvailable} is false and callers use their own kernel. {@link #implementation} names what runs
+ * ({@code openblas} or {@code java}).
  */
 public final class OpenBlas {
     private static final int ROW_MAJOR = 101;
@@ -30,21 +31,20 @@ public final class OpenBlas {
     static {
         MethodHandle s = null;
         MethodHandle d = null;
-        if (!"java".equals(System.getProperty("weft.blas"))) {
-            Optional<SymbolLookup> lib = load();
-            if (lib.isPresent()) {
-                Linker linker = Linker.nativeLinker();
-                s = lib.get().find("cblas_sgemm").map(a -> linker.downcallHandle(a, FunctionDescriptor.ofVoid(
-                        JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT,
-                        ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT))).orElse(null);
-                d = lib.get().find("cblas_dgemm").map(a -> linker.downcallHandle(a, FunctionDescriptor.ofVoid(
-                        JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_DOUBLE, ADDRESS, JAVA_INT,
-                        ADDRESS, JAVA_INT, JAVA_DOUBLE, ADDRESS, JAVA_INT))).orElse(null);
-            }
+        Optional<SymbolLookup> lib = load();
+        if (lib.isPresent()) {
+            Linker linker = Linker.nativeLinker();
+            s = lib.get().find("cblas_sgemm").map(a -> linker.downcallHandle(a, FunctionDescriptor.ofVoid(
+                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT,
+                    ADDRESS, JAVA_INT, JAVA_FLOAT, ADDRESS, JAVA_INT))).orElse(null);
+            d = lib.get().find("cblas_dgemm").map(a -> linker.downcallHandle(a, FunctionDescriptor.ofVoid(
+                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_DOUBLE, ADDRESS, JAVA_INT,
+                    ADDRESS, JAVA_INT, JAVA_DOUBLE, ADDRESS, JAVA_INT))).orElse(null);
         }
         SGEMM = s;
         DGEMM = d;
-        Logger.getLogger(OpenBlas.class.getName()).fine(() -> "matmul of f32/f64 uses " + implementation());
+        Logger.getLogger(OpenBlas.class.getName()).fine(() -> "libopenblas.so.0 " + (SGEMM != null && DGEMM != null
+                ? "loaded" : "not found"));
     }
 
     private OpenBlas() {
@@ -60,12 +60,13 @@ public final class OpenBlas {
 
     /** True when {@link #gemm} can run products of {@code t}. */
     public static boolean isAvailable(DType t) {
-        return t == DType.F32 ? SGEMM != null : t == DType.F64 && DGEMM != null;
+        return (t == DType.F32 ? SGEMM != null : t == DType.F64 && DGEMM != null)
+                && Setting.BLAS.choice().equals("native");
     }
 
     /** {@code openblas} when OpenBLAS runs f32 and f64 products, else {@code java}. */
     public static String implementation() {
-        return SGEMM != null && DGEMM != null ? "openblas" : "java";
+        return isAvailable(DType.F32) && isAvailable(DType.F64) ? "openblas" : "java";
     }
 
     /**

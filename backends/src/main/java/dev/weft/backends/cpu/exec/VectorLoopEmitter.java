@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu.exec;
 
+import dev.weft.spi.Setting;
 import static java.lang.constant.ConstantDescs.CD_double;
 import static java.lang.constant.ConstantDescs.CD_float;
 import static java.lang.constant.ConstantDescs.CD_long;
@@ -62,7 +63,7 @@ final class VectorLoopEmitter {
 
     /** True if {@code spec}'s loop gets a vector main loop in this JVM. */
     static boolean applies(FusedLoopSpec spec) {
-        return AVAILABLE && qualifies(spec);
+        return Setting.VECTOR.choice().equals("true") && AVAILABLE && qualifies(spec);
     }
 
     /** True if {@code spec} is all f64 or all f32 and every op is one with a bit-identical vector method. */
@@ -168,7 +169,7 @@ final class VectorLoopEmitter {
 
     private static boolean detect() {
         String why = null;
-        if ("false".equals(System.getProperty("weft.vector"))) {
+        if ("false".equalsIgnoreCase(Setting.VECTOR.text())) { // checked where used: a static initialiser must not throw
             why = "-Dweft.vector=false";
         } else if (ModuleLayer.boot().findModule(MODULE).isEmpty()) {
             // Not a choice the user made, and it costs 2-3x on fused elementwise chains: say so without WEFT_DEBUG.
@@ -186,7 +187,7 @@ final class VectorLoopEmitter {
                 why = "the Vector API cannot be queried: " + e;
             }
         }
-        if (why != null && "1".equals(System.getenv("WEFT_DEBUG"))) {
+        if (why != null && Setting.DEBUG.on()) {
             System.err.println("weft: fused loops are scalar: " + why);
         }
         return why == null;

@@ -1,5 +1,6 @@
 package dev.weft.backends.gpu.blas;
 
+import dev.weft.spi.Setting;
 import dev.weft.backends.ffi.Downcalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout;
@@ -85,7 +86,7 @@ public final class CublasLibrary {
 
     /** The libraries to try, in order: the override if one is set, else {@link #DEFAULT_NAMES}. */
     public static List<String> candidates() {
-        String override = Downcalls.override(LIBRARY_PROPERTY, LIBRARY_ENV);
+        String override = Setting.CUBLAS_LIB.text();
         return override == null ? DEFAULT_NAMES : List.of(override);
     }
 

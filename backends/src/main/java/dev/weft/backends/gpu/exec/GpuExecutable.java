@@ -1,5 +1,6 @@
 package dev.weft.backends.gpu.exec;
 
+import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.DTypeException;
 import dev.weft.ShapeException;
@@ -58,7 +59,7 @@ import jcuda.driver.CUmodule;
  * JVM shuts down; a run after {@code close} fails.
  */
 public final class GpuExecutable implements Executable, AutoCloseable {
-    private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
+    private static final boolean DEBUG = Setting.DEBUG.on();
     private static final Cleaner CLEANER = Cleaner.create();
     /** Device resources not yet released, for the shutdown hook. */
     private static final Set<Owned> LIVE = ConcurrentHashMap.newKeySet();

@@ -1,5 +1,6 @@
 package dev.weft.backends.gpu.nccl;
 
+import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.ReduceOp;
@@ -107,7 +108,7 @@ public final class NcclLibrary {
 
     /** Opens the NCCL library named by the class comment's rules; fails saying which file and how to override. */
     public static NcclLibrary load() {
-        String override = Downcalls.override(LIBRARY_PROPERTY, LIBRARY_ENV);
+        String override = Setting.NCCL_LIB.text();
         String name = override != null ? override : DEFAULT_NAME;
         try {
             return new NcclLibrary(name);

@@ -1,5 +1,7 @@
 package dev.weft.backends.gpu.ptx;
 
+import dev.weft.spi.Setting;
+
 /**
  * The PTX ISA version and GPU architecture a module is written for. On a device, {@link #forDevice} targets the
  * device's own architecture ({@code sm_XY} from its compute capability) with the oldest ISA version that
@@ -34,7 +36,7 @@ public record PtxTarget(String isaVersion, String arch) {
      * {@link #DEFAULT}; for printing modules without a device.
      */
     public static PtxTarget fromSystemProperties() {
-        String arch = System.getProperty("weft.gpu.arch");
+        String arch = (String) Setting.GPU_ARCH.value();
         if (arch == null) {
             return DEFAULT;
         }

@@ -72,7 +72,7 @@ class FakeSynchronousSendTest {
         System.setProperty("weft.fake.eagerLimit", "-1");
         try {
             assertThatThrownBy(() -> FakeWorld.run(1, world -> { })).isInstanceOf(WeftException.class)
-                    .hasMessage("weft.fake.eagerLimit must be a number of bytes (0 or more), got '-1'");
+                    .hasMessage("weft.fake.eagerLimit must be a whole number of at least 0, got '-1'");
         } finally {
             System.clearProperty("weft.fake.eagerLimit");
         }

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.spi.OutputDirectory;
 import dev.weft.spi.SourceLocation;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,10 +25,34 @@ class FlightFileTest {
                         SourceLocation.UNKNOWN), 3, -1, FlightState.COMPLETED, 1_700_000_000_200L,
                         1_700_000_000_210L));
         FlightDump dump = new FlightDump(1, 3, "timeout", 1_700_000_003_000L, entries);
-        Path file = FlightFile.write(dir, dump);
+        Path file = FlightFile.write(new OutputDirectory(dir, "WEFT_FLIGHT_DIR"), dump);
         assertThat(file.getFileName()).hasToString("flight-rank1.jsonl");
         assertThat(Files.readAllLines(file)).hasSize(3);
         assertThat(FlightFile.read(file)).isEqualTo(dump);
+    }
+
+    @Test
+    void linksWhereTheFileGoesAreReplacedNotFollowed(@TempDir Path dir) throws IOException {
+        Path target = Files.writeString(dir.resolve("precious"), "keep");
+        Path out = Files.createDirectory(dir.resolve("out"));
+        Files.createSymbolicLink(out.resolve("flight-rank0.jsonl.tmp"), target);
+        Files.createSymbolicLink(out.resolve("flight-rank0.jsonl"), target);
+        FlightDump dump = new FlightDump(0, 1, "end", 1_700_000_003_000L, List.of());
+        Path file = FlightFile.write(new OutputDirectory(out, "WEFT_FLIGHT_DIR"), dump);
+        assertThat(Files.readString(target)).isEqualTo("keep");
+        assertThat(Files.isSymbolicLink(file)).isFalse();
+        assertThat(FlightFile.read(file)).isEqualTo(dump);
+    }
+
+    @Test
+    void aBinaryOrDeeplyNestedFileIsAnErrorNamingIt(@TempDir Path dir) throws IOException {
+        Path file = dir.resolve("flight-rank0.jsonl");
+        Files.write(file, new byte[] {'{', '"', (byte) 0xff, '"'});
+        assertThatThrownBy(() -> FlightFile.read(file)).isInstanceOf(IOException.class)
+                .hasMessage(file + " is not UTF-8 text (byte offset 2)");
+        Files.writeString(file, "[".repeat(100_000));
+        assertThatThrownBy(() -> FlightFile.read(file)).isInstanceOf(IOException.class)
+                .hasMessage(file + ":1: bad JSON at line 1, column 513: arrays and objects nested deeper than 512");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.weft.backends.gpu.exec.ext;
 
+import dev.weft.spi.Setting;
 import dev.weft.backends.gpu.blas.CublasLibrary;
 import dev.weft.backends.gpu.blas.CublasMatmul;
 import dev.weft.backends.gpu.exec.CudaHandles;
@@ -20,7 +21,7 @@ import jcuda.driver.JCudaDriver;
  * why to stderr.
  */
 public final class CublasGpuExtension implements GpuExtension {
-    private static final boolean DEBUG = "1".equals(System.getenv("WEFT_DEBUG"));
+    private static final boolean DEBUG = Setting.DEBUG.on();
     private static final Map<Long, Optional<GpuMatmul>> BY_CONTEXT = new ConcurrentHashMap<>();
 
     /** Whether any cuBLAS library loads, found once per process. */
