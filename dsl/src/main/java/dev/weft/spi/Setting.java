@@ -16,6 +16,8 @@ public enum Setting {
     CHECK("weft.check", "WEFT_CHECK", Accepts.choice("schedule", "off", "schedule", "strict")),
     /** Seconds a rank may be blocked in one communication before the job fails; 0 for never. */
     COMM_TIMEOUT("weft.comm.timeout", "WEFT_COMM_TIMEOUT", Accepts.whole(0, Integer.MAX_VALUE, 600)),
+    /** Requests a rank may have started ({@code isend}, {@code irecv}) and not waited. */
+    MAX_REQUESTS("weft.requests.max", "WEFT_MAX_REQUESTS", Accepts.whole(1, Integer.MAX_VALUE, 65536)),
     /** Operations each rank's flight recorder keeps. */
     FLIGHT_SIZE("weft.flight.size", "WEFT_FLIGHT_SIZE", Accepts.whole(1, 1 << 20, 256)),
     /** The directory flight recorder dumps are also written to. */

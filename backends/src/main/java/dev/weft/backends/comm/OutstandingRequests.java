@@ -1,8 +1,7 @@
 package dev.weft.backends.comm;
 
-import dev.weft.spi.Settings;
+import dev.weft.spi.Setting;
 import dev.weft.spi.SourceLocation;
-
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.SequencedSet;
@@ -10,19 +9,13 @@ import java.util.function.Supplier;
 
 /**
  * The non-blocking requests one rank has started ({@code isend}, {@code irecv}) and not yet waited, on all of its
- * communicators but Weft's private duplicates, in the order started. Each holds its buffer (the fake runtime also a copy of a sent message, MPI
- * its own resources) until waited, so their number is bounded: by the system property {@value #PROPERTY}, else
- * the environment variable {@value #ENV}, else {@value #DEFAULT_LIMIT}. Starting one more fails before anything is
+ * communicators but Weft's private duplicates, in the order started. Each holds its buffer (the fake runtime also a
+ * copy of a sent message, MPI its own resources) until waited, so their number is bounded by
+ * {@link Setting#MAX_REQUESTS} (default 65536). Starting one more fails before anything is
  * communicated, naming the first request still outstanding, whose line is usually the one missing its wait.
  * At the rank's normal end the runtime reports those never waited ({@link #neverWaited}). Thread-safe.
  */
 public final class OutstandingRequests {
-    /** The system property bounding a rank's outstanding requests. */
-    public static final String PROPERTY = "weft.requests.max";
-    /** The environment variable bounding a rank's outstanding requests, when {@link #PROPERTY} is not set. */
-    public static final String ENV = "WEFT_MAX_REQUESTS";
-    /** The bound when neither is set. */
-    public static final long DEFAULT_LIMIT = 65536;
     /** How many of the requests never waited the report names. */
     private static final int NAMED = 3;
 
@@ -44,13 +37,14 @@ public final class OutstandingRequests {
         }
         synchronized (this) {
             if (limit == 0) {
-                limit = Settings.wholeNumber(PROPERTY, ENV, 1, DEFAULT_LIMIT);
+                limit = Setting.MAX_REQUESTS.number();
             }
             if (started.size() >= limit) {
                 throw new CommException(where, String.format("%s on '%s': %d requests of this rank are started and"
-                        + " not waited, as many as -D%s or %s allows (default %d); the first still outstanding is %s:"
+                        + " not waited, as many as -D%s or %s allows (default %s); the first still outstanding is %s:"
                         + " wait for every request (Comm.wait, Comm.waitAll), or raise the limit", op, comm,
-                        started.size(), PROPERTY, ENV, DEFAULT_LIMIT, started.getFirst().describe()));
+                        started.size(), Setting.MAX_REQUESTS.property(), Setting.MAX_REQUESTS.env(),
+                        Setting.MAX_REQUESTS.defaultValue(), started.getFirst().describe()));
             }
         }
         R r = post.get();
