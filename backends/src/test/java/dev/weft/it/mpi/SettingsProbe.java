@@ -14,7 +14,8 @@ import dev.weft.spi.CommBinding;
 /**
  * Uses every setting Weft reads, for {@link BadSettingsTest}: installs the agent, picks a GPU architecture, makes
  * the process's world, then on two fake ranks allocates past the memory budget's small-buffer size, multiplies
- * matrices, compiles a fused f64 loop with an allreduce and runs an eager allreduce, recording a timeline in DIR.
+ * matrices, compiles a fused f64 loop with an allreduce, runs an eager allreduce and exchanges a message with
+ * {@code isend}/{@code irecv}, recording a timeline in DIR.
  * Usage: {@code DIR}. Prints {@code probe ok}, or the failure's whole stack trace and exits 1.
  */
 public final class SettingsProbe {
@@ -46,6 +47,8 @@ public final class SettingsProbe {
         Tensor.ones(DType.F64, 2, 2).matmul(Tensor.ones(DType.F64, 2, 2)).toDoubleArray();
         step(world, x).toDoubleArray();
         world.allreduce(x, ReduceOp.SUM).toDoubleArray();
+        int peer = 1 - world.rank();
+        world.waitAll(world.isend(x, peer, 0), world.irecv(DType.F64, new long[] {512}, peer, 0));
         return null;
     }
 }

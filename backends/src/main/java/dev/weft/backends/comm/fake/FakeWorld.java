@@ -107,7 +107,7 @@ public final class FakeWorld {
             throw new IllegalArgumentException("a fake world needs at least one rank, got " + n);
         }
         WorldMonitor monitor = new WorldMonitor(n, settings);
-        HeapReserve reserve = new HeapReserve();
+        HeapReserve.hold();
         CommGroup world = new CommGroup("world", IntStream.range(0, n).toArray());
         Thread[] threads = new Thread[n];
         long worldId = SharedStatics.newWorld();
@@ -122,7 +122,7 @@ public final class FakeWorld {
             int rank = r;
             FakeCommunicator raw = new FakeCommunicator(monitor, world, rank, true);
             Communicator comm = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.UNKNOWN), recorders.get(r));
-            RankThreads group = new RankThreads(monitor, reserve, rank);
+            RankThreads group = new RankThreads(monitor, rank);
             threads[r] = Thread.ofPlatform().group(group).name(group.getName()).daemon().unstarted(() -> {
                 Throwable failure = null;
                 SharedStatics.onRank(worldId, rank);
@@ -130,7 +130,7 @@ public final class FakeWorld {
                 try {
                     body.run(comm);
                 } catch (Throwable t) {
-                    reserve.releaseOn(t);
+                    HeapReserve.releaseOn(t);
                     failure = t;
                 }
                 String neverWaited = failure == null ? monitor.requests(rank).neverWaited() : null;
@@ -171,19 +171,17 @@ public final class FakeWorld {
      */
     private static final class RankThreads extends ThreadGroup {
         private final WorldMonitor monitor;
-        private final HeapReserve reserve;
         private final int rank;
 
-        RankThreads(WorldMonitor monitor, HeapReserve reserve, int rank) {
+        RankThreads(WorldMonitor monitor, int rank) {
             super("weft-fake-rank-" + rank);
             this.monitor = monitor;
-            this.reserve = reserve;
             this.rank = rank;
         }
 
         @Override
         public void uncaughtException(Thread t, Throwable e) {
-            reserve.releaseOn(e);
+            HeapReserve.releaseOn(e);
             monitor.finish(rank, e);
         }
     }
