@@ -49,8 +49,8 @@ import java.util.stream.IntStream;
  * peer. A watchdog fails everything with the same state report once the world has run longer than its timeout:
  * by default {@value #DEFAULT_TIMEOUT_SECONDS} s, or the seconds in the system property {@code weft.fake.timeout}.
  *
- * <p>A rank may have at most {@value OutstandingRequests#DEFAULT_LIMIT} requests started and not waited (or
- * {@code -D}{@value OutstandingRequests#PROPERTY}, see {@link OutstandingRequests}); a rank that ends normally
+ * <p>A rank may have at most 65536 requests started and not waited (or {@code -Dweft.requests.max}, see
+ * {@link OutstandingRequests}); a rank that ends normally
  * with some never waited says so on stderr, naming the first few.
  *
  * <p>Each rank keeps a flight recorder of its communication ({@link FlightWorld}); a rank blocked in one operation
