@@ -19,6 +19,7 @@ import dev.weft.testing.Ranks;
 import dev.weft.testing.RankRunner;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -113,11 +114,12 @@ class CommSemanticsTest {
         }
     }
 
-    private static volatile String sumLine;
+    /** Where {@link #sum} communicates; set by the ranks that trace it (a final field: they share this class). */
+    private static final AtomicReference<String> SUM_LINE = new AtomicReference<>();
 
     @Compile
     static Tensor sum(Comm c, Tensor x) {
-        sumLine = Lines.here(); return c.allreduce(x, ReduceOp.SUM);
+        SUM_LINE.set(Lines.here()); return c.allreduce(x, ReduceOp.SUM);
     }
 
     @Test
@@ -125,6 +127,7 @@ class CommSemanticsTest {
         RanksFailedException e = assertThrows(() -> onRanks(2,
                 c -> sum(c, Tensor.zeros(DType.F32, 3 + c.rank()))));
         assertThat(e.failures()).containsOnlyKeys(0, 1);
+        String sumLine = SUM_LINE.get();
         for (int r = 0; r < 2; r++) {
             assertThat(e.failures().get(r).getMessage())
                     .startsWith(sumLine + ": schedule mismatch on world at collective #0: ")
