@@ -2,6 +2,7 @@ package dev.weft.ad;
 
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.graph.GraphEvaluator;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.spi.Aval;
@@ -113,16 +114,18 @@ final class JvpInterpreter extends TransformLevel {
 
     /**
      * A primitive whose rule computes outputs and tangents together (control flow): every floating value gets a
-     * tangent, zeros where none, so that all ranks follow one schedule. Right above reverse mode's recorder its
-     * regions are evaluated at this level instead ({@link LinearRecorder#controlFlowAbove}).
+     * tangent, zeros where none, so that all ranks follow one schedule. Right above reverse mode's recorder a loop
+     * is {@link ReverseLoop}, a cond on a traced predicate {@link ReverseCond}, and one on a concrete predicate the
+     * branch it picks, evaluated at this level.
      */
     private <P extends Params> List<Tensor> joint(Primitive<P> prim, Params params, List<Tensor> args,
                                                   SourceLocation where) {
         JointJvpRule<P> rule = AdRules.jointJvpRule(prim).orElseThrow();
         LinearRecorder recorder = Interpreters.under(this, () -> Interpreters.current() instanceof LinearRecorder r
                 ? r : null);
-        if (recorder != null && !(params instanceof LoopParams)) {
-            return LinearRecorder.condAbove((CondParams) params, args);
+        if (recorder != null && params instanceof CondParams c && TensorAccess.data(args.getFirst()) != null) {
+            // a concrete predicate (eager): the branch it picks, evaluated here, so the recorder sees its operations
+            return GraphEvaluator.branch(c, args);
         }
         List<Tensor> primals = new ArrayList<>(args.size());
         List<Tensor> tangents = new ArrayList<>(args.size());
@@ -131,9 +134,10 @@ final class JvpInterpreter extends TransformLevel {
             tangents.add(tangent(a));
         }
         SourceLocation at = located(where);
-        JointJvpRule.Result r = Interpreters.under(this, () -> recorder != null
-                ? ReverseLoop.apply(recorder, (LoopParams) params, primals, tangents, at)
-                : rule.jvp(prim.paramsType().cast(params), primals, tangents, at));
+        JointJvpRule.Result r = Interpreters.under(this, () -> recorder == null
+                ? rule.jvp(prim.paramsType().cast(params), primals, tangents, at)
+                : params instanceof LoopParams loop ? ReverseLoop.apply(recorder, loop, primals, tangents, at)
+                : ReverseCond.apply(recorder, (CondParams) params, primals, tangents, at));
         List<Tensor> results = new ArrayList<>(r.outputs().size());
         for (int i = 0; i < r.outputs().size(); i++) {
             results.add(dual(r.outputs().get(i), r.tangents().get(i)));

@@ -2,8 +2,6 @@ package dev.weft.ad;
 
 import dev.weft.Tensor;
 import dev.weft.WeftException;
-import dev.weft.graph.GraphEvaluator;
-import dev.weft.prim.CondParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Effect;
@@ -29,8 +27,7 @@ import java.util.function.UnaryOperator;
  * it needs (the residuals): reverse mode's memory is what the program computes on the way, as for any tape.
  *
  * <p>A {@code fori} is one equation ({@link ReverseLoop}): a loop forward that stores what its transpose needs, and
- * a loop back. A {@code cond} on a traced predicate evaluates both branches and selects their results, which is
- * right for branches without effects ({@link #condAbove}).
+ * a loop back; a {@code cond} on a traced predicate is one equation too ({@link ReverseCond}), a cond each way.
  */
 final class LinearRecorder extends TransformLevel {
     /** A linear value: a tangent of the function being differentiated. */
@@ -114,27 +111,6 @@ final class LinearRecorder extends TransformLevel {
                 prim.effect(params) instanceof Effect.Ordered, null);
         tape.add(eq);
         return results;
-    }
-
-    /**
-     * Reverse mode of a {@code cond} (its {@code params} and {@code inputs}) bound on the transform right above a
-     * recorder, which is the current interpreter: its branches are evaluated at that level, so that the recorder
-     * sees their operations one by one. On a concrete predicate the branch it picks; on a traced one (inside
-     * {@code @Compile}) both branches, selecting their results.
-     */
-    static List<Tensor> condAbove(CondParams p, List<Tensor> inputs) {
-        Tensor pred = inputs.getFirst();
-        if (TensorAccess.data(pred) != null) {
-            return GraphEvaluator.branch(p, inputs);
-        }
-        List<Tensor> captures = inputs.subList(1, inputs.size());
-        List<Tensor> t = GraphEvaluator.evaluate(p.onTrue(), captures);
-        List<Tensor> f = GraphEvaluator.evaluate(p.onFalse(), captures);
-        List<Tensor> out = new ArrayList<>(t.size());
-        for (int k = 0; k < t.size(); k++) {
-            out.add(Tensor.where(pred, t.get(k), f.get(k)));
-        }
-        return out;
     }
 
     /**
