@@ -10,6 +10,7 @@ import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.TracedValueException;
+import dev.weft.Vjp;
 import dev.weft.Weft;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.fake.FakeWorld;
@@ -128,6 +129,7 @@ class ErrorsTest {
                     "as a result"),
             compiledRow("cond, branches differ", x -> Weft.cond(x.sum().gt(0), () -> x, x::sum), "f32[]"),
             row("cond, predicate not scalar", x -> Weft.cond(x.gt(0), () -> x, () -> x), "scalar, got"),
+            row("pullback, f64 cotangent", x -> sumVjp(x).pullback(List.of(Tensor.scalar(DType.F64, 1))).get(0), "f64"),
             row("grad with respect to ints", I, x -> Weft.grad(t -> t.cast(DType.F32).sum()).apply(x),
                     "grad: the argument must be f32 or f64, got i32[3]"),
             row("ReduceOp.custom, bad name", x -> then(ReduceOp.custom("a b", Tensor::add), x), "'a b'"),
@@ -150,6 +152,11 @@ class ErrorsTest {
 
     private static Case compiledRow(String description, UnaryOperator<Tensor> action, String fragment) {
         return new Case(description, Mode.COMPILED, F, action, fragment, lineOf(2));
+    }
+
+    /** The VJP of {@code sum} at {@code x}. */
+    private static Vjp sumVjp(Tensor x) {
+        return Weft.vjp(v -> List.of(v.getFirst().sum()), List.of(x));
     }
 
     /** {@code x}, once {@code made} was made: for rows whose call returns no tensor. */
@@ -177,6 +184,15 @@ class ErrorsTest {
             CommErrorCases.assertStartsAtLine(catchThrowable(() -> compiledCase(c.input(), CASES.indexOf(c))),
                     "ErrorsTest.java", c.line(), c.fragment());
         }
+    }
+
+    @Test
+    void aCotangentOfAnotherDtypeIsADTypeExceptionAndOfAnotherShapeAShapeException() {
+        var pullback = sumVjp(F);
+        assertThat(catchThrowable(() -> pullback.pullback(List.of(Tensor.scalar(DType.F64, 1)))))
+                .isInstanceOf(DTypeException.class);
+        assertThat(catchThrowable(() -> pullback.pullback(List.of(Tensor.zeros(DType.F32, 2)))))
+                .isInstanceOf(ShapeException.class).hasMessageContaining("cotangent 0 is f32[2] but output 0 is f32[]");
     }
 
     static List<CommErrorCases.Case> commCases() {

@@ -72,8 +72,10 @@ public final class Autodiff {
             for (int k = 0; k < values.size(); k++) {
                 Tensor v = values.get(k), c = cotangents.get(k);
                 if (v.dtype() != c.dtype() || !Arrays.equals(v.shape(), c.shape())) {
-                    throw new ShapeException(SourceLocation.capture(), "pullback: cotangent " + k + " is "
-                            + TensorAccess.aval(c) + " but output " + k + " is " + TensorAccess.aval(v));
+                    String message = "pullback: cotangent " + k + " is " + TensorAccess.aval(c) + " but output " + k
+                            + " is " + TensorAccess.aval(v);
+                    throw v.dtype() != c.dtype() ? new DTypeException(SourceLocation.capture(), message)
+                            : new ShapeException(SourceLocation.capture(), message);
                 }
             }
             return recorder.pullback(linearOuts, inputs, cotangents);
