@@ -77,6 +77,16 @@ public final class Weft {
     }
 
     /**
+     * {@code f}'s value and gradient at one point, from one evaluation of {@code f} (JAX's
+     * {@code value_and_grad}): {@code valueAndGrad(f)(x).grad()} is {@code grad(f)(x)}, and {@code value()} is
+     * {@code f(x)}. Same rules as {@link #grad}.
+     */
+    public static Function<Tensor, ValueAndGrad> valueAndGrad(Function<Tensor, Tensor> f) {
+        Args.notNull(f, Weft.class, "valueAndGrad", "f");
+        return Autodiff.valueAndGrad(f);
+    }
+
+    /**
      * Forward mode: {@code f}'s outputs at {@code primals} and their directional derivatives along
      * {@code tangents} (one per primal, same dtype and shape; integer inputs' tangents are ignored).
      */

@@ -4,6 +4,7 @@ import dev.weft.DTypeException;
 import dev.weft.Jvp;
 import dev.weft.ShapeException;
 import dev.weft.Tensor;
+import dev.weft.ValueAndGrad;
 import dev.weft.Vjp;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
@@ -87,19 +88,26 @@ public final class Autodiff {
      * that look like an answer) and whose result must be a floating scalar (one element).
      */
     public static Function<Tensor, Tensor> grad(Function<Tensor, Tensor> f) {
-        return x -> {
-            if (x != null && !x.dtype().isFloating()) {
-                throw new DTypeException(SourceLocation.capture(), "grad: the argument must be f32 or f64,"
-                        + " got " + TensorAccess.aval(x) + "; cast it first, or use Weft.vjp, which passes integer"
-                        + " inputs no cotangent");
-            }
-            Vjp v = vjp(xs -> List.of(f.apply(xs.getFirst())), List.of(x));
-            Tensor y = v.outputs().getFirst();
-            if (!y.dtype().isFloating() || y.size() != 1) {
-                throw new DTypeException(SourceLocation.capture(), "grad: the function must return one f32 or f64"
-                        + " element, got " + TensorAccess.aval(y) + " (use Weft.vjp for other results)");
-            }
-            return v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape()))).getFirst();
-        };
+        return x -> valueAndGrad(f, x, "grad").grad();
+    }
+
+    /** {@code f}'s value and gradient, as {@link #grad}'s from one evaluation of {@code f}. */
+    public static Function<Tensor, ValueAndGrad> valueAndGrad(Function<Tensor, Tensor> f) {
+        return x -> valueAndGrad(f, x, "valueAndGrad");
+    }
+
+    private static ValueAndGrad valueAndGrad(Function<Tensor, Tensor> f, Tensor x, String name) {
+        if (x != null && !x.dtype().isFloating()) {
+            throw new DTypeException(SourceLocation.capture(), name + ": the argument must be f32 or f64, got "
+                    + TensorAccess.aval(x) + "; cast it first, or use Weft.vjp, which passes integer inputs no"
+                    + " cotangent");
+        }
+        Vjp v = vjp(xs -> List.of(f.apply(xs.getFirst())), List.of(x));
+        Tensor y = v.outputs().getFirst();
+        if (!y.dtype().isFloating() || y.size() != 1) {
+            throw new DTypeException(SourceLocation.capture(), name + ": the function must return one f32 or f64"
+                    + " element, got " + TensorAccess.aval(y) + " (use Weft.vjp for other results)");
+        }
+        return new ValueAndGrad(y, v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape()))).getFirst());
     }
 }
