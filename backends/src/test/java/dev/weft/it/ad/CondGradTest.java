@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weft.Compile;
 import dev.weft.Tensor;
 import dev.weft.Weft;
+import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
+import dev.weft.testing.Ranks;
 import java.util.List;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.BeforeAll;
@@ -56,6 +59,25 @@ class CondGradTest {
     @Compile
     static Tensor gradOfGradCompiled(Tensor w) {
         return Weft.grad(v -> Weft.grad(CondGradTest::guarded).apply(v).mul(v).sum()).apply(w);
+    }
+
+    /** A branch that communicates: an allreduce on one side, local work on the other. */
+    static Tensor reduced(Comm c, Tensor w) {
+        return Weft.grad(v -> Weft.cond(v.sum().gt(0), () -> c.allreduce(v.mul(v), ReduceOp.SUM).sum(),
+                () -> v.sum().mul(2))).apply(w);
+    }
+
+    @Compile
+    static Tensor reducedCompiled(Comm c, Tensor w) {
+        return reduced(c, w);
+    }
+
+    @Ranks({1, 2, 3})
+    void aBranchThatCommunicatesIsDifferentiatedAsEagerly(Comm c) {
+        for (double sign : new double[] {1, -1}) {
+            Tensor w = Tensor.of(new double[] {sign * (c.rank() + 1), sign * 0.5});
+            assertThat(reducedCompiled(c, w).toDoubleArray()).containsExactly(reduced(c, w).toDoubleArray());
+        }
     }
 
     @Test
