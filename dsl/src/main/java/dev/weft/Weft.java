@@ -87,6 +87,26 @@ public final class Weft {
     }
 
     /**
+     * The Jacobian of {@code f} at a point by forward mode (JAX's {@code jacfwd}), of shape
+     * {@code f(x).shape ++ x.shape}: one JVP per element of {@code x}, each evaluating {@code f}. For small functions
+     * (at most 4096 elements of {@code x}); eager and inside {@code @Compile}.
+     */
+    public static Function<Tensor, Tensor> jacfwd(Function<Tensor, Tensor> f) {
+        Args.notNull(f, Weft.class, "jacfwd", "f");
+        return Autodiff.jacfwd(f);
+    }
+
+    /**
+     * The Jacobian of {@code f} at a point by reverse mode (JAX's {@code jacrev}), of shape
+     * {@code f(x).shape ++ x.shape}: one evaluation of {@code f}, one pullback per element of {@code f(x)} (at most
+     * 4096).
+     */
+    public static Function<Tensor, Tensor> jacrev(Function<Tensor, Tensor> f) {
+        Args.notNull(f, Weft.class, "jacrev", "f");
+        return Autodiff.jacrev(f);
+    }
+
+    /**
      * Forward mode: {@code f}'s outputs at {@code primals} and their directional derivatives along
      * {@code tangents} (one per primal, same dtype and shape; integer inputs' tangents are ignored).
      */

@@ -16,6 +16,9 @@ import java.util.function.Function;
 
 /** The transforms behind {@code Weft.jvp}, {@code Weft.vjp} and {@code Weft.grad}. */
 public final class Autodiff {
+    /** The most elements {@link #jacfwd} and {@link #jacrev} build a Jacobian of, one direction each. */
+    private static final int JACOBIAN_ELEMENTS = 1 << 12;
+
     private Autodiff() {
     }
 
@@ -109,5 +112,80 @@ public final class Autodiff {
                     + " element, got " + TensorAccess.aval(y) + " (use Weft.vjp for other results)");
         }
         return new ValueAndGrad(y, v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape()))).getFirst());
+    }
+
+    /**
+     * The Jacobian of {@code f} at {@code x} by forward mode, of shape {@code f(x).shape ++ x.shape}: one JVP per
+     * element of {@code x}, each running {@code f} (for small functions; without {@code vmap} the columns are not
+     * batched).
+     */
+    public static Function<Tensor, Tensor> jacfwd(Function<Tensor, Tensor> f) {
+        return x -> {
+            floating("jacfwd", x);
+            int n = elements("jacfwd", x);
+            if (n == 0) {
+                Tensor y = f.apply(x);
+                return Tensor.zeros(y.dtype(), concat(y.shape(), x.shape()));
+            }
+            Tensor[] columns = new Tensor[n];
+            Tensor y = null;
+            for (int j = 0; j < n; j++) {
+                Jvp jv = jvp(xs -> List.of(f.apply(xs.getFirst())), List.of(x), List.of(oneHot(x, j)));
+                y = jv.outputs().getFirst();
+                columns[j] = jv.tangents().getFirst().reshape(1, y.size());
+            }
+            return Tensor.concat(0, columns).transpose(1, 0).reshape(concat(y.shape(), x.shape()));
+        };
+    }
+
+    /**
+     * The Jacobian of {@code f} at {@code x} by reverse mode, of shape {@code f(x).shape ++ x.shape}: {@code f} runs
+     * once, its pullback once per element of {@code f(x)}.
+     */
+    public static Function<Tensor, Tensor> jacrev(Function<Tensor, Tensor> f) {
+        return x -> {
+            floating("jacrev", x);
+            Vjp v = vjp(xs -> List.of(f.apply(xs.getFirst())), List.of(x));
+            Tensor y = v.outputs().getFirst();
+            int m = elements("jacrev", y);
+            if (m == 0) {
+                return Tensor.zeros(y.dtype(), concat(y.shape(), x.shape()));
+            }
+            Tensor[] rows = new Tensor[m];
+            for (int i = 0; i < m; i++) {
+                rows[i] = v.pullback(List.of(oneHot(y, i))).getFirst().reshape(1, x.size());
+            }
+            return Tensor.concat(0, rows).reshape(concat(y.shape(), x.shape()));
+        };
+    }
+
+    private static void floating(String name, Tensor x) {
+        if (x != null && !x.dtype().isFloating()) {
+            throw new DTypeException(SourceLocation.capture(), name + ": the argument must be f32 or f64, got "
+                    + TensorAccess.aval(x));
+        }
+    }
+
+    /** The elements of {@code t}, refused past what a Jacobian built element by element may have. */
+    private static int elements(String name, Tensor t) {
+        if (t.size() > JACOBIAN_ELEMENTS) {
+            throw new ShapeException(SourceLocation.capture(), name + ": " + TensorAccess.aval(t) + " has "
+                    + t.size() + " elements, more than the " + JACOBIAN_ELEMENTS + " a Jacobian is built for one by"
+                    + " one; use jvp or vjp with the directions you need");
+        }
+        return (int) t.size();
+    }
+
+    /** A tensor of {@code like}'s dtype and shape, 1 at flat index {@code k} and 0 elsewhere (a constant). */
+    private static Tensor oneHot(Tensor like, int k) {
+        double[] e = new double[(int) like.size()];
+        e[k] = 1;
+        return Tensor.of(e, like.shape()).cast(like.dtype());
+    }
+
+    private static long[] concat(long[] a, long[] b) {
+        long[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }
