@@ -13,11 +13,9 @@ import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
-import dev.weft.spi.Traced;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -41,11 +39,6 @@ final class ReverseCond {
     private final boolean[] tangentCapture;
     private final boolean[] tangentResult;
     private final SourceLocation where;
-
-    /** A branch traced with the residuals of both: its region and what the cond back needs of it. */
-    private record Branch(RegionTrace trace, LinearRecorder inner, List<LinearRecorder.Linear> linearIn,
-                          List<LinearRecorder.Linear> linearOut, List<Tensor> residuals, List<Tensor> invariants) {
-    }
 
     private ReverseCond(CondParams cond, List<Tensor> captures, boolean[] tangentCapture, boolean[] tangentResult,
                         SourceLocation where) {
@@ -90,8 +83,8 @@ final class ReverseCond {
     private JointJvpRule.Result run(LinearRecorder recorder, Tensor pred, List<LinearRecorder.Linear> in) {
         List<Aval> onTrue = avals(branch(cond.onTrue(), List.of(), List.of()).residuals());
         List<Aval> onFalse = avals(branch(cond.onFalse(), List.of(), List.of()).residuals());
-        Branch t = branch(cond.onTrue(), List.of(), onFalse);
-        Branch f = branch(cond.onFalse(), onTrue, List.of());
+        Linearized t = branch(cond.onTrue(), List.of(), onFalse);
+        Linearized f = branch(cond.onFalse(), onTrue, List.of());
         if (t.residuals().size() != onTrue.size() || f.residuals().size() != onFalse.size()) {
             throw new IllegalStateException("a cond branch's residuals differ between its two traces");
         }
@@ -127,21 +120,14 @@ final class ReverseCond {
      * {@code region} traced into a region returning [results..., zeros of {@code before}..., its residuals...,
      * zeros of {@code after}...].
      */
-    private Branch branch(Region region, List<Aval> before, List<Aval> after) {
+    private Linearized branch(Region region, List<Aval> before, List<Aval> after) {
         RegionTrace trace = RegionTrace.open(List.of(), where);
         LinearRecorder inner = new LinearRecorder();
         JvpInterpreter jvp = new JvpInterpreter();
         List<LinearRecorder.Linear> linearIn = new ArrayList<>();
         List<Tensor> args = new ArrayList<>();
         for (int j = 0; j < captures.size(); j++) {
-            Tensor c = captures.get(j);
-            if (tangentCapture[j]) {
-                Tensor t = inner.input(TensorAccess.aval(c));
-                linearIn.add(inner.linear(t));
-                args.add(jvp.dual(c, t));
-            } else {
-                args.add(c);
-            }
+            args.add(tangentCapture[j] ? Linearized.dual(jvp, inner, captures.get(j), linearIn) : captures.get(j));
         }
         List<Tensor> outs = Interpreters.with(trace, () -> Interpreters.with(inner, () -> Interpreters.with(jvp,
                 () -> GraphEvaluator.evaluate(region, args))));
@@ -153,12 +139,8 @@ final class ReverseCond {
                 linearOut.add(inner.linear(jvp.tangent(outs.get(k))));
             }
         }
-        Map<Object, Tensor> residuals = new LinkedHashMap<>(), invariants = new LinkedHashMap<>();
-        for (Tensor k : inner.knownOperands()) {
-            boolean own = TensorAccess.traced(k) instanceof RegionTrace.Value v && v.owner() == trace;
-            (own ? residuals : invariants).putIfAbsent(key(k), k);
-        }
-        List<Tensor> res = List.copyOf(residuals.values());
+        Linearized found = Linearized.of(trace, inner, linearIn, linearOut);
+        List<Tensor> res = found.residuals();
         Interpreters.with(trace, () -> {
             before.forEach(a -> results.add(Tensor.zeros(a.dtype(), a.shape().dims())));
             results.addAll(res);
@@ -166,7 +148,7 @@ final class ReverseCond {
             trace.close(results);
             return null;
         });
-        return new Branch(trace, inner, linearIn, linearOut, res, List.copyOf(invariants.values()));
+        return found;
     }
 
     /**
@@ -174,29 +156,30 @@ final class ReverseCond {
      * invariants of each (as the pullback's caller sees them), {@code cts} the results' cotangents; returns those of
      * the recorded linear inputs (the tangent captures).
      */
-    private List<Tensor> back(Branch t, Branch f, List<Tensor> known, List<Tensor> cts) {
+    private List<Tensor> back(Linearized t, Linearized f, List<Tensor> known, List<Tensor> cts) {
         int nt = t.residuals().size(), nf = f.residuals().size();
         Map<Object, Tensor> onTrue = new HashMap<>(), onFalse = new HashMap<>();
         for (int r = 0; r < nt; r++) {
-            onTrue.put(key(t.residuals().get(r)), known.get(1 + r));
+            onTrue.put(Linearized.key(t.residuals().get(r)), known.get(1 + r));
         }
         for (int r = 0; r < nf; r++) {
-            onFalse.put(key(f.residuals().get(r)), known.get(1 + nt + r));
+            onFalse.put(Linearized.key(f.residuals().get(r)), known.get(1 + nt + r));
         }
         int at = 1 + nt + nf;
         for (int v = 0; v < t.invariants().size(); v++) {
-            onTrue.put(key(t.invariants().get(v)), known.get(at++));
+            onTrue.put(Linearized.key(t.invariants().get(v)), known.get(at++));
         }
         for (int v = 0; v < f.invariants().size(); v++) {
-            onFalse.put(key(f.invariants().get(v)), known.get(at++));
+            onFalse.put(Linearized.key(f.invariants().get(v)), known.get(at++));
         }
         return ControlFlow.cond(known.getFirst(), () -> pullback(t, onTrue, cts), () -> pullback(f, onFalse, cts),
                 where);
     }
 
     /** The captures' cotangents through {@code b}'s tape, zeros where none. */
-    private static List<Tensor> pullback(Branch b, Map<Object, Tensor> now, List<Tensor> cts) {
-        List<Tensor> back = b.inner().pullback(b.linearOut(), cts, b.linearIn(), k -> now.getOrDefault(key(k), k));
+    private static List<Tensor> pullback(Linearized b, Map<Object, Tensor> now, List<Tensor> cts) {
+        List<Tensor> back = b.inner().pullback(b.linearOut(), cts, b.linearIn(),
+                k -> now.getOrDefault(Linearized.key(k), k));
         List<Tensor> out = new ArrayList<>(back.size());
         for (int i = 0; i < back.size(); i++) {
             Aval a = b.linearIn().get(i).aval();
@@ -209,9 +192,4 @@ final class ReverseCond {
         return ts.stream().map(TensorAccess::aval).toList();
     }
 
-    /** A tensor's identity for residuals: its traced value (records compare by variable), else the tensor. */
-    private static Object key(Tensor t) {
-        Traced tr = TensorAccess.traced(t);
-        return tr != null ? tr : t;
-    }
 }

@@ -15,12 +15,10 @@ import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
-import dev.weft.spi.Traced;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -51,11 +49,6 @@ final class ReverseLoop {
     private final SourceLocation where;
     /** Per residual: whether it changes from step to step (stacked), or not (carried once, the last step's). */
     private boolean[] stacked;
-
-    /** The body traced with stacked residuals: its region and what the loop back needs of it. */
-    private record Traced2(RegionTrace trace, LinearRecorder inner, List<LinearRecorder.Linear> linearIn,
-                           List<LinearRecorder.Linear> linearOut, List<Tensor> residuals, List<Tensor> invariants) {
-    }
 
     private ReverseLoop(LoopParams loop, List<Tensor> captures, boolean[] tangentCarry, boolean[] tangentCapture,
                         SourceLocation where) {
@@ -104,7 +97,7 @@ final class ReverseLoop {
     }
 
     private JointJvpRule.Result run(LinearRecorder recorder, List<Tensor> carries, List<LinearRecorder.Linear> in) {
-        Traced2 found = body(List.of(), null);
+        Linearized found = body(List.of(), null);
         Set<Var> variant = variant(found.trace().region(), 1 + carries.size());
         stacked = new boolean[found.residuals().size()];
         List<Aval> stackAvals = new ArrayList<>();
@@ -117,7 +110,7 @@ final class ReverseLoop {
             System.arraycopy(a.shape().dims(), 0, dims, 1, a.shape().rank());
             stackAvals.add(stacked[r] ? Aval.of(a.dtype(), dims) : a);
         }
-        Traced2 body = body(stackAvals, stacked);
+        Linearized body = body(stackAvals, stacked);
         if (body.residuals().size() != stackAvals.size()) {
             throw new IllegalStateException("the loop body's residuals differ between its two traces");
         }
@@ -157,7 +150,7 @@ final class ReverseLoop {
      * returning [carries..., buffers with this step's residuals...]: a {@code stacked} one has its step's row
      * written, another is the residual itself. With no buffers it only finds the residuals.
      */
-    private Traced2 body(List<Aval> stackAvals, boolean[] stacked) {
+    private Linearized body(List<Aval> stackAvals, boolean[] stacked) {
         List<Aval> avals = new ArrayList<>();
         avals.add(Aval.of(DType.I32));
         int n = tangentCarry.length;
@@ -173,10 +166,10 @@ final class ReverseLoop {
         List<Tensor> args = new ArrayList<>();
         args.add(params.getFirst());
         for (int k = 0; k < n; k++) {
-            args.add(tangentCarry[k] ? dual(jvp, inner, params.get(1 + k), linearIn) : params.get(1 + k));
+            args.add(tangentCarry[k] ? Linearized.dual(jvp, inner, params.get(1 + k), linearIn) : params.get(1 + k));
         }
         for (int j = 0; j < captures.size(); j++) {
-            args.add(tangentCapture[j] ? dual(jvp, inner, captures.get(j), linearIn) : captures.get(j));
+            args.add(tangentCapture[j] ? Linearized.dual(jvp, inner, captures.get(j), linearIn) : captures.get(j));
         }
         List<Tensor> outs = Interpreters.with(trace, () -> Interpreters.with(inner, () -> Interpreters.with(jvp,
                 () -> GraphEvaluator.evaluate(loop.body(), args))));
@@ -188,12 +181,8 @@ final class ReverseLoop {
                 linearOut.add(inner.linear(jvp.tangent(outs.get(k))));
             }
         }
-        Map<Object, Tensor> residuals = new LinkedHashMap<>(), invariants = new LinkedHashMap<>();
-        for (Tensor k : inner.knownOperands()) {
-            boolean own = TensorAccess.traced(k) instanceof RegionTrace.Value v && v.owner() == trace;
-            (own ? residuals : invariants).putIfAbsent(key(k), k);
-        }
-        List<Tensor> res = List.copyOf(residuals.values());
+        Linearized found = Linearized.of(trace, inner, linearIn, linearOut);
+        List<Tensor> res = found.residuals();
         if (!stackAvals.isEmpty()) {
             Interpreters.with(trace, () -> {
                 Tensor step = params.getFirst().sub(Tensor.scalar(DType.I32, loop.lo()));
@@ -212,13 +201,7 @@ final class ReverseLoop {
             trace.close(results);
             return null;
         });
-        return new Traced2(trace, inner, linearIn, linearOut, res, List.copyOf(invariants.values()));
-    }
-
-    private static Tensor dual(JvpInterpreter jvp, LinearRecorder inner, Tensor primal, List<LinearRecorder.Linear> in) {
-        Tensor t = inner.input(TensorAccess.aval(primal));
-        in.add(inner.linear(t));
-        return jvp.dual(primal, t);
+        return found;
     }
 
     /**
@@ -242,18 +225,12 @@ final class ReverseLoop {
         return start;
     }
 
-    /** A tensor's identity for residuals: its traced value (records compare by variable), else the tensor. */
-    private static Object key(Tensor t) {
-        Traced tr = TensorAccess.traced(t);
-        return tr != null ? tr : t;
-    }
-
     /**
      * The loop back: {@code known} holds the final stacks then the invariants (as the pullback's caller sees them),
      * {@code cts} the cotangents of the tangent carries; returns those of the recorded linear inputs (tangent
      * carries, then tangent captures).
      */
-    private List<Tensor> back(Traced2 body, List<Tensor> known, List<Tensor> cts) {
+    private List<Tensor> back(Linearized body, List<Tensor> known, List<Tensor> cts) {
         int stacks = body.residuals().size();
         List<Tensor> carryCts = new ArrayList<>(cts);
         List<LinearRecorder.Linear> captureIn = body.linearIn().subList(cts.size(), body.linearIn().size());
@@ -268,20 +245,20 @@ final class ReverseLoop {
             for (int r = 0; r < stacks; r++) {
                 Tensor stack = known.get(r);
                 if (!stacked[r]) {
-                    now.put(key(body.residuals().get(r)), stack);
+                    now.put(Linearized.key(body.residuals().get(r)), stack);
                     continue;
                 }
                 long[] row = stack.shape().clone();
                 row[0] = 1;
                 Tensor value = stack.dynamicSlice(at(step, row.length), row);
-                now.put(key(body.residuals().get(r)), value.reshape(TensorAccess.aval(body.residuals().get(r))
-                        .shape().dims()));
+                Tensor residual = body.residuals().get(r);
+                now.put(Linearized.key(residual), value.reshape(TensorAccess.aval(residual).shape().dims()));
             }
             for (int v = 0; v < body.invariants().size(); v++) {
-                now.put(key(body.invariants().get(v)), known.get(stacks + v));
+                now.put(Linearized.key(body.invariants().get(v)), known.get(stacks + v));
             }
             List<Tensor> back = body.inner().pullback(body.linearOut(), c.subList(0, f), body.linearIn(),
-                    t -> now.getOrDefault(key(t), t));
+                    t -> now.getOrDefault(Linearized.key(t), t));
             List<Tensor> next = new ArrayList<>(c.size());
             for (int k = 0; k < f; k++) {
                 next.add(orZeros(back.get(k), body.linearIn().get(k)));
