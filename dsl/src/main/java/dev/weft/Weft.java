@@ -77,6 +77,18 @@ public final class Weft {
     }
 
     /**
+     * The gradients of {@code f}, a function of several tensors returning one f32 or f64 element, with respect to
+     * its arguments {@code argnums} (JAX's {@code grad(f, argnums=...)}), in that order: {@code grad(f, 0, 2)}
+     * applied to {@code [a, b, c]} gives {@code [df/da, df/dc]}. Each differentiated argument must be f32 or f64;
+     * the others may be anything. Same rules as {@link #grad(Function)}, from one evaluation of {@code f}.
+     */
+    public static Function<List<Tensor>, List<Tensor>> grad(Function<List<Tensor>, Tensor> f, int... argnums) {
+        Args.notNull(f, Weft.class, "grad", "f");
+        Args.notNull(argnums, Weft.class, "grad", "argnums");
+        return Autodiff.grad(f, argnums);
+    }
+
+    /**
      * {@code f}'s value and gradient at one point, from one evaluation of {@code f} (JAX's
      * {@code value_and_grad}): {@code valueAndGrad(f)(x).grad()} is {@code grad(f)(x)}, and {@code value()} is
      * {@code f(x)}. Same rules as {@link #grad}.

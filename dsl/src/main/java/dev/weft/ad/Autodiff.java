@@ -94,6 +94,42 @@ public final class Autodiff {
         return x -> valueAndGrad(f, x, "grad").grad();
     }
 
+    /**
+     * The gradients of {@code f}, a function of several tensors returning one floating element, with respect to the
+     * arguments {@code argnums} (each floating), in that order.
+     */
+    public static Function<List<Tensor>, List<Tensor>> grad(Function<List<Tensor>, Tensor> f, int... argnums) {
+        int[] picked = argnums.clone();
+        return xs -> {
+            SourceLocation where = SourceLocation.capture();
+            if (picked.length == 0) {
+                throw new ShapeException(where, "grad: name at least one argument to differentiate with respect to");
+            }
+            for (int a : picked) {
+                if (a < 0 || a >= xs.size()) {
+                    throw new ShapeException(where, "grad: argument " + a + " does not exist; the function was given "
+                            + xs.size());
+                }
+                if (!xs.get(a).dtype().isFloating()) {
+                    throw new DTypeException(where, "grad: argument " + a + " must be f32 or f64, got "
+                            + TensorAccess.aval(xs.get(a)));
+                }
+            }
+            Vjp v = vjp(in -> List.of(f.apply(in)), xs);
+            Tensor y = v.outputs().getFirst();
+            if (!y.dtype().isFloating() || y.size() != 1) {
+                throw new DTypeException(where, "grad: the function must return one f32 or f64 element, got "
+                        + TensorAccess.aval(y) + " (use Weft.vjp for other results)");
+            }
+            List<Tensor> all = v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape())));
+            List<Tensor> out = new ArrayList<>(picked.length);
+            for (int a : picked) {
+                out.add(all.get(a));
+            }
+            return out;
+        };
+    }
+
     /** {@code f}'s value and gradient, as {@link #grad}'s from one evaluation of {@code f}. */
     public static Function<Tensor, ValueAndGrad> valueAndGrad(Function<Tensor, Tensor> f) {
         return x -> valueAndGrad(f, x, "valueAndGrad");
