@@ -115,13 +115,7 @@ public final class Autodiff {
                             + TensorAccess.aval(xs.get(a)));
                 }
             }
-            Vjp v = vjp(in -> List.of(f.apply(in)), xs);
-            Tensor y = v.outputs().getFirst();
-            if (!y.dtype().isFloating() || y.size() != 1) {
-                throw new DTypeException(where, "grad: the function must return one f32 or f64 element, got "
-                        + TensorAccess.aval(y) + " (use Weft.vjp for other results)");
-            }
-            List<Tensor> all = v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape())));
+            List<Tensor> all = seededPullback("grad", vjp(in -> List.of(f.apply(in)), xs));
             List<Tensor> out = new ArrayList<>(picked.length);
             for (int a : picked) {
                 out.add(all.get(a));
@@ -136,18 +130,22 @@ public final class Autodiff {
     }
 
     private static ValueAndGrad valueAndGrad(Function<Tensor, Tensor> f, Tensor x, String name) {
-        if (x != null && !x.dtype().isFloating()) {
-            throw new DTypeException(SourceLocation.capture(), name + ": the argument must be f32 or f64, got "
-                    + TensorAccess.aval(x) + "; cast it first, or use Weft.vjp, which passes integer inputs no"
-                    + " cotangent");
-        }
+        floating(name, x);
         Vjp v = vjp(xs -> List.of(f.apply(xs.getFirst())), List.of(x));
+        return new ValueAndGrad(v.outputs().getFirst(), seededPullback(name, v).getFirst());
+    }
+
+    /**
+     * The cotangents of {@code v}'s inputs for a cotangent 1 of its one output, which must be one f32 or f64
+     * element (what {@code grad} differentiates).
+     */
+    private static List<Tensor> seededPullback(String name, Vjp v) {
         Tensor y = v.outputs().getFirst();
         if (!y.dtype().isFloating() || y.size() != 1) {
             throw new DTypeException(SourceLocation.capture(), name + ": the function must return one f32 or f64"
                     + " element, got " + TensorAccess.aval(y) + " (use Weft.vjp for other results)");
         }
-        return new ValueAndGrad(y, v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape()))).getFirst());
+        return v.pullback(List.of(Tensor.full(y.dtype(), 1, y.shape())));
     }
 
     /**
@@ -195,10 +193,12 @@ public final class Autodiff {
         };
     }
 
+    /** Refuses an argument to differentiate with respect to that is not floating (its derivative would be zeros). */
     private static void floating(String name, Tensor x) {
         if (x != null && !x.dtype().isFloating()) {
             throw new DTypeException(SourceLocation.capture(), name + ": the argument must be f32 or f64, got "
-                    + TensorAccess.aval(x));
+                    + TensorAccess.aval(x) + "; cast it first, or use Weft.vjp, which passes integer inputs no"
+                    + " cotangent");
         }
     }
 
