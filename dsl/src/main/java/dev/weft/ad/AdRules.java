@@ -2,6 +2,7 @@ package dev.weft.ad;
 
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,6 +21,7 @@ public final class AdRules {
     private static final Map<Primitive<?>, JointJvpRule<?>> JOINT_JVP = new ConcurrentHashMap<>();
     private static final Map<Primitive<?>, TransposeRule<?>> TRANSPOSE = new ConcurrentHashMap<>();
     private static final Map<Primitive<?>, String> NOT_DIFFERENTIABLE = new ConcurrentHashMap<>();
+    private static final Map<Primitive<?>, VarianceRule<?>> VARIANCE = new ConcurrentHashMap<>();
 
     private AdRules() {
     }
@@ -59,6 +61,21 @@ public final class AdRules {
     /** Marks {@code prim} as having no derivative, saying why (an integer result, say). */
     public static void notDifferentiable(Primitive<?> prim, String why) {
         NOT_DIFFERENTIABLE.put(prim, why);
+    }
+
+    /** Registers how {@code prim} types values across ranks, where it is not the same function on every rank. */
+    static <P extends Params> void variance(Primitive<P> prim, VarianceRule<P> rule) {
+        VARIANCE.put(prim, rule);
+    }
+
+    /** The typing across ranks of {@code prim} applied with {@code params} to operands of {@code operands}. */
+    @SuppressWarnings("unchecked")
+    static <P extends Params> VarianceRule.Typing typing(Primitive<P> prim, Params params, List<Variance> operands,
+                                                         int outputs) {
+        Builtin.ensure();
+        VarianceRule<P> rule = (VarianceRule<P>) VARIANCE.get(prim);
+        return rule != null ? rule.typing(prim.paramsType().cast(params), operands, outputs)
+                : VarianceRule.Typing.uniform(VarianceRule.meet(operands), outputs);
     }
 
     @SuppressWarnings("unchecked")

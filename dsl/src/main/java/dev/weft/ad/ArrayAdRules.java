@@ -30,6 +30,10 @@ final class ArrayAdRules {
     }
 
     static void register() {
+        // an embedded constant is invariant exactly when its value is the same on every rank (it may come from rank())
+        AdRules.variance(Prims.CONSTANT, (p, in, outputs) -> VarianceRule.Typing.uniform(
+                Variance.outside(p.value()), outputs));
+
         AdRules.jvp(Prims.ADD, (p, x, t, out) -> List.of(plus(t.get(0), t.get(1))));
         AdRules.transpose(Prims.ADD, (p, ct, k, in) -> List.of(ct.get(0), ct.get(0)));
 

@@ -56,7 +56,8 @@ public final class Autodiff {
         List<Tensor> inputs = new ArrayList<>(primals.size());
         List<Tensor> duals = new ArrayList<>(primals.size());
         for (Tensor p : primals) {
-            Tensor in = p.dtype().isFloating() ? recorder.input(TensorAccess.aval(p)) : p;
+            recorder.assume(p, recorder.inputVariance(p));
+            Tensor in = p.dtype().isFloating() ? recorder.input(TensorAccess.aval(p), recorder.inputVariance(p)) : p;
             inputs.add(in);
             duals.add(in == p ? p : jvp.dual(p, in));
         }

@@ -5,6 +5,7 @@ import dev.weft.WeftException;
 import dev.weft.comm.ReduceOp;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
+import dev.weft.spi.Aval;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -16,15 +17,18 @@ import java.util.Map;
 import java.util.WeakHashMap;
 
 /**
- * JVP and transpose rules of the communication primitives. A transform is of the global function (every rank's
- * inputs to every rank's outputs): every rank runs the same transformed schedule, so the tangent of a collective
- * is the same collective on the tangents (zeros on a rank whose operand has none), and its transpose is the
- * adjoint collective: allreduce SUM to itself, allgather to reduce-scatter SUM and back, bcast to a SUM reduce
- * to the root, reduce SUM to a bcast from the root, alltoall to itself, and a message to the message back (same
- * communicator and tag, the other direction). MAX and MIN share the tangent equally among the ranks holding the
- * extremum; PROD divides by the operand (NaN where it is 0). Custom reduce ops have no derivative. Nonblocking
- * messages transpose to nonblocking messages back, started where the waits were and waited where the messages
- * started.
+ * JVP, transpose and variance rules of the communication primitives, under JAX's varying/invariant rule: a value
+ * is <em>invariant</em> over a communicator when it is the same on every rank by construction ({@link Variance}),
+ * and an invariant result's cotangent counts once. The tangent of a collective is the same collective on the
+ * tangents (zeros on a rank whose operand has none). The collectives whose result is invariant transpose without
+ * communicating, as JAX's {@code psum} does: allreduce SUM to the identity, allgather to this rank's block of the
+ * cotangent, bcast to the cotangent on the root and zeros elsewhere; their operand must vary, and an invariant one is
+ * first made varying (JAX's {@code pvary}, by the recorder), whose transpose is the allreduce SUM. The others map
+ * varying values to varying values and transpose to the adjoint collective: reduce-scatter SUM to allgather, reduce
+ * SUM to a bcast from the root, alltoall to itself, and a message to the message back (same communicator and tag,
+ * the other direction). MAX and MIN share the tangent equally among the ranks holding the extremum; PROD divides by
+ * the operand (NaN where it is 0). Custom reduce ops have no derivative. Nonblocking messages transpose to
+ * nonblocking messages back, started where the waits were and waited where the messages started.
  */
 final class CommAdRules {
     private CommAdRules() {
@@ -47,11 +51,10 @@ final class CommAdRules {
             }
             throw notDifferentiable(op);
         });
-        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(allreduceSum(p, ct.get(0))));
+        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(ct.get(0)));
 
         AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(p, t.get(0))));
-        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(bind(
-                new CommOp.ReduceScatter(p.comm(), ReduceOp.SUM), ct.get(0)).reshape(in.get(0).shape().dims())));
+        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(ownBlock(p, ct.get(0), in.get(0))));
 
         AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
             if (p.op() != ReduceOp.SUM) {
@@ -63,10 +66,8 @@ final class CommAdRules {
                 ct.get(0))));
 
         AdRules.jvp(CommPrims.BCAST, (p, x, t, out) -> List.of(bind(p, t.get(0))));
-        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> {
-            Tensor sum = bind(new CommOp.Reduce(p.comm(), ReduceOp.SUM, p.root()), ct.get(0));
-            return List.of(p.comm().rank() == p.root() ? sum : ArrayAdRules.zerosLike(sum));
-        });
+        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> List.of(p.comm().rank() == p.root() ? ct.get(0)
+                : ArrayAdRules.zerosLike(ct.get(0))));
 
         // The root's result is the sum; another rank's is its own operand: the tangent of either is reduce's.
         AdRules.jvp(CommPrims.REDUCE, (p, x, t, out) -> {
@@ -132,6 +133,32 @@ final class CommAdRules {
 
         AdRules.notDifferentiable(CommPrims.COMM_RANK, "its result is an integer");
         AdRules.notDifferentiable(CommPrims.BARRIER, "it has no tensor operands or results");
+
+        for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
+            variance(prim, prim == CommPrims.ALLREDUCE || prim == CommPrims.ALLGATHER || prim == CommPrims.BCAST);
+        }
+    }
+
+    /**
+     * Types {@code prim}: its operands must vary over its communicator, and its results are invariant over it
+     * ({@code invariant}: every rank gets the same) or vary (each rank its own), as the operands are elsewhere.
+     */
+    private static <P extends CommOp> void variance(Primitive<P> prim, boolean invariant) {
+        AdRules.variance(prim, (p, in, outputs) -> {
+            Variance operands = VarianceRule.meet(in).varyingOver(p.comm());
+            return new VarianceRule.Typing(operands, Collections.nCopies(outputs,
+                    invariant ? operands.invariantOver(p.comm()) : operands));
+        });
+    }
+
+    /** This rank's rows of {@code gathered}, an allgather of operands of {@code operand}'s shape. */
+    private static Tensor ownBlock(CommOp p, Tensor gathered, Aval operand) {
+        long[] dims = operand.shape().dims();
+        long rows = dims.length == 0 ? 1 : dims[0];
+        long[] start = new long[gathered.shape().length], limit = gathered.shape().clone();
+        start[0] = p.comm().rank() * rows;
+        limit[0] = start[0] + rows;
+        return gathered.slice(start, limit).reshape(dims);
     }
 
     /**

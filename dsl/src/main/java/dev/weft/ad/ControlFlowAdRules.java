@@ -30,6 +30,10 @@ final class ControlFlowAdRules {
     static void register() {
         AdRules.jointJvp(Prims.FORI, ControlFlowAdRules::fori);
         AdRules.jointJvp(Prims.COND, ControlFlowAdRules::cond);
+        AdRules.variance(Prims.FORI, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
+                RegionVariance.loop(p, in)));
+        AdRules.variance(Prims.COND, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
+                RegionVariance.cond(p, in)));
     }
 
     private static JointJvpRule.Result fori(LoopParams p, List<Tensor> primals, List<Tensor> tangents,

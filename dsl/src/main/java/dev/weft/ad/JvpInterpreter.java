@@ -98,7 +98,7 @@ final class JvpInterpreter extends TransformLevel {
      * operation on it is recorded and transposed on every rank alike rather than run now on some.
      */
     private static Tensor zeroTangent(Tensor primal) {
-        return Interpreters.current() instanceof LinearRecorder r ? r.zero(TensorAccess.aval(primal))
+        return Interpreters.current() instanceof LinearRecorder r ? r.zero(primal)
                 : ArrayAdRules.zerosLike(primal);
     }
 
@@ -124,8 +124,19 @@ final class JvpInterpreter extends TransformLevel {
         LinearRecorder recorder = Interpreters.under(this, () -> Interpreters.current() instanceof LinearRecorder r
                 ? r : null);
         if (recorder != null && params instanceof CondParams c && TensorAccess.data(args.getFirst()) != null) {
-            // a concrete predicate (eager): the branch it picks, evaluated here, so the recorder sees its operations
-            return GraphEvaluator.branch(c, args);
+            // a concrete predicate (eager): the branch it picks, evaluated here, so the recorder sees its operations;
+            // its results are typed across ranks as the cond's, whichever branch ran, as when compiled
+            List<Variance> in = args.stream().map(a -> recorder.variance(primal(a))).toList();
+            List<Variance> typed = RegionVariance.cond(c, in);
+            List<Tensor> outs = GraphEvaluator.branch(c, args);
+            List<Tensor> results = new ArrayList<>(outs.size());
+            for (int k = 0; k < outs.size(); k++) {
+                Tensor p = primal(outs.get(k)), t = tangent(outs.get(k));
+                Variance v = typed.get(k);
+                recorder.assume(p, v);
+                results.add(dual(p, t == null ? null : recorder.varyTo(t, v)));
+            }
+            return results;
         }
         List<Tensor> primals = new ArrayList<>(args.size());
         List<Tensor> tangents = new ArrayList<>(args.size());

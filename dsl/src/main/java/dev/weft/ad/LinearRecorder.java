@@ -3,7 +3,10 @@ package dev.weft.ad;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.spi.Aval;
+import dev.weft.comm.Agreement;
+import dev.weft.comm.Replicas;
 import dev.weft.spi.Bind;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
@@ -12,10 +15,15 @@ import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import dev.weft.spi.Traced;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
@@ -30,8 +38,8 @@ import java.util.function.UnaryOperator;
  * a loop back; a {@code cond} on a traced predicate is one equation too ({@link ReverseCond}), a cond each way.
  */
 final class LinearRecorder extends TransformLevel {
-    /** A linear value: a tangent of the function being differentiated. */
-    record Linear(Aval aval, int id, LinearRecorder owner) implements Traced {
+    /** A linear value: a tangent of the function being differentiated, typed across ranks as its primal is. */
+    record Linear(Aval aval, int id, Variance variance, LinearRecorder owner) implements Traced {
     }
 
     /**
@@ -54,13 +62,65 @@ final class LinearRecorder extends TransformLevel {
     }
 
     private final List<Equation> tape = new ArrayList<>();
+    /** The variance of the known values computed at this level, and of those assumed (a region's parameters). */
+    private final Map<Tensor, Variance> variances = new WeakHashMap<>();
+    /** The recorder of the enclosing function, whose values a region traced here captures; or {@code null}. */
+    private final LinearRecorder parent;
+    /** The implicit pvarys on the tape, whose conditions the pullback settles before transposing. */
+    private final List<Pvary> pvarys = new ArrayList<>();
     private int next;
     /** Set while a JVP rule runs: a communication with no operands (a receive) is then a tangent's, recorded. */
     private boolean inRule;
 
-    /** A fresh linear input of {@code aval}. */
-    Tensor input(Aval aval) {
-        return TensorAccess.traced(new Linear(aval, next++, this));
+    LinearRecorder() {
+        this(null);
+    }
+
+    /** A recorder for a region (a loop body, a branch) whose captured values {@code parent} has typed. */
+    LinearRecorder(LinearRecorder parent) {
+        this.parent = parent;
+    }
+
+    /** A fresh linear input of {@code aval} and {@code variance}. */
+    Tensor input(Aval aval, Variance variance) {
+        return TensorAccess.traced(new Linear(aval, next++, variance, this));
+    }
+
+    /**
+     * The variance of {@code primal} as an input of the differentiated function: varying over every communicator
+     * (each rank its own), except those it was marked {@code replicated} over.
+     */
+    Variance inputVariance(Tensor primal) {
+        return Variance.replicatedOver(Replicas.over(primal));
+    }
+
+    /** Types {@code value} (a region's parameter) as {@code variance}. */
+    void assume(Tensor value, Variance variance) {
+        variances.put(value, variance);
+    }
+
+    /**
+     * The variance of {@code t}: a tangent's, a known value's computed here or in the enclosing function, or that of
+     * a value from outside: invariant over the communicators it was marked {@code replicated} on, and elsewhere, if
+     * concrete (a constant, a captured eager tensor), exactly when every rank holds the same; a traced value from
+     * outside (an argument of the compiled method) varies.
+     */
+    Variance variance(Tensor t) {
+        Linear l = linear(t);
+        if (l != null) {
+            return l.variance();
+        }
+        for (LinearRecorder r = this; r != null; r = r.parent) {
+            Variance v = r.variances.get(t);
+            if (v != null) {
+                return v;
+            }
+        }
+        Variance v = TensorAccess.data(t) != null ? Variance.outside(t) : Variance.VARYING;
+        for (CommHandle c : Replicas.over(t)) {
+            v = v.invariantOver(c);
+        }
+        return v;
     }
 
     /** Runs a JVP rule, during which a receive of a tangent is recorded rather than run. */
@@ -74,9 +134,9 @@ final class LinearRecorder extends TransformLevel {
         }
     }
 
-    /** A linear zero of {@code aval}: recorded operations on it are transposed, its cotangent dropped. */
-    Tensor zero(Aval aval) {
-        return input(aval);
+    /** A linear zero for {@code primal}: recorded operations on it are transposed, its cotangent dropped. */
+    Tensor zero(Tensor primal) {
+        return input(TensorAccess.aval(primal), variance(primal));
     }
 
     Linear linear(Tensor t) {
@@ -86,26 +146,38 @@ final class LinearRecorder extends TransformLevel {
     @Override
     public List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals,
                              SourceLocation where) {
-        List<Tensor> known = new ArrayList<>(args.size());
-        List<Integer> ids = new ArrayList<>(args.size());
-        List<Aval> inputs = new ArrayList<>(args.size());
+        List<Variance> types = new ArrayList<>(args.size());
         boolean linear = false;
         for (Tensor a : args) {
-            Linear l = linear(a);
-            known.add(l == null ? a : null);
-            ids.add(l == null ? -1 : l.id());
-            inputs.add(TensorAccess.aval(a));
-            linear |= l != null;
+            types.add(variance(a));
+            linear |= linear(a) != null;
         }
+        VarianceRule.Typing typing = AdRules.typing(prim, params, types, outAvals.size());
         if (!linear && !(inRule && args.isEmpty() && prim.effect(params) instanceof Effect.Ordered)) {
             Tensor[] in = args.toArray(Tensor[]::new);
-            return Interpreters.under(this, () -> Bind.bind(prim, params, in));
+            List<Tensor> outs = Interpreters.under(this, () -> Bind.bind(prim, params, in));
+            for (int k = 0; k < outs.size(); k++) {
+                variances.put(outs.get(k), typing.results().get(k));
+            }
+            return outs;
         }
         if (!AdRules.hasTranspose(prim)) {
             throw new WeftException(where != null ? where : SourceLocation.capture(), "reverse mode: " + prim.name()
                     + " is applied to a tangent but has no transpose rule (its JVP rule is not linear)");
         }
-        List<Linear> outs = fresh(outAvals);
+        List<Tensor> known = new ArrayList<>(args.size());
+        List<Integer> ids = new ArrayList<>(args.size());
+        List<Aval> inputs = new ArrayList<>(args.size());
+        for (Tensor a : args) {
+            Linear l = linear(a);
+            if (l != null) {
+                l = linear(varyTo(a, typing.operands()));
+            }
+            known.add(l == null ? a : null);
+            ids.add(l == null ? -1 : l.id());
+            inputs.add(TensorAccess.aval(a));
+        }
+        List<Linear> outs = fresh(outAvals, typing.results());
         List<Tensor> results = outs.stream().map(TensorAccess::traced).toList();
         Equation eq = new Equation(prim, params, Collections.unmodifiableList(known), ids, inputs, outs,
                 prim.effect(params) instanceof Effect.Ordered, null);
@@ -114,22 +186,51 @@ final class LinearRecorder extends TransformLevel {
     }
 
     /**
+     * The tangent {@code t}, made varying wherever it is invariant and {@code to} is not (JAX's implicit
+     * {@code pvary}: the value as it is, transposed to an allreduce SUM over each such communicator); {@code t} itself
+     * when nothing changes. Where invariance rests on values from outside, the pullback settles whether it holds
+     * ({@link Agreement}) before transposing.
+     */
+    Tensor varyTo(Tensor t, Variance to) {
+        Linear l = linear(t);
+        if (l == null) {
+            return t;
+        }
+        Set<CommHandle> comms = new LinkedHashSet<>(l.variance().named());
+        comms.addAll(to.named());
+        List<Pvary.Step> steps = new ArrayList<>();
+        for (CommHandle c : comms) {
+            Set<Tensor> from = l.variance().over(c), onto = to.over(c);
+            if (from != null && (onto == null || !onto.equals(from))) {
+                steps.add(new Pvary.Step(c, from, onto));
+            }
+        }
+        if (steps.isEmpty()) {
+            return t;
+        }
+        Pvary p = new Pvary(List.copyOf(steps));
+        pvarys.add(p);
+        return record(null, List.of(l), List.of(l.aval()), List.of(l.variance().meet(to)), List.of(), true,
+                (k, cts) -> List.of(p.transpose(cts.getFirst(), settled))).getFirst();
+    }
+
+    /**
      * Records an operation whose transpose is {@code transposer} (a loop, recorded whole), with linear inputs
      * {@code in}; its outputs are fresh linear values of {@code outAvals}.
      */
-    List<Tensor> record(Primitive<?> prim, List<Linear> in, List<Aval> outAvals, List<Tensor> known,
-                        boolean ordered, Transposer transposer) {
-        List<Linear> outs = fresh(outAvals);
+    List<Tensor> record(Primitive<?> prim, List<Linear> in, List<Aval> outAvals, List<Variance> outVariances,
+                        List<Tensor> known, boolean ordered, Transposer transposer) {
+        List<Linear> outs = fresh(outAvals, outVariances);
         List<Tensor> results = outs.stream().map(TensorAccess::traced).toList();
         tape.add(new Equation(prim, null, List.copyOf(known), in.stream().map(Linear::id).toList(),
                 in.stream().map(Linear::aval).toList(), outs, ordered, transposer));
         return results;
     }
 
-    private List<Linear> fresh(List<Aval> avals) {
+    private List<Linear> fresh(List<Aval> avals, List<Variance> variances) {
         List<Linear> out = new ArrayList<>(avals.size());
-        for (Aval a : avals) {
-            out.add(new Linear(a, next++, this));
+        for (int k = 0; k < avals.size(); k++) {
+            out.add(new Linear(avals.get(k), next++, variances.get(k), this));
         }
         return out;
     }
@@ -174,6 +275,7 @@ final class LinearRecorder extends TransformLevel {
      */
     List<Tensor> pullback(List<Linear> outputs, List<Tensor> cotangents, List<Linear> inputs,
                           UnaryOperator<Tensor> known) {
+        settle();
         Map<Integer, Tensor> ct = new HashMap<>();
         for (int k = 0; k < outputs.size(); k++) {
             if (outputs.get(k) != null) {
@@ -208,6 +310,35 @@ final class LinearRecorder extends TransformLevel {
             result.add(l == null ? null : ct.get(l.id()));
         }
         return result;
+    }
+
+    /** Whether each condition of the tape's pvarys holds, by communicator, once settled. */
+    private final Map<CommHandle, Map<Tensor, Boolean>> settled = new HashMap<>();
+
+    /** Compares, once per communicator, the values from outside on which the tape's pvarys rest across its ranks. */
+    private void settle() {
+        Map<CommHandle, Set<Tensor>> open = new LinkedHashMap<>();
+        for (Pvary p : pvarys) {
+            for (Pvary.Step step : p.steps()) {
+                Map<Tensor, Boolean> done = settled.getOrDefault(step.comm(), Map.of());
+                Set<Tensor> todo = open.computeIfAbsent(step.comm(), c -> new LinkedHashSet<>());
+                for (Set<Tensor> s : Arrays.asList(step.from(), step.onto())) {
+                    if (s != null) {
+                        s.stream().filter(t -> !done.containsKey(t)).forEach(todo::add);
+                    }
+                }
+            }
+        }
+        open.forEach((comm, values) -> {
+            if (!values.isEmpty()) {
+                List<Tensor> list = List.copyOf(values);
+                boolean[] same = Agreement.same(comm, list);
+                Map<Tensor, Boolean> done = settled.computeIfAbsent(comm, c -> new HashMap<>());
+                for (int i = 0; i < same.length; i++) {
+                    done.put(list.get(i), same[i]);
+                }
+            }
+        });
     }
 
     @SuppressWarnings("unchecked")

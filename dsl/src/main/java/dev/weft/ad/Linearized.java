@@ -30,7 +30,7 @@ record Linearized(RegionTrace trace, LinearRecorder inner, List<LinearRecorder.L
 
     /** {@code primal} with a fresh linear input of {@code inner} as its tangent, which {@code in} gets. */
     static Tensor dual(JvpInterpreter jvp, LinearRecorder inner, Tensor primal, List<LinearRecorder.Linear> in) {
-        Tensor t = inner.input(TensorAccess.aval(primal));
+        Tensor t = inner.input(TensorAccess.aval(primal), inner.variance(primal));
         in.add(inner.linear(t));
         return jvp.dual(primal, t);
     }

@@ -39,9 +39,15 @@ final class ReverseCond {
     private final boolean[] tangentCapture;
     private final boolean[] tangentResult;
     private final SourceLocation where;
+    /** The enclosing recorder, which types what the branches capture. */
+    private final LinearRecorder outer;
+    /** The results' variance across ranks: where either branch's or the predicate varies. */
+    private final List<Variance> resultVariance;
 
     private ReverseCond(CondParams cond, List<Tensor> captures, boolean[] tangentCapture, boolean[] tangentResult,
-                        SourceLocation where) {
+                        SourceLocation where, LinearRecorder outer, List<Variance> resultVariance) {
+        this.outer = outer;
+        this.resultVariance = resultVariance;
         this.cond = cond;
         this.captures = captures;
         this.tangentCapture = tangentCapture;
@@ -76,8 +82,9 @@ final class ReverseCond {
             List<Tensor> outs = Bind.bindAt(where, Prims.COND, p, primals);
             return new JointJvpRule.Result(outs, Arrays.asList(new Tensor[outs.size()]));
         }
-        return new ReverseCond(p, captures, tangentCapture, tangentResult, where).run(recorder, primals.getFirst(),
-                in);
+        List<Variance> resultVariance = RegionVariance.cond(p, primals.stream().map(recorder::variance).toList());
+        return new ReverseCond(p, captures, tangentCapture, tangentResult, where, recorder, resultVariance)
+                .run(recorder, primals.getFirst(), in);
     }
 
     private JointJvpRule.Result run(LinearRecorder recorder, Tensor pred, List<LinearRecorder.Linear> in) {
@@ -95,18 +102,23 @@ final class ReverseCond {
         inputs.addAll(captured);
         List<Tensor> outs = Interpreters.under(recorder, () -> Bind.bindAt(where, Prims.COND,
                 new CondParams(t.trace().region(captured), f.trace().region(captured)), inputs));
+        for (int k = 0; k < n; k++) {
+            recorder.assume(outs.get(k), resultVariance.get(k));
+        }
         List<Tensor> known = new ArrayList<>();
         known.add(pred);
         known.addAll(outs.subList(n, outs.size()));
         known.addAll(t.invariants());
         known.addAll(f.invariants());
         List<Aval> outAvals = new ArrayList<>();
+        List<Variance> outVariances = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             if (tangentResult[k]) {
                 outAvals.add(TensorAccess.aval(outs.get(k)));
+                outVariances.add(resultVariance.get(k));
             }
         }
-        List<Tensor> linearOut = recorder.record(Prims.COND, in, outAvals, known,
+        List<Tensor> linearOut = recorder.record(Prims.COND, in, outAvals, outVariances, known,
                 t.inner().ordered() || f.inner().ordered(), (k, cts) -> back(t, f, k, cts));
         List<Tensor> tangents = new ArrayList<>(n);
         int next = 0;
@@ -122,7 +134,7 @@ final class ReverseCond {
      */
     private Linearized branch(Region region, List<Aval> before, List<Aval> after) {
         RegionTrace trace = RegionTrace.open(List.of(), where);
-        LinearRecorder inner = new LinearRecorder();
+        LinearRecorder inner = new LinearRecorder(outer);
         JvpInterpreter jvp = new JvpInterpreter();
         List<LinearRecorder.Linear> linearIn = new ArrayList<>();
         List<Tensor> args = new ArrayList<>();
@@ -136,7 +148,8 @@ final class ReverseCond {
         for (int k = 0; k < outs.size(); k++) {
             results.add(jvp.primal(outs.get(k)));
             if (tangentResult[k]) {
-                linearOut.add(inner.linear(jvp.tangent(outs.get(k))));
+                Tensor t = jvp.tangent(outs.get(k));
+                linearOut.add(t == null ? null : inner.linear(inner.varyTo(t, resultVariance.get(k))));
             }
         }
         Linearized found = Linearized.of(trace, inner, linearIn, linearOut);

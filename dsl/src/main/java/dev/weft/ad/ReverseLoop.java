@@ -47,11 +47,17 @@ final class ReverseLoop {
     private final boolean[] tangentCarry;
     private final boolean[] tangentCapture;
     private final SourceLocation where;
+    /** The enclosing recorder, which types what the body captures. */
+    private final LinearRecorder outer;
+    /** The carries' variance across ranks: where the initial carry or any step's result varies. */
+    private final List<Variance> carryVariance;
     /** Per residual: whether it changes from step to step (stacked), or not (carried once, the last step's). */
     private boolean[] stacked;
 
     private ReverseLoop(LoopParams loop, List<Tensor> captures, boolean[] tangentCarry, boolean[] tangentCapture,
-                        SourceLocation where) {
+                        SourceLocation where, LinearRecorder outer, List<Variance> carryVariance) {
+        this.outer = outer;
+        this.carryVariance = carryVariance;
         this.loop = loop;
         this.captures = captures;
         this.tangentCarry = tangentCarry;
@@ -68,13 +74,14 @@ final class ReverseLoop {
                                      List<Tensor> tangents, SourceLocation where) {
         int n = p.body().results().size();
         List<Tensor> carries = primals.subList(0, n);
+        List<Variance> carryVariance = RegionVariance.loop(p, primals.stream().map(recorder::variance).toList());
         boolean[] tangentCarry = new boolean[n];
         List<LinearRecorder.Linear> in = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             tangentCarry[k] = carries.get(k).dtype().isFloating();
             if (tangentCarry[k]) {
-                LinearRecorder.Linear l = recorder.linear(tangents.get(k));
-                in.add(l != null ? l : recorder.linear(recorder.zero(TensorAccess.aval(carries.get(k)))));
+                Tensor t = recorder.linear(tangents.get(k)) != null ? tangents.get(k) : recorder.zero(carries.get(k));
+                in.add(recorder.linear(recorder.varyTo(t, carryVariance.get(k))));
             }
         }
         boolean[] tangentCapture = new boolean[primals.size() - n];
@@ -92,7 +99,8 @@ final class ReverseLoop {
             }
             return new JointJvpRule.Result(carries, t);
         }
-        ReverseLoop r = new ReverseLoop(p, primals.subList(n, primals.size()), tangentCarry, tangentCapture, where);
+        ReverseLoop r = new ReverseLoop(p, primals.subList(n, primals.size()), tangentCarry, tangentCapture, where,
+                recorder, carryVariance);
         return r.run(recorder, carries, in);
     }
 
@@ -123,15 +131,21 @@ final class ReverseLoop {
             init.addAll(body.trace().captured());
             return Bind.bindAt(where, Prims.FORI, new LoopParams(loop.lo(), loop.hi(), body.trace().region()), init);
         });
+        for (int k = 0; k < n; k++) {
+            recorder.assume(outs.get(k), carryVariance.get(k));
+        }
         List<Tensor> known = new ArrayList<>(outs.subList(n, outs.size()));
         known.addAll(body.invariants());
         List<Aval> outAvals = new ArrayList<>();
+        List<Variance> outVariances = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             if (tangentCarry[k]) {
                 outAvals.add(TensorAccess.aval(carries.get(k)));
+                outVariances.add(carryVariance.get(k));
             }
         }
-        List<Tensor> linearOut = recorder.record(Prims.FORI, in, outAvals, known, body.inner().ordered(),
+        List<Tensor> linearOut = recorder.record(Prims.FORI, in, outAvals, outVariances, known,
+                body.inner().ordered(),
                 (k, cts) -> back(body, k, cts));
         List<Tensor> tangents = new ArrayList<>(n);
         int next = 0;
@@ -160,7 +174,11 @@ final class ReverseLoop {
         avals.addAll(stackAvals);
         RegionTrace trace = RegionTrace.open(avals, where);
         List<Tensor> params = trace.params();
-        LinearRecorder inner = new LinearRecorder();
+        LinearRecorder inner = new LinearRecorder(outer);
+        inner.assume(params.getFirst(), Variance.INVARIANT);
+        for (int k = 0; k < n; k++) {
+            inner.assume(params.get(1 + k), carryVariance.get(k));
+        }
         JvpInterpreter jvp = new JvpInterpreter();
         List<LinearRecorder.Linear> linearIn = new ArrayList<>();
         List<Tensor> args = new ArrayList<>();
@@ -178,7 +196,8 @@ final class ReverseLoop {
         for (int k = 0; k < n; k++) {
             results.add(jvp.primal(outs.get(k)));
             if (tangentCarry[k]) {
-                linearOut.add(inner.linear(jvp.tangent(outs.get(k))));
+                Tensor t = jvp.tangent(outs.get(k));
+                linearOut.add(t == null ? null : inner.linear(inner.varyTo(t, carryVariance.get(k))));
             }
         }
         Linearized found = Linearized.of(trace, inner, linearIn, linearOut);

@@ -11,8 +11,10 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreters;
+import dev.weft.spi.Setting;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
+import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -134,6 +136,29 @@ public final class Comm {
             out.add(wait(r));
         }
         return out;
+    }
+
+    /**
+     * Declares that every rank of this communicator holds the same {@code x} (JAX's replicated {@code P()} input)
+     * and returns it, marked: a function differentiated with respect to it treats it as one value shared by the
+     * ranks, invariant over this communicator, so its gradient is summed over the ranks where they use it
+     * differently (data-parallel parameters), and a result computed from invariant values alone counts once. Mark
+     * the tensor passed to {@code Weft.grad}/{@code vjp} (or captured by the function); the mark is on this tensor
+     * object, not on values computed from it. Under {@code WEFT_CHECK=strict} the ranks compare a concrete {@code x}
+     * (a collective) and a difference is an error naming this line; otherwise, and for a traced {@code x} inside
+     * {@code @Compile}, the declaration is trusted.
+     *
+     * @throws WeftException under {@code strict}, on every rank, when the ranks hold different values
+     */
+    public Tensor replicated(Tensor x) {
+        Args.notNull(x, Comm.class, "replicated", "x");
+        if ("strict".equals(Setting.CHECK.choice()) && TensorAccess.data(x) != null
+                && !Agreement.same(handle, List.of(x))[0]) {
+            throw new WeftException(SourceLocation.capture(), "replicated: the ranks of " + handle.name()
+                    + " hold different values of " + TensorAccess.aval(x) + " (declared the same on every rank)");
+        }
+        Replicas.mark(x, handle);
+        return x;
     }
 
     /** Elementwise reduction of every rank's {@code x}; every rank gets the result. */

@@ -24,7 +24,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Differentiation through communication on 1 to 4 fake ranks, against central differences of the global function
  * (every rank's input to every rank's output): each rank's JVP tangent against the change of its output when
- * every rank moves its input, and reverse mode by the dot-product test summed over the ranks.
+ * every rank moves its input, and reverse mode by the dot-product test summed over the ranks, under JAX's
+ * varying/invariant rule: the cotangent of an invariant result (the same on every rank: an allreduce, allgather or
+ * bcast not mixed with varying values) is one value, counted once, and that of a varying result one per rank.
  */
 public class CommGradTest {
     private static final double EPS = 1e-6;
@@ -32,7 +34,12 @@ public class CommGradTest {
 
     /** A function of this rank's input on {@code comm}, and the input's shape given the number of ranks. */
     public record Case(String name, Primitive<?> prim, BiFunction<Comm, Tensor, Tensor> f, int perRank, boolean positive,
-                int minRanks) {
+                int minRanks, boolean invariant) {
+        Case(String name, Primitive<?> prim, BiFunction<Comm, Tensor, Tensor> f, int perRank, boolean positive,
+             int minRanks) {
+            this(name, prim, f, perRank, positive, minRanks, false);
+        }
+
         @Override
         public String toString() {
             return name;
@@ -44,11 +51,19 @@ public class CommGradTest {
                 new Case("allreduce sum", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.sin(), ReduceOp.SUM).mul(x), 3,
                         false, 1),
                 new Case("allreduce max", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.mul(x), ReduceOp.MAX), 3,
-                        false, 1),
+                        false, 1, true),
                 new Case("allreduce min", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x, ReduceOp.MIN).exp(), 3,
-                        false, 1),
-                new Case("allreduce prod", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x, ReduceOp.PROD), 3, true, 1),
-                new Case("allgather", CommPrims.ALLGATHER, (c, x) -> c.allgather(x.exp()).mul(2), 2, false, 1),
+                        false, 1, true),
+                new Case("allreduce prod", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x, ReduceOp.PROD), 3, true, 1,
+                        true),
+                new Case("allreduce sum, invariant", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.sin(), ReduceOp.SUM)
+                        .mul(3), 3, false, 1, true),
+                new Case("allreduce sum of an invariant value", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(c.allreduce(
+                        x, ReduceOp.SUM).exp(), ReduceOp.SUM), 2, false, 1, true),
+                new Case("bcast, invariant", CommPrims.BCAST, (c, x) -> c.bcast(x.sin(), c.size() - 1), 3, false, 1,
+                        true),
+                new Case("allgather", CommPrims.ALLGATHER, (c, x) -> c.allgather(x.exp()).mul(2), 2, false, 1,
+                        true),
                 new Case("reduceScatter", CommPrims.REDUCE_SCATTER, (c, x) -> c.reduceScatter(x.mul(x), ReduceOp.SUM),
                         -2, false, 1),
                 new Case("bcast from the last rank", CommPrims.BCAST, (c, x) -> c.bcast(x.sin(), c.size() - 1).mul(x),
@@ -127,10 +142,12 @@ public class CommGradTest {
         Tensor x = input(c, comm, rnd), t = AdRulesTest.random(x.shape(), -1, 1, false, rnd);
         Vjp vjp = Weft.vjp(in -> List.of(c.f().apply(comm, in.getFirst())), List.of(x));
         Tensor y = vjp.outputs().getFirst();
-        Tensor ct = AdRulesTest.random(y.shape(), -1, 1, false, rnd);
+        // an invariant result has one cotangent, the same on every rank
+        Tensor ct = AdRulesTest.random(y.shape(), -1, 1, false, c.invariant() ? new Random(c.name().hashCode()) : rnd);
         Tensor back = vjp.pullback(List.of(ct)).getFirst();
         double[] fd = difference(c, comm, x, t);
-        double lhs = comm.allreduce(Tensor.of(new double[] {dot(ct.toDoubleArray(), fd)}), ReduceOp.SUM).item();
+        double mine = dot(ct.toDoubleArray(), fd);
+        double lhs = c.invariant() ? mine : comm.allreduce(Tensor.of(new double[] {mine}), ReduceOp.SUM).item();
         double rhs = comm.allreduce(Tensor.of(new double[] {dot(back.toDoubleArray(), t.toDoubleArray())}),
                 ReduceOp.SUM).item();
         assertThat(rhs).isCloseTo(lhs, within(TOLERANCE * (1 + Math.abs(lhs))));

@@ -1,0 +1,61 @@
+package dev.weft.comm;
+
+import dev.weft.Tensor;
+import dev.weft.spi.CommHandle;
+import dev.weft.spi.Interpreters;
+import dev.weft.spi.TensorAccess;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Whether concrete values are the same on every rank of a communicator: one allreduce MAX of each value's hash and
+ * its negation (equal exactly where every rank has the same), run eagerly even while tracing, since the values are
+ * concrete and the answer decides what is traced. Every rank must ask about the same number of values. Autodiff
+ * settles with it whether a value from outside a differentiated function is invariant; {@link Comm#replicated}
+ * checks its operand with it under {@code WEFT_CHECK=strict}.
+ */
+public final class Agreement {
+    private Agreement() {
+    }
+
+    /** For each of {@code values}, whether every rank of {@code comm} holds the same dtype, shape and bits. */
+    public static boolean[] same(CommHandle comm, List<Tensor> values) {
+        boolean[] out = new boolean[values.size()];
+        if (comm.size() < 2) {
+            Arrays.fill(out, true);
+            return out;
+        }
+        int n = values.size();
+        long[] h = new long[2 * n];
+        for (int i = 0; i < n; i++) {
+            h[i] = hash(values.get(i));
+            h[n + i] = -h[i];
+        }
+        long[] max = Interpreters.with(Interpreters.eager(), () -> Comm.of(comm).allreduce(Tensor.of(h),
+                ReduceOp.MAX).toLongArray());
+        for (int i = 0; i < n; i++) {
+            out[i] = max[i] == -max[n + i];
+        }
+        return out;
+    }
+
+    /** A 64-bit FNV-1a hash of {@code t}'s dtype, shape and bytes, never {@code Long.MIN_VALUE}. */
+    static long hash(Tensor t) {
+        long h = 0xcbf29ce484222325L;
+        h = (h ^ t.dtype().ordinal()) * 0x100000001b3L;
+        for (long d : t.shape()) {
+            h = (h ^ d) * 0x100000001b3L;
+        }
+        MemorySegment data = TensorAccess.data(t);
+        long bytes = data.byteSize(), i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            h = (h ^ data.get(ValueLayout.JAVA_LONG_UNALIGNED, i)) * 0x100000001b3L;
+        }
+        for (; i < bytes; i++) {
+            h = (h ^ (data.get(ValueLayout.JAVA_BYTE, i) & 0xff)) * 0x100000001b3L;
+        }
+        return h == Long.MIN_VALUE ? 1 : h;
+    }
+}
