@@ -9,9 +9,10 @@ import dev.weft.comm.ReduceOp;
 import java.util.List;
 
 /**
- * Least-squares regression trained by full-batch gradient descent: samples are split over ranks, each rank takes
- * the gradient of its share of the loss with {@code Weft.grad} and {@code allreduce} sums them, so every rank keeps
- * the same weights.
+ * Least-squares regression trained by full-batch gradient descent: samples are split over ranks, the weights are
+ * {@code replicated} (the same on every rank), and {@code Weft.grad} of the global loss (the ranks' shares summed by
+ * {@code allreduce}) gives every rank the gradient of the global loss, as JAX's {@code shard_map} does: no
+ * hand-written gradient allreduce.
  * The final loss must equal that of the exact least-squares fit, computed in plain Java.
  */
 public final class DataParallel {
@@ -31,8 +32,9 @@ public final class DataParallel {
     static List<Tensor> train(Comm comm, Tensor x, Tensor y, Tensor w, int epochs, double lr) {
         double n = SAMPLES;
         Tensor trained = Weft.fori(0, epochs, w, (i, wi) -> {
-            // The weights are the same on every rank: their gradient is the sum of the ranks' gradients.
-            Tensor grad = comm.allreduce(Weft.grad(v -> shareOfLoss(x, y, v, n)).apply(wi), ReduceOp.SUM);
+            // The weights are the same on every rank: their gradient sums every rank's use of them.
+            Tensor grad = Weft.grad(v -> comm.allreduce(shareOfLoss(x, y, v, n), ReduceOp.SUM))
+                    .apply(comm.replicated(wi));
             return wi.sub(grad.mul(lr));
         });
         Tensor residual = x.matmul(trained).sub(y);

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.BeforeAll;
  * against central differences of the one global loss (an invariant result itself, a varying one summed over the
  * ranks), eagerly and compiled.
  */
-class GradAcrossRanksTest {
+public class GradAcrossRanksTest {
     private static final double EPS = 1e-6;
 
     @BeforeAll
@@ -118,6 +118,11 @@ class GradAcrossRanksTest {
 
     @Ranks({1, 2, 3})
     void everyRanksGradientIsThatOfTheOneGlobalLoss(Comm c) {
+        checkGlobalLoss(c);
+    }
+
+    /** Every {@link Fn}'s gradient against central differences of its global loss, eager and compiled. */
+    public static void checkGlobalLoss(Comm c) {
         for (Fn fn : Fn.values()) {
             Random rnd = new Random(7L * c.rank() + fn.ordinal());
             Tensor x = AdRulesTest.random(new long[] {3}, -1, 1, false, rnd);
@@ -141,6 +146,11 @@ class GradAcrossRanksTest {
     /** allreduce(x)·(rank + 1) varies: every rank's result counts, so d/dx_r = Σ_s (s + 1) = n(n + 1)/2. */
     @Ranks({1, 2, 3})
     void aConstantComputedFromTheRankVaries(Comm c) {
+        checkRankConstant(c);
+    }
+
+    /** allreduce(x)·(rank + 1) under grad, vjp and jvp. */
+    public static void checkRankConstant(Comm c) {
         int n = c.size();
         Tensor x = Tensor.of(new double[] {1, 2});
         double expected = n * (n + 1) / 2.0;
@@ -184,6 +194,11 @@ class GradAcrossRanksTest {
 
     @Ranks({1, 2, 3})
     void replicatedParametersGetTheGradientOfTheGlobalMeanLossOnEveryRank(Comm c) {
+        checkDataParallel(c);
+    }
+
+    /** The data-parallel gradient with replicated parameters against that of the global mean on one process. */
+    public static void checkDataParallel(Comm c) {
         int n = c.size(), local = 4;
         Random all = new Random(3);
         Tensor xs = AdRulesTest.random(new long[] {n * local, 3}, -1, 1, false, all);

@@ -6,12 +6,15 @@ import dev.weft.comm.Comm;
 import dev.weft.it.ad.AdPrograms;
 import dev.weft.it.ad.AdRulesTest;
 import dev.weft.it.ad.CommGradTest;
+import dev.weft.it.ad.GradAcrossRanksTest;
 import java.util.Random;
 
 /**
  * Run by {@link MpiGradTest} under {@code mpirun}: every case of {@link CommGradTest} in forward and reverse mode
- * against finite differences of the global function, then a compiled data-parallel step from {@code Weft.grad}
- * against the eager one; prints {@code rank R: N cases ok} and the step's result.
+ * against finite differences of the global function, the varying/invariant checks of {@link GradAcrossRanksTest}
+ * (gradients of the global loss, replicated data-parallel parameters, constants from the rank), then a compiled
+ * data-parallel step from {@code Weft.grad} against the eager one; prints {@code rank R: N cases ok} and the step's
+ * result.
  */
 public final class GradProgram {
     private GradProgram() {
@@ -28,6 +31,9 @@ public final class GradProgram {
                 ok++;
             }
         }
+        GradAcrossRanksTest.checkGlobalLoss(world);
+        GradAcrossRanksTest.checkDataParallel(world);
+        GradAcrossRanksTest.checkRankConstant(world);
         Random rnd = new Random(world.rank());
         Tensor x = AdRulesTest.random(new long[] {6, 3}, -1, 1, false, rnd);
         Tensor y = AdRulesTest.random(new long[] {6}, -1, 1, false, rnd);

@@ -8,7 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** Gradients through every differentiable communication under {@code mpirun -np 2} ({@link GradProgram}). */
+/** Gradients through every differentiable communication under {@code mpirun -np 2} and 3 ({@link GradProgram}). */
 class MpiGradTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(120);
 
@@ -16,9 +16,13 @@ class MpiGradTest {
     @EnumSource(Mpirun.Flavor.class)
     void everyCaseMatchesFiniteDifferencesUnderMpirun(Mpirun.Flavor flavor) throws Exception {
         MpiParityTest.requireLauncher(flavor);
-        Mpirun.Result r = Mpirun.run(flavor, 2, TIMEOUT, Map.of(), GradProgram.class);
-        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
-        int cases = CommGradTest.cases().size();
-        assertThat(r.output()).contains("rank 0: " + cases + " cases ok", "rank 1: " + cases + " cases ok");
+        for (int n = 2; n <= 3; n++) {
+            Mpirun.Result r = Mpirun.run(flavor, n, TIMEOUT, Map.of(), GradProgram.class);
+            assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+            int cases = CommGradTest.cases().size();
+            for (int rank = 0; rank < n; rank++) {
+                assertThat(r.output()).contains("rank " + rank + ": " + cases + " cases ok");
+            }
+        }
     }
 }
