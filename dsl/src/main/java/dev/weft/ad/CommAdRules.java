@@ -51,10 +51,11 @@ final class CommAdRules {
             }
             throw notDifferentiable(op);
         });
-        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(ct.get(0)));
+        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.comm())));
 
         AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(p, t.get(0))));
-        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(ownBlock(p, ct.get(0), in.get(0))));
+        AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(ownBlock(p,
+                Pvary.explicit(ct.get(0), p.comm()), in.get(0))));
 
         AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
             if (p.op() != ReduceOp.SUM) {
@@ -66,8 +67,9 @@ final class CommAdRules {
                 ct.get(0))));
 
         AdRules.jvp(CommPrims.BCAST, (p, x, t, out) -> List.of(bind(p, t.get(0))));
-        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> List.of(p.comm().rank() == p.root() ? ct.get(0)
-                : ArrayAdRules.zerosLike(ct.get(0))));
+        // every rank makes the cotangent varying, so that transposing this again is a bcast on every rank
+        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.comm())
+                .mul(p.comm().rank() == p.root() ? 1 : 0)));
 
         // The root's result is the sum; another rank's is its own operand: the tangent of either is reduce's.
         AdRules.jvp(CommPrims.REDUCE, (p, x, t, out) -> {

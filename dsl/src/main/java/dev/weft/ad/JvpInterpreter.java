@@ -7,6 +7,7 @@ import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -46,6 +47,16 @@ final class JvpInterpreter extends TransformLevel {
     Tensor tangent(Tensor t) {
         Dual d = mine(t);
         return d == null ? null : d.tangent();
+    }
+
+    @Override
+    Tensor pvary(Tensor t, CommHandle comm) {
+        Dual d = mine(t);
+        if (d == null) {
+            return Interpreters.under(this, () -> Pvary.explicit(t, comm));
+        }
+        Tensor p = Interpreters.under(this, () -> Pvary.explicit(d.primal(), comm));
+        return dual(p, Interpreters.under(this, () -> Pvary.explicit(d.tangent(), comm)));
     }
 
     @Override

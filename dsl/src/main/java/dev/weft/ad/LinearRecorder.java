@@ -186,6 +186,27 @@ final class LinearRecorder extends TransformLevel {
     }
 
     /**
+     * An explicit pvary: a tangent is taken to be invariant over {@code comm} (it is the cotangent of an invariant
+     * result, whatever this level inferred of it) and made varying, its transpose an allreduce SUM; a known value
+     * is typed varying over {@code comm}, as a new tensor of the same value.
+     */
+    @Override
+    Tensor pvary(Tensor t, CommHandle comm) {
+        Linear l = linear(t);
+        if (l == null) {
+            Tensor below = Interpreters.under(this, () -> Pvary.explicit(t, comm));
+            // a new tensor of the same value, to carry its own type: the traced value rewrapped, a concrete one copied
+            Tensor alias = TensorAccess.data(below) == null ? TensorAccess.traced(TensorAccess.traced(below))
+                    : Interpreters.under(this, () -> below.mul(1));
+            variances.put(alias, variance(t).varyingOver(comm));
+            return alias;
+        }
+        Pvary p = new Pvary(List.of(new Pvary.Step(comm, Set.of(), null)));
+        return record(null, List.of(l), List.of(l.aval()), List.of(l.variance().varyingOver(comm)), List.of(), true,
+                (k, cts) -> List.of(p.transpose(cts.getFirst(), settled))).getFirst();
+    }
+
+    /**
      * The tangent {@code t}, made varying wherever it is invariant and {@code to} is not (JAX's implicit
      * {@code pvary}: the value as it is, transposed to an allreduce SUM over each such communicator); {@code t} itself
      * when nothing changes. Where invariance rests on values from outside, the pullback settles whether it holds

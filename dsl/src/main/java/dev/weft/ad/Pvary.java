@@ -5,6 +5,7 @@ import dev.weft.comm.ReduceOp;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.CommHandle;
+import dev.weft.spi.Interpreters;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,6 +31,16 @@ record Pvary(List<Step> steps) {
             Map<Tensor, Boolean> same = settled.getOrDefault(comm, Map.of());
             return conditions.stream().allMatch(t -> same.getOrDefault(t, false));
         }
+    }
+
+    /**
+     * JAX's explicit {@code pvary} of {@code t} over {@code comm}, at the current level: the transposes of the
+     * collectives with invariant results return their cotangent through it, so that transposing them again (a
+     * gradient of a gradient, {@code linearTranspose} twice) gives the collective back, as in mpi4jax. Below every
+     * transform (eagerly, or in a compiled program) it is {@code t} itself.
+     */
+    static Tensor explicit(Tensor t, CommHandle comm) {
+        return Interpreters.current() instanceof TransformLevel level ? level.pvary(t, comm) : t;
     }
 
     /** The cotangent of the pvary's operand from its result's {@code ct}, the conditions {@code settled}. */

@@ -1,5 +1,6 @@
 package dev.weft.ad;
 
+import dev.weft.Tensor;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreter;
 import dev.weft.spi.Interpreters;
@@ -10,6 +11,12 @@ import dev.weft.spi.Interpreters;
  * still knows the program is specialised to its rank.
  */
 abstract class TransformLevel implements Interpreter {
+    /**
+     * {@code t}, an invariant value of this level (a cotangent of an invariant result), as a value varying over
+     * {@code comm}: the same numbers, whose transpose, if this level transposes, is an allreduce SUM over it.
+     */
+    abstract Tensor pvary(Tensor t, CommHandle comm);
+
     @Override
     public void readComm(CommHandle comm) {
         Interpreters.under(this, () -> {

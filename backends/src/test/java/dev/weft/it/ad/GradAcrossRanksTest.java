@@ -170,6 +170,56 @@ public class GradAcrossRanksTest {
                 .mul(c.rank() + 1).toDoubleArray());
     }
 
+    /** The transpose of a linear function at {@code x} (JAX's linear_transpose, by reverse mode). */
+    static Tensor transpose(java.util.function.UnaryOperator<Tensor> f, Tensor x, Tensor ct) {
+        return Weft.vjp(in -> List.of(f.apply(in.getFirst())), List.of(x)).pullback(List.of(ct)).getFirst();
+    }
+
+    /** mpi4jax's allreduce transposes: once the identity, twice the allreduce again; its matvec and chain tests. */
+    static List<Tensor> mpi4jaxTransposes(Comm c, Tensor arr, Tensor y, Tensor aLocal, Tensor xLocal) {
+        java.util.function.UnaryOperator<Tensor> allreduce = v -> c.allreduce(v, ReduceOp.SUM);
+        java.util.function.UnaryOperator<Tensor> lt = v -> transpose(allreduce, arr, v);
+        java.util.function.UnaryOperator<Tensor> mv = v -> c.allreduce(aLocal.matmul(v), ReduceOp.SUM);
+        java.util.function.UnaryOperator<Tensor> mvT = v -> aLocal.transpose().matmul(transpose(allreduce, v, v));
+        return List.of(lt.apply(y), transpose(lt, arr, y), transpose(mv, xLocal, y), mvT.apply(y),
+                transpose(mvT, y, xLocal),
+                Weft.grad((Tensor v) -> c.allreduce(v, ReduceOp.SUM).add(c.allreduce(v, ReduceOp.SUM)).sum())
+                        .apply(Tensor.scalar(dev.weft.DType.F64, 0)));
+    }
+
+    @Compile
+    static List<Tensor> mpi4jaxTransposesCompiled(Comm c, Tensor arr, Tensor y, Tensor aLocal, Tensor xLocal) {
+        return mpi4jaxTransposes(c, arr, y, aLocal, xLocal);
+    }
+
+    @Ranks({1, 2, 3})
+    void transposesAsInMpi4jax(Comm c) {
+        checkMpi4jaxTransposes(c);
+    }
+
+    /** {@link #mpi4jaxTransposes}, eager and compiled, against the matrices computed whole on every rank. */
+    public static void checkMpi4jaxTransposes(Comm c) {
+        int n = c.size(), cols = 2 * n;
+        Random all = new Random(11);
+        Tensor a = AdRulesTest.random(new long[] {5, cols}, -1, 1, false, all);
+        Tensor x = AdRulesTest.random(new long[] {cols}, -1, 1, false, all);
+        Tensor y = AdRulesTest.random(new long[] {5}, -1, 1, false, all);
+        long lo = 2L * c.rank();
+        Tensor aLocal = a.slice(new long[] {0, lo}, new long[] {5, lo + 2});
+        Tensor xLocal = x.slice(new long[] {lo}, new long[] {lo + 2});
+        Tensor arr = Tensor.full(dev.weft.DType.F64, 1, 5);
+        Tensor aty = a.transpose().matmul(y).slice(new long[] {lo}, new long[] {lo + 2});
+        for (List<Tensor> got : List.of(mpi4jaxTransposes(c, arr, y, aLocal, xLocal),
+                mpi4jaxTransposesCompiled(c, arr, y, aLocal, xLocal))) {
+            assertThat(got.get(0).toDoubleArray()).containsExactly(y.toDoubleArray());
+            assertThat(got.get(1).toDoubleArray()).containsExactly(y.mul(n).toDoubleArray(), within(1e-12));
+            assertThat(got.get(2).toDoubleArray()).containsExactly(aty.toDoubleArray(), within(1e-12));
+            assertThat(got.get(3).toDoubleArray()).containsExactly(aty.toDoubleArray(), within(1e-12));
+            assertThat(got.get(4).toDoubleArray()).containsExactly(a.matmul(x).toDoubleArray(), within(1e-12));
+            assertThat(got.get(5).item()).isEqualTo(2.0);
+        }
+    }
+
     /** A constant that is the same everywhere keeps the result invariant: its cotangent counts once. */
     @Ranks({2, 3})
     void aConstantTheSameOnEveryRankIsInvariant(Comm c) {

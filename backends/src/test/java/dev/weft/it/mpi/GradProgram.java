@@ -34,6 +34,7 @@ public final class GradProgram {
         GradAcrossRanksTest.checkGlobalLoss(world);
         GradAcrossRanksTest.checkDataParallel(world);
         GradAcrossRanksTest.checkRankConstant(world);
+        GradAcrossRanksTest.checkMpi4jaxTransposes(world);
         Random rnd = new Random(world.rank());
         Tensor x = AdRulesTest.random(new long[] {6, 3}, -1, 1, false, rnd);
         Tensor y = AdRulesTest.random(new long[] {6}, -1, 1, false, rnd);
