@@ -13,7 +13,10 @@ import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.WeftException;
+import dev.weft.comm.Comm;
+import dev.weft.comm.ReduceOp;
 import dev.weft.spi.SourceLocation;
+import dev.weft.testing.Ranks;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
@@ -292,6 +295,58 @@ class CustomRulesTest {
         assertThat(clippedLoopCompiled(x).toDoubleArray()).containsExactly(1, 1);
     }
 
+    /** The clip in one branch of a cond: only the branch taken runs its backward pass. */
+    static Tensor clippedBranch(Tensor x) {
+        return Weft.grad(v -> Weft.cond(v.sum().gt(0), () -> one(CLIP_GRADIENT, v).mul(4), () -> v.mul(4)).sum())
+                .apply(x);
+    }
+
+    @Compile
+    static Tensor clippedBranchCompiled(Tensor x) {
+        return clippedBranch(x);
+    }
+
+    @Test
+    void customVjpInsideACond() {
+        Tensor pos = Tensor.of(new double[] {1, 2}), neg = Tensor.of(new double[] {-1, -2});
+        assertThat(clippedBranch(pos).toDoubleArray()).containsExactly(1, 1);
+        assertThat(clippedBranchCompiled(pos).toDoubleArray()).containsExactly(1, 1);
+        assertThat(clippedBranch(neg).toDoubleArray()).containsExactly(4, 4);
+        assertThat(clippedBranchCompiled(neg).toDoubleArray()).containsExactly(4, 4);
+    }
+
+    @Test
+    void theGradientOfACompiledCallUsesTheRules() {
+        Tensor x = Tensor.of(new float[] {100, 0});
+        assertThat(Weft.grad(v -> log1pexpCompiled(v).sum()).apply(x).toFloatArray()).containsExactly(1, 0.5f);
+        assertThat(Weft.grad(v -> vjpPlainCompiled(v).sum()).apply(x).toFloatArray()).containsExactly(1, 0.5f);
+    }
+
+    /** An allreduce whose backward pass is the identity, as a user might write it. */
+    static Function<List<Tensor>, List<Tensor>> summed(Comm c) {
+        return Weft.customVjp(xs -> List.of(c.allreduce(xs.getFirst(), ReduceOp.SUM)),
+                xs -> new CustomVjpForward(List.of(c.allreduce(xs.getFirst(), ReduceOp.SUM)), List.of()),
+                (r, g) -> g);
+    }
+
+    static Tensor summedGrad(Comm c, Tensor x) {
+        return Weft.grad(v -> one(summed(c), v).mul(c.rank() + 1).sum()).apply(x);
+    }
+
+    @Compile
+    static Tensor summedGradCompiled(Comm c, Tensor x) {
+        return summedGrad(c, x);
+    }
+
+    @Ranks({1, 2, 3})
+    void aCustomVjpThatCommunicates(Comm c) {
+        Tensor x = Tensor.of(new double[] {c.rank(), 1});
+        double r = c.rank() + 1;
+        assertThat(summedGrad(c, x).toDoubleArray()).containsExactly(r, r);
+        assertThat(summedGradCompiled(c, x).toDoubleArray()).containsExactly(r, r);
+        assertThat(one(summed(c), x).toDoubleArray()).containsExactly(c.size() * (c.size() - 1) / 2.0, c.size());
+    }
+
     static Tensor sinSecond(Tensor x) {
         return Weft.grad(v -> Weft.grad(u -> one(SIN_VJP, u).sum()).apply(v).sum()).apply(x);
     }
@@ -368,6 +423,14 @@ class CustomRulesTest {
         assertThat(ct.get(1).toDoubleArray()).containsExactly(0, 0, 0, 0);
         assertThat(t.apply(List.of(Tensor.of(new double[] {0.5, 0}))).get(1).toDoubleArray())
                 .containsExactly(0.5, 0.5, 0.5, 0.5);
+    }
+
+    @Test
+    void theTransposeOfALinearLoop() {
+        Function<List<Tensor>, List<Tensor>> t = Weft.linearTranspose(xs -> List.of(Weft.fori(0, 3, xs.getFirst(),
+                (i, c) -> c.mul(2).add(c.neg().mul(0.5)))), List.of(Tensor.zeros(DType.F64, 2)));
+        assertThat(t.apply(List.of(Tensor.of(new double[] {1, -2}))).getFirst().toDoubleArray())
+                .containsExactly(3.375, -6.75);
     }
 
     @Compile
