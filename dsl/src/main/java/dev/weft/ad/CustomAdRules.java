@@ -50,14 +50,19 @@ final class CustomAdRules {
                                                  SourceLocation where) {
         int n = p.arguments();
         refuseCapturedTangents(p, tangents, t -> t != null, where);
-        if (tangents.subList(0, n).stream().allMatch(t -> t == null)) {
+        boolean communicates = communicates(p.body());
+        if (!communicates && tangents.subList(0, n).stream().allMatch(t -> t == null)) {
             List<Tensor> outs = Bind.bindAt(where, Prims.CUSTOM_JVP_CALL, p, primals);
             return new JointJvpRule.Result(outs, Arrays.asList(new Tensor[outs.size()]));
         }
+        // a rule that communicates runs on every rank, whichever have tangents, so that all follow one schedule
+        LinearRecorder recorder = communicates && Interpreters.current() instanceof LinearRecorder r ? r : null;
         List<Tensor> args = primals.subList(0, n);
         List<Tensor> in = new ArrayList<>(n);
         for (int k = 0; k < n; k++) {
-            in.add(tangents.get(k) != null ? tangents.get(k) : ArrayAdRules.zerosLike(args.get(k)));
+            Tensor a = args.get(k);
+            in.add(tangents.get(k) != null ? tangents.get(k) : recorder != null && a.dtype().isFloating()
+                    ? recorder.zero(TensorAccess.aval(a)) : ArrayAdRules.zerosLike(a));
         }
         Jvp r = p.rule().apply(List.copyOf(args), List.copyOf(in));
         String rule = "the customJvp rule (defined at " + p.defined() + ")";
@@ -98,16 +103,19 @@ final class CustomAdRules {
         int n = p.arguments();
         boolean any = tangents.subList(0, n).stream().anyMatch(t -> recorder == null ? t != null
                 : recorder.linear(t) != null);
+        // under reverse mode, a function that communicates is an equation on every rank, whichever have tangents
+        boolean everyRank = recorder != null && communicates(p.body());
         if (any && recorder == null) {
             throw new WeftException(at, "forward mode (jvp) cannot differentiate the customVjp function defined at "
                     + p.defined() + ", as in JAX: use reverse mode (grad, vjp), or Weft.customJvp for a function"
                     + " that forward mode must differentiate");
         }
         refuseCapturedTangents(p, tangents, t -> recorder == null ? t != null : recorder.linear(t) != null, at);
-        if (!any) {
+        if (!any && !everyRank) {
             return Interpreters.under(jvp, () -> Bind.bindAt(at, Prims.CUSTOM_VJP_CALL, p, primals));
         }
-        JointJvpRule.Result r = Interpreters.under(jvp, () -> reverse(recorder, p, primals, tangents, at));
+        JointJvpRule.Result r = Interpreters.under(jvp, () -> reverse(recorder, p, primals, tangents, everyRank,
+                at));
         List<Tensor> results = new ArrayList<>(r.outputs().size());
         for (int k = 0; k < r.outputs().size(); k++) {
             results.add(jvp.dual(r.outputs().get(k), r.tangents().get(k)));
@@ -115,15 +123,21 @@ final class CustomAdRules {
         return results;
     }
 
-    /** {@code fwd} run on the known arguments, and one equation on {@code recorder} transposed by {@code bwd}. */
+    /**
+     * {@code fwd} run on the known arguments, and one equation on {@code recorder} transposed by {@code bwd}; with
+     * {@code everyFloating}, a floating argument without a tangent gets a linear zero.
+     */
     private static JointJvpRule.Result reverse(LinearRecorder recorder, CustomVjpParams p, List<Tensor> primals,
-                                               List<Tensor> tangents, SourceLocation where) {
+                                               List<Tensor> tangents, boolean everyFloating, SourceLocation where) {
         int n = p.arguments();
         List<Tensor> args = List.copyOf(primals.subList(0, n));
         List<LinearRecorder.Linear> in = new ArrayList<>();
         List<Integer> linearArgs = new ArrayList<>();
         for (int k = 0; k < n; k++) {
             LinearRecorder.Linear l = recorder.linear(tangents.get(k));
+            if (l == null && everyFloating && args.get(k).dtype().isFloating()) {
+                l = recorder.linear(recorder.zero(TensorAccess.aval(args.get(k))));
+            }
             if (l != null) {
                 in.add(l);
                 linearArgs.add(k);

@@ -347,6 +347,30 @@ class CustomRulesTest {
         assertThat(one(summed(c), x).toDoubleArray()).containsExactly(c.size() * (c.size() - 1) / 2.0, c.size());
     }
 
+    /** An allreduce with its own rule; rank 0 applies it to a constant, the others to what they differentiate. */
+    static Tensor reducedGrad(Comm c, Tensor x) {
+        Function<List<Tensor>, List<Tensor>> f = Weft.customJvp(xs -> List.of(c.allreduce(xs.getFirst(),
+                ReduceOp.SUM)), (p, t) -> new Jvp(List.of(c.allreduce(p.getFirst(), ReduceOp.SUM)),
+                List.of(c.allreduce(t.getFirst(), ReduceOp.SUM))));
+        return Weft.grad(v -> one(f, c.rank() == 0 ? Tensor.of(new double[] {1, 1}) : v).sum().add(v.sum()))
+                .apply(x);
+    }
+
+    @Compile
+    static Tensor reducedGradCompiled(Comm c, Tensor x) {
+        return reducedGrad(c, x);
+    }
+
+    @Ranks({2, 3})
+    void aCustomJvpThatCommunicatesRunsItsRuleOnEveryRank(Comm c) {
+        Tensor x = Tensor.of(new double[] {c.rank(), 1});
+        double[] eager = reducedGrad(c, x).toDoubleArray();
+        assertThat(reducedGradCompiled(c, x).toDoubleArray()).containsExactly(eager);
+        if (c.rank() == 0) {
+            assertThat(eager).containsExactly(1, 1);
+        }
+    }
+
     static Tensor sinSecond(Tensor x) {
         return Weft.grad(v -> Weft.grad(u -> one(SIN_VJP, u).sum()).apply(v).sum()).apply(x);
     }
