@@ -49,20 +49,22 @@ final class CustomAdRules {
     private static JointJvpRule.Result customJvp(CustomJvpParams p, List<Tensor> primals, List<Tensor> tangents,
                                                  SourceLocation where) {
         int n = p.arguments();
-        refuseCapturedTangents(p, tangents, t -> t != null, where);
+        // under reverse mode a tangent is a linear value of its recorder; a known one is a zero
+        LinearRecorder recorder = Interpreters.current() instanceof LinearRecorder r ? r : null;
+        Predicate<Tensor> has = t -> recorder == null ? t != null : recorder.linear(t) != null;
+        refuseCapturedTangents(p, tangents, has, where);
         boolean communicates = communicates(p.body());
-        if (!communicates && tangents.subList(0, n).stream().allMatch(t -> t == null)) {
+        if (!communicates && tangents.subList(0, n).stream().noneMatch(has)) {
             List<Tensor> outs = Bind.bindAt(where, Prims.CUSTOM_JVP_CALL, p, primals);
             return new JointJvpRule.Result(outs, Arrays.asList(new Tensor[outs.size()]));
         }
         // a rule that communicates runs on every rank, whichever have tangents, so that all follow one schedule
-        LinearRecorder recorder = communicates && Interpreters.current() instanceof LinearRecorder r ? r : null;
         List<Tensor> args = primals.subList(0, n);
         List<Tensor> in = new ArrayList<>(n);
         for (int k = 0; k < n; k++) {
             Tensor a = args.get(k);
-            in.add(tangents.get(k) != null ? tangents.get(k) : recorder != null && a.dtype().isFloating()
-                    ? recorder.zero(TensorAccess.aval(a)) : ArrayAdRules.zerosLike(a));
+            in.add(tangents.get(k) != null ? tangents.get(k) : recorder != null && communicates
+                    && a.dtype().isFloating() ? recorder.zero(TensorAccess.aval(a)) : ArrayAdRules.zerosLike(a));
         }
         Jvp r = p.rule().apply(List.copyOf(args), List.copyOf(in));
         String rule = "the customJvp rule (defined at " + p.defined() + ")";
