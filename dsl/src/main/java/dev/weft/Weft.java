@@ -1,7 +1,9 @@
 package dev.weft;
 
 import dev.weft.ad.Autodiff;
+import dev.weft.ad.LinearTranspose;
 import dev.weft.graph.ControlFlow;
+import dev.weft.graph.CustomCalls;
 import dev.weft.spi.Args;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.WeftRuntime;
@@ -137,6 +139,55 @@ public final class Weft {
         Args.notNull(f, Weft.class, "vjp", "f");
         Args.noNulls(primals, Weft.class, "vjp", "primals");
         return Autodiff.vjp(f, List.copyOf(primals));
+    }
+
+    /**
+     * {@code f} with a forward-mode rule of the user's (JAX's {@code custom_jvp}): called, it runs {@code f}
+     * (eagerly, or recorded inside {@code @Compile}); differentiated, by {@link #jvp} or by reverse mode
+     * ({@link #grad}, {@link #vjp}, which transpose the rule's tangent computation, so it must be linear in the
+     * tangents), {@code jvp} gives its outputs and their tangents instead. The rule holds inside {@link #fori} and
+     * {@link #cond} bodies too, and an outer transform differentiates the rule's own code (grad of grad). Caveats:
+     * only the arguments carry derivatives, so {@code f} must not use a tensor being differentiated from the
+     * enclosing code (an error says so; pass it as an argument); {@code f} and the rule must not keep traced tensors
+     * of one call for another.
+     */
+    public static Function<List<Tensor>, List<Tensor>> customJvp(Function<List<Tensor>, List<Tensor>> f,
+                                                                 CustomJvpRule jvp) {
+        Args.notNull(f, Weft.class, "customJvp", "f");
+        Args.notNull(jvp, Weft.class, "customJvp", "jvp");
+        return CustomCalls.customJvp(f, jvp, SourceLocation.capture());
+    }
+
+    /**
+     * {@code f} with reverse-mode passes of the user's (JAX's {@code custom_vjp}): called, it runs {@code f};
+     * under reverse mode ({@link #grad}, {@link #vjp}) {@code fwd} runs instead, returning the outputs and the
+     * residuals, and the pullback calls {@code bwd(residuals, output cotangents)}, which returns one cotangent per
+     * argument (of its dtype and shape; {@code null} for zero; a wrong count, shape or dtype is an error naming the
+     * call's line). {@code bwd} is differentiated like any code (grad of grad). Forward mode ({@link #jvp},
+     * {@link #jacfwd}) refuses it, as JAX does. Same caveats as {@link #customJvp}.
+     */
+    public static Function<List<Tensor>, List<Tensor>> customVjp(
+            Function<List<Tensor>, List<Tensor>> f, Function<List<Tensor>, CustomVjpForward> fwd,
+            BiFunction<List<Tensor>, List<Tensor>, List<Tensor>> bwd) {
+        Args.notNull(f, Weft.class, "customVjp", "f");
+        Args.notNull(fwd, Weft.class, "customVjp", "fwd");
+        Args.notNull(bwd, Weft.class, "customVjp", "bwd");
+        return CustomCalls.customVjp(f, fwd, bwd, SourceLocation.capture());
+    }
+
+    /**
+     * The transpose of a linear {@code f} (JAX's {@code linear_transpose}): the returned function maps cotangents
+     * of {@code f}'s outputs to those of its inputs. {@code primals} give only the inputs' dtypes and shapes.
+     * {@code f} is linearised once, here, by reverse mode at zeros (so it runs once, communication included), and
+     * the result may be called any number of times. A nonlinear {@code f} (an input multiplied by an input, or
+     * passed to {@code exp}) is refused where that is seen; inside a {@link #fori} or {@link #cond} body it is not
+     * checked.
+     */
+    public static Function<List<Tensor>, List<Tensor>> linearTranspose(Function<List<Tensor>, List<Tensor>> f,
+                                                                       List<Tensor> primals) {
+        Args.notNull(f, Weft.class, "linearTranspose", "f");
+        Args.noNulls(primals, Weft.class, "linearTranspose", "primals");
+        return LinearTranspose.of(f, List.copyOf(primals));
     }
 
     /**

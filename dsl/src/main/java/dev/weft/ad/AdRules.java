@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * flow), a {@link TransposeRule} for the primitives that appear linearly in tangents, or a reason it is not
  * differentiable. The array primitives'
  * rules are registered together in {@link ArrayAdRules}, the communication primitives' in {@link CommAdRules},
- * {@code fori}'s and {@code cond}'s in {@link ControlFlowAdRules}; a
+ * {@code fori}'s and {@code cond}'s in {@link ControlFlowAdRules}, the custom functions' in {@link CustomAdRules}; a
  * coverage test requires every primitive to have a JVP
  * rule or a reason.
  */
@@ -36,6 +36,7 @@ public final class AdRules {
             ArrayAdRules.register();
             CommAdRules.register();
             ControlFlowAdRules.register();
+            CustomAdRules.register();
         }
 
         /** Does nothing: calling it initialises this class, which happens once. */

@@ -4,6 +4,7 @@ import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.graph.GraphEvaluator;
 import dev.weft.prim.CondParams;
+import dev.weft.prim.CustomVjpParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
@@ -64,6 +65,9 @@ final class JvpInterpreter extends TransformLevel {
                              SourceLocation where) {
         if (AdRules.jointJvpRule(prim).isPresent()) {
             return joint(prim, params, args, where);
+        }
+        if (params instanceof CustomVjpParams p) {
+            return CustomAdRules.customVjp(this, p, args, where);
         }
         List<Tensor> primals = new ArrayList<>(args.size());
         List<Tensor> tangents = new ArrayList<>(args.size());
@@ -126,8 +130,9 @@ final class JvpInterpreter extends TransformLevel {
     /**
      * A primitive whose rule computes outputs and tangents together (control flow): every floating value gets a
      * tangent, zeros where none, so that all ranks follow one schedule. Right above reverse mode's recorder a loop
-     * is {@link ReverseLoop}, a cond on a traced predicate {@link ReverseCond}, and one on a concrete predicate the
-     * branch it picks, evaluated at this level.
+     * is {@link ReverseLoop}, a cond on a traced predicate {@link ReverseCond}, one on a concrete predicate the
+     * branch it picks, evaluated at this level, and anything else (a custom JVP) its rule, which the recorder
+     * linearises.
      */
     private <P extends Params> List<Tensor> joint(Primitive<P> prim, Params params, List<Tensor> args,
                                                   SourceLocation where) {
@@ -159,7 +164,8 @@ final class JvpInterpreter extends TransformLevel {
         JointJvpRule.Result r = Interpreters.under(this, () -> recorder == null
                 ? rule.jvp(prim.paramsType().cast(params), primals, tangents, at)
                 : params instanceof LoopParams loop ? ReverseLoop.apply(recorder, loop, primals, tangents, at)
-                : ReverseCond.apply(recorder, (CondParams) params, primals, tangents, at));
+                : params instanceof CondParams cond ? ReverseCond.apply(recorder, cond, primals, tangents, at)
+                : rule.jvp(prim.paramsType().cast(params), primals, tangents, at));
         List<Tensor> results = new ArrayList<>(r.outputs().size());
         for (int i = 0; i < r.outputs().size(); i++) {
             results.add(dual(r.outputs().get(i), r.tangents().get(i)));

@@ -15,6 +15,9 @@ import java.util.List;
  *       the final carries.</li>
  *   <li>{@code cond}: inputs {@code [pred (bool scalar), captures...]}, params {@code CondParams(onTrue, onFalse)},
  *       each region with parameters {@code [captures...]} (one list for both) returning the outputs.</li>
+ *   <li>{@code custom_jvp_call}, {@code custom_vjp_call}: inputs {@code [arguments..., captures...]}, params a
+ *       {@code CustomCallParams} (the function's body with those parameters, and the user's rules); outputs the
+ *       body's.</li>
  * </ul>
  */
 public final class Node {

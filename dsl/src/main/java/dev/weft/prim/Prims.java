@@ -261,6 +261,20 @@ public final class Prims {
      */
     public static final Primitive<CondParams> COND = pure("cond", CondParams.class, Prims::cond);
 
+    /**
+     * A function with a user-given forward-mode rule ({@code Weft.customJvp}): inputs
+     * {@code [arguments..., captures...]}, its closed body in its {@link CustomJvpParams}; outputs the body's.
+     */
+    public static final Primitive<CustomJvpParams> CUSTOM_JVP_CALL = pure("custom_jvp_call", CustomJvpParams.class,
+            Prims::customCall);
+
+    /**
+     * A function with user-given forward and backward passes for reverse mode ({@code Weft.customVjp}): inputs
+     * {@code [arguments..., captures...]}, its closed body in its {@link CustomVjpParams}; outputs the body's.
+     */
+    public static final Primitive<CustomVjpParams> CUSTOM_VJP_CALL = pure("custom_vjp_call", CustomVjpParams.class,
+            Prims::customCall);
+
     private static List<Aval> fori(List<Aval> in, LoopParams p) {
         List<Aval> params = avals(p.body().params()), results = avals(p.body().results());
         if (params.size() != in.size() + 1 || !params.getFirst().equals(Aval.of(DType.I32))
@@ -299,6 +313,14 @@ public final class Prims {
                     + k + ")");
         }
         return t;
+    }
+
+    private static List<Aval> customCall(List<Aval> in, CustomCallParams p) {
+        if (!avals(p.body().params()).equals(in) || p.arguments() > in.size()) {
+            throw new IllegalArgumentException("custom call: body parameters " + avals(p.body().params())
+                    + " do not match the inputs " + in);
+        }
+        return avals(p.body().results());
     }
 
     private static List<Aval> avals(List<Var> vars) {

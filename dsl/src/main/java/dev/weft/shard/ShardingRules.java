@@ -11,6 +11,7 @@ import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.CommPrims;
 import dev.weft.prim.ConcatParams;
 import dev.weft.prim.CondParams;
+import dev.weft.prim.CustomCallParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
@@ -99,6 +100,10 @@ public final class ShardingRules {
         RULES.put(Prims.FORI, ShardingRules::fori);
         RULES.put(Prims.RESHAPE, ShardingRules::reshape);
         RULES.put(Prims.COND, ShardingRules::cond);
+        // the custom rules were applied when the program was traced: partitioned, the function is its body
+        for (Primitive<?> p : List.of(Prims.CUSTOM_JVP_CALL, Prims.CUSTOM_VJP_CALL)) {
+            RULES.put(p, (n, in, part) -> part.evaluate(((CustomCallParams) n.params()).body(), in));
+        }
         for (Primitive<?> p : List.of(Prims.DYNAMIC_SLICE, Prims.DYNAMIC_UPDATE_SLICE, Prims.IOTA,
                 Prims.CONSTANT)) {
             RULES.put(p, ShardingRules::replicated);

@@ -23,6 +23,8 @@ import dev.weft.prim.ConvertParams;
 import dev.weft.prim.DynamicSliceParams;
 import dev.weft.prim.IotaParams;
 import dev.weft.prim.CondParams;
+import dev.weft.prim.CustomJvpParams;
+import dev.weft.prim.CustomVjpParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
@@ -124,6 +126,15 @@ class MlirOptTest {
         Region f = no.region(no.param(F23));
         outs.add(g.node(Prims.COND, new CondParams(t, f), List.of(pred, x), List.of(F23)).getFirst());
         used.addAll(List.of(Prims.FORI, Prims.COND));
+
+        GraphBuilder square = g.nested();
+        Var s = square.param(F23);
+        Region squared = square.region(square.op(Prims.MUL, s, s));
+        outs.add(g.node(Prims.CUSTOM_JVP_CALL, new CustomJvpParams(squared, 1, (primals, tangents) -> null,
+                SourceLocation.UNKNOWN), List.of(x), List.of(F23)).getFirst());
+        outs.add(g.node(Prims.CUSTOM_VJP_CALL, new CustomVjpParams(squared, 1, xs -> null, (r, cts) -> null,
+                SourceLocation.UNKNOWN), List.of(y), List.of(F23)).getFirst());
+        used.addAll(List.of(Prims.CUSTOM_JVP_CALL, Prims.CUSTOM_VJP_CALL));
         return g.graph(outs.toArray(Var[]::new));
     }
 

@@ -5,6 +5,7 @@ import dev.weft.TracedValueException;
 import dev.weft.WeftException;
 import dev.weft.graph.GraphEvaluator;
 import dev.weft.prim.CondParams;
+import dev.weft.prim.CustomCallParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
@@ -24,8 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Runs primitives at once on the CPU: each primitive maps to an {@link EagerRule} that calls the kernels of
  * {@link dev.weft.backends.cpu.kernels}. Results live in fresh 64-byte-aligned buffers freed by the garbage
- * collector. {@code fori} and {@code cond} evaluate their regions ({@link GraphEvaluator}): a Java loop over the
- * body, the branch the predicate picks.
+ * collector. {@code fori}, {@code cond} and the custom functions evaluate their regions ({@link GraphEvaluator}): a
+ * Java loop over the body, the branch the predicate picks, the function's body.
  */
 public final class CpuEagerInterpreter implements Interpreter {
     private final Map<Primitive<?>, EagerRule<?>> rules = new ConcurrentHashMap<>();
@@ -42,7 +43,8 @@ public final class CpuEagerInterpreter implements Interpreter {
 
     /** True if {@code prim} has an eager rule here (control flow always has). */
     public boolean has(Primitive<?> prim) {
-        return rules.containsKey(prim) || prim == Prims.FORI || prim == Prims.COND;
+        return rules.containsKey(prim) || prim == Prims.FORI || prim == Prims.COND || prim == Prims.CUSTOM_JVP_CALL
+                || prim == Prims.CUSTOM_VJP_CALL;
     }
 
     @Override
@@ -53,6 +55,9 @@ public final class CpuEagerInterpreter implements Interpreter {
         }
         if (params instanceof CondParams p) {
             return GraphEvaluator.branch(p, args);
+        }
+        if (params instanceof CustomCallParams p) {
+            return GraphEvaluator.evaluate(p.body(), args);
         }
         EagerRule<?> rule = rules.get(prim);
         if (rule == null) {

@@ -52,6 +52,12 @@ public class AdRulesTest {
         }
     }
 
+    /** {@code x · sin(y)} with its derivative given as a custom rule. */
+    private static final Function<List<Tensor>, List<Tensor>> X_SIN_Y = Weft.customJvp(
+            x -> List.of(x.get(0).mul(x.get(1).sin())),
+            (p, t) -> new Jvp(List.of(p.get(0).mul(p.get(1).sin())),
+                    List.of(t.get(0).mul(p.get(1).sin()).add(t.get(1).mul(p.get(0)).mul(p.get(1).cos())))));
+
     private static Case c(String name, Primitive<?> prim, Function<List<Tensor>, Tensor> f, Input... in) {
         return new Case(name, prim, f, List.of(in), 1e-6, 1e-6);
     }
@@ -116,7 +122,8 @@ public class AdRulesTest {
                         () -> x.get(0).mul(x.get(1)), () -> x.get(1).exp()), Input.of(0.2, 1, m), Input.any(m)),
                 c("cond, false branch", Prims.COND, x -> Weft.cond(x.get(0).sum().lt(0),
                         () -> x.get(0).mul(x.get(1)), () -> x.get(1).exp().mul(x.get(0))), Input.of(0.2, 1, m),
-                        Input.any(m)));
+                        Input.any(m)),
+                c("custom_jvp", Prims.CUSTOM_JVP_CALL, x -> X_SIN_Y.apply(x).getFirst(), Input.any(m), Input.any(m)));
     }
 
     /** A comparison choosing between two branches; the inputs never come close to a tie. */
