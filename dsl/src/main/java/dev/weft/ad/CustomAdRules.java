@@ -44,6 +44,11 @@ final class CustomAdRules {
         AdRules.jointJvp(Prims.CUSTOM_JVP_CALL, CustomAdRules::customJvp);
         AdRules.notDifferentiable(Prims.CUSTOM_VJP_CALL, "forward mode (jvp) cannot differentiate a customVjp"
                 + " function, as in JAX; reverse mode (grad, vjp) uses its fwd and bwd");
+        // a custom function's results vary across ranks as its body's do
+        AdRules.variance(Prims.CUSTOM_JVP_CALL, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
+                RegionVariance.results(p.body(), in)));
+        AdRules.variance(Prims.CUSTOM_VJP_CALL, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
+                RegionVariance.results(p.body(), in)));
     }
 
     private static JointJvpRule.Result customJvp(CustomJvpParams p, List<Tensor> primals, List<Tensor> tangents,
@@ -64,7 +69,7 @@ final class CustomAdRules {
         for (int k = 0; k < n; k++) {
             Tensor a = args.get(k);
             in.add(tangents.get(k) != null ? tangents.get(k) : recorder != null && communicates
-                    && a.dtype().isFloating() ? recorder.zero(TensorAccess.aval(a)) : ArrayAdRules.zerosLike(a));
+                    && a.dtype().isFloating() ? recorder.zero(a) : ArrayAdRules.zerosLike(a));
         }
         Jvp r = p.rule().apply(List.copyOf(args), List.copyOf(in));
         String rule = "the customJvp rule (defined at " + p.defined() + ")";
@@ -138,7 +143,7 @@ final class CustomAdRules {
         for (int k = 0; k < n; k++) {
             LinearRecorder.Linear l = recorder.linear(tangents.get(k));
             if (l == null && everyFloating && args.get(k).dtype().isFloating()) {
-                l = recorder.linear(recorder.zero(TensorAccess.aval(args.get(k))));
+                l = recorder.linear(recorder.zero(args.get(k)));
             }
             if (l != null) {
                 in.add(l);
@@ -153,16 +158,19 @@ final class CustomAdRules {
         List<Var> results = p.body().results();
         check(fwd + " returned %d outputs but the function returns %d", forward.outputs().size(), results.size(),
                 where);
+        List<Variance> typed = RegionVariance.results(p.body(), primals.stream().map(recorder::variance).toList());
         List<Aval> outAvals = new ArrayList<>();
+        List<Variance> outVariances = new ArrayList<>();
         for (int k = 0; k < results.size(); k++) {
             Aval a = results.get(k).aval();
             same(a, forward.outputs().get(k), fwd + " returned output " + k + " as %s but the function returns %s",
                     where);
             if (a.dtype().isFloating()) {
                 outAvals.add(a);
+                outVariances.add(typed.get(k));
             }
         }
-        List<Tensor> linearOut = recorder.record(Prims.CUSTOM_VJP_CALL, in, outAvals, forward.residuals(),
+        List<Tensor> linearOut = recorder.record(Prims.CUSTOM_VJP_CALL, in, outAvals, outVariances, forward.residuals(),
                 communicates(p.body()), (residuals, cts) -> backward(p, args, linearArgs, residuals, cts, where));
         List<Tensor> out = new ArrayList<>(results.size());
         int next = 0;

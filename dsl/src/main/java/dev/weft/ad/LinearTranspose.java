@@ -7,6 +7,7 @@ import dev.weft.WeftException;
 import dev.weft.graph.RegionParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -42,7 +43,9 @@ public final class LinearTranspose {
         for (int k = 0; k < primals.size(); k++) {
             Tensor zero = Tensor.zeros(primals.get(k).dtype(), primals.get(k).shape());
             derived.mark(zero, "input " + k, where);
-            Tensor in = zero.dtype().isFloating() ? recorder.input(TensorAccess.aval(zero)) : zero;
+            recorder.assume(zero, recorder.inputVariance(primals.get(k)));
+            Tensor in = zero.dtype().isFloating() ? recorder.input(TensorAccess.aval(zero),
+                    recorder.inputVariance(primals.get(k))) : zero;
             inputs.add(in);
             duals.add(in == zero ? zero : jvp.dual(zero, in));
         }
@@ -94,6 +97,16 @@ public final class LinearTranspose {
             if (fromInputs && !(params instanceof RegionParams)) {
                 SourceLocation at = where != null ? where : SourceLocation.capture();
                 out.forEach(o -> mark(o, prim.name(), at));
+            }
+            return out;
+        }
+
+        @Override
+        Tensor pvary(Tensor t, CommHandle comm) {
+            Tensor out = Interpreters.under(this, () -> Pvary.explicit(t, comm));
+            From from = marked.get(Linearized.key(t));
+            if (from != null) {
+                marked.put(Linearized.key(out), from);
             }
             return out;
         }
