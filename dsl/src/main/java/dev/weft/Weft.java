@@ -6,6 +6,7 @@ import dev.weft.graph.ControlFlow;
 import dev.weft.spi.Args;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.WeftRuntime;
+import java.util.Collections;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.function.BiFunction;
@@ -184,8 +185,8 @@ public final class Weft {
     /** {@link #vmap(Function, int[], int[])} of a function of one tensor, batched along axis 0 in and out. */
     public static Function<Tensor, Tensor> vmap(Function<Tensor, Tensor> f) {
         Args.notNull(f, Weft.class, "vmap", "f");
-        Function<List<Tensor>, List<Tensor>> batched = Vmap.vmap(xs -> List.of(f.apply(xs.getFirst())),
-                new int[] {0}, new int[] {0});
+        Function<List<Tensor>, List<Tensor>> batched = Vmap.vmap(
+                xs -> Collections.singletonList(f.apply(xs.getFirst())), new int[] {0}, new int[] {0});
         return x -> batched.apply(List.of(Args.notNull(x, Weft.class, "vmap", "x"))).getFirst();
     }
 
