@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeAll;
@@ -164,6 +165,59 @@ class VmapCommTest {
     static Tensor compiled(Comm comm, String name, Tensor x) {
         Case c = cases().stream().filter(k -> k.name().equals(name)).findFirst().orElseThrow();
         return batched(c, comm, x);
+    }
+
+    /** A sum of squares across the ranks, then gathered, for {@code vmap} of {@code grad} and back. */
+    static Tensor exchanged(Comm c, Tensor x) {
+        Tensor shifted = c.sendrecv(x.sin(), next(c), prev(c), 3);
+        return c.allgather(c.allreduce(x.mul(shifted), ReduceOp.SUM)).mul(x.sum()).sum();
+    }
+
+    static Tensor vmapOfGrad(Comm c, Tensor x) {
+        return Weft.vmap(Weft.grad((Tensor v) -> exchanged(c, v))).apply(x);
+    }
+
+    @Compile
+    static Tensor vmapOfGradCompiled(Comm c, Tensor x) {
+        return vmapOfGrad(c, x);
+    }
+
+    static Tensor gradOfVmap(Comm c, Tensor x) {
+        return Weft.grad((Tensor v) -> Weft.vmap((Tensor u) -> exchanged(c, u)).apply(v).sum()).apply(x);
+    }
+
+    @Compile
+    static Tensor gradOfVmapCompiled(Comm c, Tensor x) {
+        return gradOfVmap(c, x);
+    }
+
+    @Test
+    void gradientsThroughCommunicationBatchAsALoopDoes() {
+        for (int n = 2; n <= 3; n++) {
+            RankRunner.run(n, comm -> {
+                Tensor x = Batches.random(new Random(comm.rank()), -1, 1, BATCH, 3);
+                Tensor expected = Batches.loop(xs -> List.of(Weft.grad((Tensor v) -> exchanged(comm, v))
+                        .apply(xs.getFirst())), new int[] {0}, new int[] {0}, List.of(x), BATCH).getFirst();
+                TensorAssert.assertThat(vmapOfGrad(comm, x)).isCloseTo(expected, TOLERANCE);
+                TensorAssert.assertThat(vmapOfGradCompiled(comm, x)).isCloseTo(expected, TOLERANCE);
+                TensorAssert.assertThat(gradOfVmap(comm, x)).isCloseTo(expected, TOLERANCE);
+                TensorAssert.assertThat(gradOfVmapCompiled(comm, x)).isCloseTo(expected, TOLERANCE);
+            });
+        }
+    }
+
+    @Test
+    void vmapOfVmapCarriesBothBatchesInOneMessage() {
+        RankRunner.run(3, comm -> {
+            Tensor x = Batches.random(new Random(comm.rank()), -1, 1, 2, 3, 4);
+            Function<List<Tensor>, List<Tensor>> f = xs -> List.of(exchanged(comm, xs.getFirst()).add(
+                    ring(comm, xs.getFirst())));
+            Function<List<Tensor>, List<Tensor>> inner = Weft.vmap(f, new int[] {1}, new int[] {0});
+            Tensor actual = Weft.vmap(inner, new int[] {0}, new int[] {1}).apply(List.of(x)).getFirst();
+            Tensor expected = Batches.loop(xs -> Batches.loop(f, new int[] {1}, new int[] {0}, xs, 4),
+                    new int[] {0}, new int[] {1}, List.of(x), 2).getFirst();
+            TensorAssert.assertThat(actual).isCloseTo(expected, TOLERANCE);
+        });
     }
 
     @Test
