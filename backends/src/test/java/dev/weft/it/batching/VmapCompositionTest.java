@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.testing.TensorAssert;
 import java.util.List;
@@ -130,6 +131,21 @@ class VmapCompositionTest {
         Tensor expected = Batches.loop(in -> Weft.jvp(a -> List.of(f.apply(a.getFirst())), List.of(in.get(0)),
                 List.of(in.get(1))).tangents(), new int[] {0, 0}, new int[] {0}, List.of(x, t), 3).getFirst();
         TensorAssert.assertThat(tangent).isCloseTo(expected, TOLERANCE);
+    }
+
+    @Compile
+    static Tensor loopCompiled(Tensor x, Tensor w) {
+        return Weft.vmap((Tensor v) -> Weft.fori(0, 5, v, (i, c) -> c.mul(w).sin())).apply(x);
+    }
+
+    @Test
+    void aBatchedLoopIsOneLoopInTheCompiledProgram() {
+        String mlir = Weft.lower(VmapCompositionTest.class, "loopCompiled", TensorSpec.of(DType.F64, 3, 4),
+                TensorSpec.of(DType.F64, 4)).toMlir();
+        assertThat(mlir.split("stablehlo.while", -1)).hasSize(2);
+        Tensor x = Batches.random(new Random(7), -1, 1, 3, 4), w = Batches.random(new Random(8), -1, 1, 4);
+        TensorAssert.assertThat(loopCompiled(x, w)).isCloseTo(perRow(v -> Weft.fori(0, 5, v,
+                (i, c) -> c.mul(w).sin()), x), TOLERANCE);
     }
 
     @Test
