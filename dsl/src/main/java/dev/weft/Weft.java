@@ -2,11 +2,13 @@ package dev.weft;
 
 import dev.weft.ad.Autodiff;
 import dev.weft.ad.LinearTranspose;
+import dev.weft.batching.Vmap;
 import dev.weft.graph.ControlFlow;
 import dev.weft.graph.CustomCalls;
 import dev.weft.spi.Args;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.WeftRuntime;
+import java.util.Collections;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.function.BiFunction;
@@ -14,7 +16,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * Entry points: traced control flow, automatic differentiation, agent installation and lowering. A {@code null}
+ * Entry points: traced control flow, automatic differentiation, batching, agent installation and lowering. A {@code null}
  * argument (or element of a list argument) raises a {@link NullArgumentException} naming it and the line.
  */
 public final class Weft {
@@ -188,6 +190,55 @@ public final class Weft {
         Args.notNull(f, Weft.class, "linearTranspose", "f");
         Args.noNulls(primals, Weft.class, "linearTranspose", "primals");
         return LinearTranspose.of(f, List.copyOf(primals));
+    }
+
+    /**
+     * {@code f} applied to a batch at once (JAX's {@code vmap}): {@code vmap(f, inAxes, outAxes)} applied to
+     * arguments {@code xs} equals stacking {@code f} of each batch element, but runs {@code f}'s operations once, on
+     * whole batches. {@code inAxes[i]} is the axis of argument {@code i} that holds the batch, or {@code -1} for an
+     * argument every element shares (JAX's {@code None}); the batched arguments must agree on the batch size.
+     * {@code outAxes[j]} is the axis where output {@code j} gets the batch; an output that depends on no batched
+     * argument is repeated along it. {@code f} sees one element: a batched argument's {@code shape()} lacks its batch
+     * axis.
+     *
+     * <p>As for {@link #fori}, {@code f} runs once per call, on tensors that stand for every element, so it cannot
+     * read their values ({@code item()}, a Java {@code if} on data): use {@link #cond} and {@link Tensor#where}.
+     * Eager and inside {@code @Compile}; it nests ({@code vmap} of {@code vmap}) and composes with {@link #grad},
+     * {@link #jvp} and {@link #vjp} either way round. Every primitive has a batching rule, with these choices:
+     * <ul>
+     * <li>{@code fori} stays one loop (the trip count is static), a carry batched where it depends on a batched
+     * value. {@code cond} on an unbatched predicate stays one cond. On a batched predicate it runs once per element,
+     * in a loop over the batch, taking each element's branch only: never both branches and a select, which would
+     * let a NaN or infinity of the branch not taken into the result or its gradient.</li>
+     * <li>{@code dynamicSlice} and {@code dynamicUpdateSlice} at batched start indices also run per element (Weft has
+     * no gather); at unbatched starts they are one operation.</li>
+     * <li>Communication carries the batch in the message, one operation for every element. {@code allgather},
+     * {@code reduceScatter} and {@code alltoall} join or split axis 0, so they take the batch at axis 1. A collective
+     * on an unbatched operand stays unbatched: every rank must batch its operands alike (as the same program on
+     * every rank does). A point-to-point message ({@code send}/{@code recv}, {@code isend}/{@code irecv},
+     * {@code sendrecv}) always carries the batch, an unbatched tensor sent repeated along it, so both ends must be
+     * inside a {@code vmap} of one batch size, and a request must be waited inside the {@code vmap} that started it.
+     * A custom reduce op is applied to whole batches (it must be elementwise anyway).</li>
+     * </ul>
+     *
+     * @throws ShapeException naming the line of the call for a batch axis out of range (here, or when the result is
+     *                        applied), batched arguments of different sizes, no batched argument, or an argument or
+     *                        output count that differs from {@code inAxes} or {@code outAxes}
+     */
+    public static Function<List<Tensor>, List<Tensor>> vmap(Function<List<Tensor>, List<Tensor>> f, int[] inAxes,
+                                                          int[] outAxes) {
+        Args.notNull(f, Weft.class, "vmap", "f");
+        Args.notNull(inAxes, Weft.class, "vmap", "inAxes");
+        Args.notNull(outAxes, Weft.class, "vmap", "outAxes");
+        return Vmap.vmap(f, inAxes, outAxes);
+    }
+
+    /** {@link #vmap(Function, int[], int[])} of a function of one tensor, batched along axis 0 in and out. */
+    public static Function<Tensor, Tensor> vmap(Function<Tensor, Tensor> f) {
+        Args.notNull(f, Weft.class, "vmap", "f");
+        Function<List<Tensor>, List<Tensor>> batched = Vmap.vmap(
+                xs -> Collections.singletonList(f.apply(xs.getFirst())), new int[] {0}, new int[] {0});
+        return x -> batched.apply(List.of(Args.notNull(x, Weft.class, "vmap", "x"))).getFirst();
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weft.ad.AdRules;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.CpuEagerInterpreterProvider;
+import dev.weft.batching.BatchRules;
 import dev.weft.lowering.LoweringRules;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.Targets;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every primitive, array and communication, has each of its rules: shape (by construction), eager, lowering on
- * every target (cpu and gpu), and a JVP rule or a stated reason to have none.
+ * every target (cpu and gpu), a JVP rule and a batching rule, or a stated reason to have none.
  */
 public class RuleCoverageTest {
     @Test
@@ -38,6 +39,9 @@ public class RuleCoverageTest {
             }
             if (!AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
                 missing.add(p.name() + ": jvp (or a reason)");
+            }
+            if (!BatchRules.hasRule(p) && BatchRules.whyUnbatched(p).isEmpty()) {
+                missing.add(p.name() + ": batching (or a reason)");
             }
         }
         assertThat(missing).isEmpty();

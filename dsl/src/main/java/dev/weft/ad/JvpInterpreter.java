@@ -51,13 +51,13 @@ final class JvpInterpreter extends TransformLevel {
     }
 
     @Override
-    Tensor pvary(Tensor t, CommHandle comm) {
+    protected Tensor pvary(Tensor t, CommHandle comm) {
         Dual d = mine(t);
         if (d == null) {
-            return Interpreters.under(this, () -> Pvary.explicit(t, comm));
+            return pvaryBelow(t, comm);
         }
-        Tensor p = Interpreters.under(this, () -> Pvary.explicit(d.primal(), comm));
-        return dual(p, Interpreters.under(this, () -> Pvary.explicit(d.tangent(), comm)));
+        Tensor p = pvaryBelow(d.primal(), comm);
+        return dual(p, pvaryBelow(d.tangent(), comm));
     }
 
     @Override

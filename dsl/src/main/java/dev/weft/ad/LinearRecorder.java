@@ -191,10 +191,10 @@ final class LinearRecorder extends TransformLevel {
      * is typed varying over {@code comm}, as a new tensor of the same value.
      */
     @Override
-    Tensor pvary(Tensor t, CommHandle comm) {
+    protected Tensor pvary(Tensor t, CommHandle comm) {
         Linear l = linear(t);
         if (l == null) {
-            Tensor below = Interpreters.under(this, () -> Pvary.explicit(t, comm));
+            Tensor below = pvaryBelow(t, comm);
             // a new tensor of the same value, to carry its own type: the traced value rewrapped, a concrete one copied
             Tensor alias = TensorAccess.data(below) == null ? TensorAccess.traced(TensorAccess.traced(below))
                     : Interpreters.under(this, () -> below.mul(1));

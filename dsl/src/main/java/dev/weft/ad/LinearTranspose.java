@@ -102,8 +102,8 @@ public final class LinearTranspose {
         }
 
         @Override
-        Tensor pvary(Tensor t, CommHandle comm) {
-            Tensor out = Interpreters.under(this, () -> Pvary.explicit(t, comm));
+        protected Tensor pvary(Tensor t, CommHandle comm) {
+            Tensor out = pvaryBelow(t, comm);
             From from = marked.get(Linearized.key(t));
             if (from != null) {
                 marked.put(Linearized.key(out), from);

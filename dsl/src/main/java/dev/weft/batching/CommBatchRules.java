@@ -1,0 +1,77 @@
+package dev.weft.batching;
+
+import dev.weft.Tensor;
+import dev.weft.prim.CommOp;
+import dev.weft.prim.CommPrims;
+import java.util.List;
+
+/**
+ * Batching rules of the communication primitives: the batch rides along in the message, one operation carrying
+ * every element. Elementwise collectives ({@code allreduce}, {@code reduce}, {@code bcast}) keep the batch axis
+ * where it is. Those that join or split axis 0 ({@code allgather}, {@code reduceScatter}, {@code alltoall}) take it
+ * at axis 1, where their result keeps it. A collective on an unbatched operand stays unbatched, as every rank runs
+ * the same program. A point-to-point message always carries the batch, axis first (an unbatched operand is
+ * broadcast): its receiver cannot see whether the sender's operand was batched. A request is never batched; a wait
+ * completes a message this level started as batched, and one started outside it as it was.
+ */
+final class CommBatchRules {
+    private CommBatchRules() {
+    }
+
+    static void register() {
+        BatchRules.rule(CommPrims.ALLREDUCE, (p, app) -> BatchRule.Result.of(bind(p, app.arg(0)), app.dim(0)));
+        BatchRules.rule(CommPrims.REDUCE, (p, app) -> BatchRule.Result.of(bind(p, app.arg(0)), app.dim(0)));
+        BatchRules.rule(CommPrims.BCAST, (p, app) -> BatchRule.Result.of(bind(p, app.arg(0)), app.dim(0)));
+
+        // a batch of scalars gathers to [ranks * batch], rank-major: [ranks, batch] is batched along axis 1
+        BatchRules.rule(CommPrims.ALLGATHER, (p, app) -> app.arg(0).rank() == 1
+                ? BatchRule.Result.of(bind(p, app.arg(0)).reshape(p.comm().size(), app.size()), 1)
+                : BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.REDUCE_SCATTER, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.ALLTOALL, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+
+        BatchRules.everyApplication(CommPrims.SEND, (p, app) -> {
+            CommPrims.bind(p, app.front(0));
+            return new BatchRule.Result(List.of(), List.of());
+        });
+        BatchRules.everyApplication(CommPrims.RECV, (p, app) -> BatchRule.Result.of(bind(new CommOp.Recv(p.comm(),
+                p.source(), p.tag(), BatchAxes.withBatch(p.result(), app.size()))), 0));
+        BatchRules.everyApplication(CommPrims.SENDRECV, (p, app) -> BatchRule.Result.of(bind(new CommOp.SendRecv(
+                p.comm(), p.dest(), p.sendTag(), p.source(), p.recvTag(), BatchAxes.withBatch(p.result(), app.size())),
+                app.front(0)), 0));
+        BatchRules.everyApplication(CommPrims.ISEND, (p, app) -> {
+            Tensor sent = app.front(0);
+            Tensor request = bind(p, sent);
+            app.level().startedSend(request, sent);
+            return BatchRule.Result.of(request, BatchInterpreter.UNBATCHED);
+        });
+        BatchRules.everyApplication(CommPrims.IRECV, (p, app) -> {
+            Tensor request = bind(new CommOp.Irecv(p.comm(), p.source(), p.tag(), BatchAxes.withBatch(p.result(), app.size())));
+            app.level().startedReceive(request);
+            return BatchRule.Result.of(request, BatchInterpreter.UNBATCHED);
+        });
+        BatchRules.everyApplication(CommPrims.WAIT, CommBatchRules::waitFor);
+
+        BatchRules.unbatched(CommPrims.COMM_RANK, "it has no operands");
+        BatchRules.unbatched(CommPrims.BARRIER, "it has no operands");
+    }
+
+    private static BatchRule.Result waitFor(CommOp.Wait p, Application app) {
+        Tensor request = app.arg(0);
+        return switch (p.start()) {
+            case CommOp.Isend s -> {
+                Tensor sent = app.level().takeSend(request);
+                CommPrims.bind(p, request, sent != null ? sent : app.arg(1));
+                yield new BatchRule.Result(List.of(), List.of());
+            }
+            case CommOp.Irecv r -> app.level().takeReceive(request)
+                    ? BatchRule.Result.of(bind(new CommOp.Wait(new CommOp.Irecv(r.comm(), r.source(), r.tag(),
+                            BatchAxes.withBatch(r.result(), app.size()))), request), 0)
+                    : BatchRule.Result.of(bind(p, request), BatchInterpreter.UNBATCHED);
+        };
+    }
+
+    private static Tensor bind(CommOp op, Tensor... args) {
+        return CommPrims.bind(op, args).getFirst();
+    }
+}

@@ -1,0 +1,110 @@
+package dev.weft.batching;
+
+import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.graph.RegionTrace;
+import dev.weft.prim.CondParams;
+import dev.weft.prim.LoopParams;
+import dev.weft.prim.Prims;
+import dev.weft.spi.Aval;
+import dev.weft.spi.Bind;
+import dev.weft.spi.TensorAccess;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Batching of {@code fori} and {@code cond}: each region is replaced by its {@link BatchedRegion}. A loop carry is
+ * batched when its initial value is, or when the body makes it depend on a batched value (found by tracing the
+ * body again until no further carry becomes batched, JAX's fixed point); the trip count is static, so it stays one
+ * loop. A cond on an unbatched predicate stays one cond, its results batched where either branch's is. A cond on a
+ * batched predicate runs {@link PerElement per element}: a select between both branches' results would run the
+ * branch not taken, whose NaN or infinity (and a gradient through it) must not leak.
+ */
+final class ControlFlowBatchRules {
+    private ControlFlowBatchRules() {
+    }
+
+    static void register() {
+        BatchRules.rule(Prims.FORI, ControlFlowBatchRules::fori);
+        BatchRules.rule(Prims.COND, ControlFlowBatchRules::cond);
+    }
+
+    private static BatchRule.Result fori(LoopParams p, Application app) {
+        int n = p.body().results().size();
+        boolean[] carried = new boolean[n];
+        for (int k = 0; k < n; k++) {
+            carried[k] = app.batched(k);
+        }
+        BatchedRegion body;
+        boolean grew;
+        do {
+            List<Aval> params = new ArrayList<>(List.of(Aval.of(DType.I32)));
+            List<Integer> dims = new ArrayList<>(List.of(BatchInterpreter.UNBATCHED));
+            for (int k = 0; k < n; k++) {
+                Aval one = app.outAvals().get(k);
+                params.add(carried[k] ? BatchAxes.withBatch(one, app.size()) : one);
+                dims.add(carried[k] ? 0 : BatchInterpreter.UNBATCHED);
+            }
+            for (int k = n; k < app.args().size(); k++) {
+                params.add(TensorAccess.aval(app.arg(k)));
+                dims.add(app.dim(k));
+            }
+            body = BatchedRegion.trace(p.body(), params, dims, carried, app.size(), app.where());
+            grew = false;
+            for (int k = 0; k < n; k++) {
+                if (body.batched(k) && !carried[k]) {
+                    carried[k] = true;
+                    grew = true;
+                }
+            }
+        } while (grew);
+        List<Tensor> inputs = new ArrayList<>(app.args().size());
+        List<Integer> dims = new ArrayList<>(n);
+        for (int k = 0; k < n; k++) {
+            inputs.add(carried[k] ? app.front(k) : app.arg(k));
+            dims.add(carried[k] ? 0 : BatchInterpreter.UNBATCHED);
+        }
+        inputs.addAll(app.args().subList(n, app.args().size()));
+        inputs.addAll(body.trace().captured());
+        List<Tensor> out = Bind.bindAt(app.where(), Prims.FORI, new LoopParams(p.lo(), p.hi(),
+                body.trace().region()), inputs);
+        return new BatchRule.Result(out, dims);
+    }
+
+    private static BatchRule.Result cond(CondParams p, Application app) {
+        if (app.batched(0)) {
+            return PerElement.apply(Prims.COND, p, app);
+        }
+        List<Aval> params = new ArrayList<>();
+        List<Integer> dims = new ArrayList<>();
+        for (int k = 1; k < app.args().size(); k++) {
+            params.add(TensorAccess.aval(app.arg(k)));
+            dims.add(app.dim(k));
+        }
+        int n = p.onTrue().results().size();
+        boolean[] batched = new boolean[n];
+        BatchedRegion onTrue, onFalse;
+        boolean differ;
+        do {
+            onTrue = BatchedRegion.trace(p.onTrue(), params, dims, batched, app.size(), app.where());
+            onFalse = BatchedRegion.trace(p.onFalse(), params, dims, batched, app.size(), app.where());
+            differ = false;
+            for (int k = 0; k < n; k++) {
+                if ((onTrue.batched(k) || onFalse.batched(k)) && !batched[k]) {
+                    batched[k] = true;
+                    differ |= onTrue.batched(k) != onFalse.batched(k);
+                }
+            }
+        } while (differ);
+        List<Tensor> shared = RegionTrace.sharedCaptures(onTrue.trace(), onFalse.trace());
+        List<Tensor> inputs = new ArrayList<>(app.args());
+        inputs.addAll(shared);
+        List<Tensor> out = Bind.bindAt(app.where(), Prims.COND, new CondParams(onTrue.trace().region(shared),
+                onFalse.trace().region(shared)), inputs);
+        List<Integer> outDims = new ArrayList<>(n);
+        for (int k = 0; k < n; k++) {
+            outDims.add(batched[k] ? 0 : BatchInterpreter.UNBATCHED);
+        }
+        return new BatchRule.Result(out, outDims);
+    }
+}
