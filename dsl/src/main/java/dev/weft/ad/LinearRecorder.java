@@ -134,9 +134,13 @@ final class LinearRecorder extends TransformLevel {
         }
     }
 
-    /** A linear zero for {@code primal}: recorded operations on it are transposed, its cotangent dropped. */
+    /**
+     * A linear zero for {@code primal}: recorded operations on it are transposed, its cotangent dropped. It stands in
+     * for the tangent another rank's operand may have, so it is typed varying, as a function's input is: every rank
+     * then makes the same values varying, and transposes the same collectives.
+     */
     Tensor zero(Tensor primal) {
-        return input(TensorAccess.aval(primal), variance(primal));
+        return input(TensorAccess.aval(primal), Variance.VARYING);
     }
 
     Linear linear(Tensor t) {
@@ -336,10 +340,18 @@ final class LinearRecorder extends TransformLevel {
     /** Whether each condition of the tape's pvarys holds, by communicator, once settled. */
     private final Map<CommHandle, Map<Tensor, Boolean>> settled = new HashMap<>();
 
-    /** Compares, once per communicator, the values from outside on which the tape's pvarys rest across its ranks. */
+    /** How many of {@link #pvarys} have been settled. */
+    private int settledPvarys;
+
+    /**
+     * Compares the values from outside on which the pvarys recorded since the last pullback rest, across the ranks
+     * of each communicator they are over: one collective per communicator, on every rank whose tape has such a
+     * pvary, whether or not its own rest on anything (another rank's may, where it used a constant where this one
+     * used an input), so that every rank settles alike.
+     */
     private void settle() {
         Map<CommHandle, Set<Tensor>> open = new LinkedHashMap<>();
-        for (Pvary p : pvarys) {
+        for (Pvary p : pvarys.subList(settledPvarys, pvarys.size())) {
             for (Pvary.Step step : p.steps()) {
                 Map<Tensor, Boolean> done = settled.getOrDefault(step.comm(), Map.of());
                 Set<Tensor> todo = open.computeIfAbsent(step.comm(), c -> new LinkedHashSet<>());
@@ -350,14 +362,13 @@ final class LinearRecorder extends TransformLevel {
                 }
             }
         }
+        settledPvarys = pvarys.size();
         open.forEach((comm, values) -> {
-            if (!values.isEmpty()) {
-                List<Tensor> list = List.copyOf(values);
-                boolean[] same = Agreement.same(comm, list);
-                Map<Tensor, Boolean> done = settled.computeIfAbsent(comm, c -> new HashMap<>());
-                for (int i = 0; i < same.length; i++) {
-                    done.put(list.get(i), same[i]);
-                }
+            List<Tensor> list = List.copyOf(values);
+            boolean[] same = Agreement.sameLists(comm, list);
+            Map<Tensor, Boolean> done = settled.computeIfAbsent(comm, c -> new HashMap<>());
+            for (int i = 0; i < same.length; i++) {
+                done.put(list.get(i), same[i]);
             }
         });
     }

@@ -2,12 +2,15 @@ package dev.weft.batching;
 
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.graph.GraphEvaluator;
+import dev.weft.graph.Region;
 import dev.weft.graph.RegionTrace;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.Interpreters;
 import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +30,27 @@ final class ControlFlowBatchRules {
     static void register() {
         BatchRules.rule(Prims.FORI, ControlFlowBatchRules::fori);
         BatchRules.rule(Prims.COND, ControlFlowBatchRules::cond);
+        BatchRules.rule(Prims.CUSTOM_JVP_CALL, (p, app) -> inline(p.body(), app));
+        BatchRules.rule(Prims.CUSTOM_VJP_CALL, (p, app) -> inline(p.body(), app));
+    }
+
+    /**
+     * A custom function's call batched as its body is: evaluated on the batched operands at the batch level. The
+     * user's rule does not survive batching (a derivative taken of the batched call differentiates the body).
+     */
+    private static BatchRule.Result inline(Region body, Application app) {
+        List<Tensor> args = new ArrayList<>(app.args().size());
+        for (int k = 0; k < app.args().size(); k++) {
+            args.add(app.level().wrap(app.arg(k), app.dim(k)));
+        }
+        List<Tensor> outs = Interpreters.with(app.level(), () -> GraphEvaluator.evaluate(body, args));
+        List<Tensor> values = new ArrayList<>(outs.size());
+        List<Integer> dims = new ArrayList<>(outs.size());
+        for (Tensor o : outs) {
+            values.add(app.level().value(o));
+            dims.add(app.level().dim(o));
+        }
+        return new BatchRule.Result(values, dims);
     }
 
     private static BatchRule.Result fori(LoopParams p, Application app) {

@@ -41,6 +41,38 @@ public final class Agreement {
         return out;
     }
 
+    /**
+     * {@link #same} for lists that may differ from rank to rank in length: first one allreduce of the length and a
+     * hash of the whole list, which settles the common case (every rank holds the same values: all {@code true});
+     * where the lengths agree but the values do not, {@link #same} value by value; where the lengths differ, the
+     * ranks hold different things, and every value counts as different ({@code false}). Every rank of {@code comm}
+     * calls it, whatever its list.
+     */
+    public static boolean[] sameLists(CommHandle comm, List<Tensor> values) {
+        boolean[] out = new boolean[values.size()];
+        if (comm.size() < 2) {
+            Arrays.fill(out, true);
+            return out;
+        }
+        long h = 0x84222325cbf29ceL;
+        for (Tensor t : values) {
+            h = (h ^ hash(t)) * 0x100000001b3L;
+        }
+        h = h == Long.MIN_VALUE ? 1 : h;
+        long n = values.size();
+        long[] probe = {n, -n, h, -h};
+        long[] max = Interpreters.with(Interpreters.eager(), () -> Comm.of(comm).allreduce(Tensor.of(probe),
+                ReduceOp.MAX).toLongArray());
+        if (max[0] != -max[1]) {
+            return out;
+        }
+        if (max[2] == -max[3]) {
+            Arrays.fill(out, true);
+            return out;
+        }
+        return same(comm, values);
+    }
+
     /** A 64-bit FNV-1a hash of {@code t}'s dtype, shape and bytes, never {@code Long.MIN_VALUE}. */
     static long hash(Tensor t) {
         long h = 0xcbf29ce484222325L;

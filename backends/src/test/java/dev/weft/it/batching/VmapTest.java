@@ -128,7 +128,15 @@ class VmapTest {
                 c("cond", Prims.COND, x -> Weft.cond(x.get(1).sum().gt(7),
                         () -> x.get(0).mul(x.get(1)), () -> x.get(1).exp()), m, m),
                 c("cond, one branch batched", Prims.COND, x -> Weft.cond(x.get(1).sum().gt(7),
-                        () -> x.get(0).mul(2), () -> x.get(1).exp()), m, m));
+                        () -> x.get(0).mul(2), () -> x.get(1).exp()), m, m),
+                c("customJvp", Prims.CUSTOM_JVP_CALL, x -> Weft.customJvp(xs -> List.of(xs.get(0).mul(xs.get(1))
+                        .sin()), (p, t) -> new dev.weft.Jvp(List.of(p.get(0).mul(p.get(1)).sin()), List.of(t.get(0)
+                        .mul(p.get(1)).add(p.get(0).mul(t.get(1))).mul(p.get(0).mul(p.get(1)).cos()))))
+                        .apply(x).getFirst(), m, m),
+                c("customVjp", Prims.CUSTOM_VJP_CALL, x -> Weft.customVjp(xs -> List.of(xs.get(0).exp()
+                        .add(xs.get(1))), xs -> new dev.weft.CustomVjpForward(List.of(xs.get(0).exp().add(xs.get(1))),
+                        List.of(xs.get(0).exp())), (r, g) -> List.of(g.get(0).mul(r.get(0)), g.get(0)))
+                        .apply(x).getFirst(), m, m));
     }
 
     /** Every choice of batch axes: first, last or none for each argument, at least one batched. */
