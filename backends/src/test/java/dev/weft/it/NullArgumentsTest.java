@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weft.Compile;
+import dev.weft.CustomJvpRule;
 import dev.weft.DType;
+import dev.weft.Jvp;
 import dev.weft.NullArgumentException;
 import dev.weft.Tensor;
 import dev.weft.Weft;
@@ -198,6 +200,9 @@ class NullArgumentsTest {
         }
         if (type == Class.class) {
             return NullArgumentsTest.class;
+        }
+        if (type == CustomJvpRule.class) {
+            return (CustomJvpRule) (p, t) -> new Jvp(p, t);
         }
         if (type == String.class) {
             return "cpu";
