@@ -60,6 +60,12 @@ final class JvpInterpreter extends TransformLevel {
         return dual(p, pvaryBelow(d.tangent(), comm));
     }
 
+    /** Its errors capture the user's line when raised, within the user's call. */
+    @Override
+    public boolean keepsLocations() {
+        return false;
+    }
+
     @Override
     public List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals,
                              SourceLocation where) {
@@ -67,7 +73,7 @@ final class JvpInterpreter extends TransformLevel {
             return joint(prim, params, args, where);
         }
         if (params instanceof CustomVjpParams p) {
-            return CustomAdRules.customVjp(this, p, args, where);
+            return CustomAdRules.customVjp(this, p, args, located(where));
         }
         List<Tensor> primals = new ArrayList<>(args.size());
         List<Tensor> tangents = new ArrayList<>(args.size());

@@ -147,6 +147,12 @@ final class LinearRecorder extends TransformLevel {
         return t != null && TensorAccess.traced(t) instanceof Linear l && l.owner() == this ? l : null;
     }
 
+    /** Its errors capture the user's line when raised, within the user's call. */
+    @Override
+    public boolean keepsLocations() {
+        return false;
+    }
+
     @Override
     public List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals,
                              SourceLocation where) {

@@ -12,7 +12,8 @@ public final class Bind {
     }
 
     public static List<Tensor> bind(Primitive<?> prim, Params params, Tensor... args) {
-        return bindAt(Interpreters.isTracing() ? SourceLocation.capture() : null, prim, params, List.of(args));
+        return bindAt(Interpreters.isTracing() && Interpreters.current().keepsLocations() ? SourceLocation.capture()
+                : null, prim, params, List.of(args));
     }
 
     /**

@@ -18,6 +18,16 @@ public interface Interpreter {
     List<Tensor> bind(Primitive<?> prim, Params params, List<Tensor> args, List<Aval> outAvals, SourceLocation where);
 
     /**
+     * Whether it keeps the location of the operations it receives (a trace records it on each node, for errors at
+     * compile and run time). A transform that only passes operations down, raising its own errors while the user's
+     * call is still on the stack, says no: {@link Bind#bind} then skips walking the stack, the largest cost of an
+     * eager operation under {@code grad}, and the level below captures it if it needs it.
+     */
+    default boolean keepsLocations() {
+        return true;
+    }
+
+    /**
      * Notes that the program read {@code comm}'s rank or size (a tracing interpreter records it in the graph's
      * {@code commsRead}: such a program is specialised to its rank).
      */
