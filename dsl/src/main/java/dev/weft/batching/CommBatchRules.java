@@ -46,7 +46,8 @@ final class CommBatchRules {
             return BatchRule.Result.of(request, BatchInterpreter.UNBATCHED);
         });
         BatchRules.everyApplication(CommPrims.IRECV, (p, app) -> {
-            Tensor request = bind(new CommOp.Irecv(p.comm(), p.source(), p.tag(), BatchAxes.withBatch(p.result(), app.size())));
+            Tensor request = bind(new CommOp.Irecv(p.comm(), p.source(), p.tag(),
+                    BatchAxes.withBatch(p.result(), app.size())));
             app.level().startedReceive(request);
             return BatchRule.Result.of(request, BatchInterpreter.UNBATCHED);
         });

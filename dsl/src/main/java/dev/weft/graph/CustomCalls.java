@@ -33,15 +33,16 @@ public final class CustomCalls {
     /** {@code f} with the forward-mode rule {@code rule}, defined at {@code defined}. */
     public static Function<List<Tensor>, List<Tensor>> customJvp(Function<List<Tensor>, List<Tensor>> f,
                                                                  CustomJvpRule rule, SourceLocation defined) {
-        return args -> call(Prims.CUSTOM_JVP_CALL, "customJvp", f, args, (body, n) -> new CustomJvpParams(body, n, rule, defined));
+        return args -> call(Prims.CUSTOM_JVP_CALL, "customJvp", f, args,
+                (body, n) -> new CustomJvpParams(body, n, rule, defined));
     }
 
     /** {@code f} with the reverse-mode passes {@code fwd} and {@code bwd}, defined at {@code defined}. */
     public static Function<List<Tensor>, List<Tensor>> customVjp(
             Function<List<Tensor>, List<Tensor>> f, Function<List<Tensor>, CustomVjpForward> fwd,
             BiFunction<List<Tensor>, List<Tensor>, List<Tensor>> bwd, SourceLocation defined) {
-        return args -> call(Prims.CUSTOM_VJP_CALL, "customVjp", f, args, (body, n) -> new CustomVjpParams(body, n, fwd, bwd,
-                defined));
+        return args -> call(Prims.CUSTOM_VJP_CALL, "customVjp", f, args,
+                (body, n) -> new CustomVjpParams(body, n, fwd, bwd, defined));
     }
 
     private static <P extends CustomCallParams> List<Tensor> call(Primitive<P> prim, String name,
