@@ -14,6 +14,7 @@ import java.util.ServiceLoader;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * Entry points: traced control flow, automatic differentiation, batching, agent installation and lowering. A {@code null}
@@ -53,6 +54,33 @@ public final class Weft {
         Args.noNulls(init, Weft.class, "fori", "init");
         Args.notNull(body, Weft.class, "fori", "body");
         return ControlFlow.fori(lo, hi, List.copyOf(init), body, SourceLocation.capture());
+    }
+
+    /**
+     * {@code while (cond(carry)) carry = body(carry)} (JAX's {@code while_loop}): a loop whose trip count depends
+     * on the data, such as an iterative solve until the residual is small. {@code cond} returns a BOOL scalar;
+     * {@code body} returns tensors of the carries' dtypes and shapes. Both are traced once into closed regions, as
+     * for {@link #fori}; eagerly the loop runs at once, inside {@code @Compile} the condition is tested at run time.
+     * Forward mode ({@link #jvp}) differentiates it; reverse mode ({@link #grad}, {@link #vjp}) is an error naming
+     * the line, as in JAX, since the steps to store are not known: use {@link #fori} with a bound on the steps. A
+     * condition that differs from rank to rank runs a different number of steps on each, so communication in the
+     * body must not depend on it.
+     */
+    public static List<Tensor> whileLoop(Function<List<Tensor>, Tensor> cond, UnaryOperator<List<Tensor>> body,
+                                         List<Tensor> init) {
+        Args.notNull(cond, Weft.class, "whileLoop", "cond");
+        Args.notNull(body, Weft.class, "whileLoop", "body");
+        Args.noNulls(init, Weft.class, "whileLoop", "init");
+        return ControlFlow.whileLoop(cond, body, List.copyOf(init), SourceLocation.capture());
+    }
+
+    /** {@link #whileLoop(Function, UnaryOperator, List)} with one carried tensor. */
+    public static Tensor whileLoop(Function<Tensor, Tensor> cond, UnaryOperator<Tensor> body, Tensor init) {
+        Args.notNull(cond, Weft.class, "whileLoop", "cond");
+        Args.notNull(body, Weft.class, "whileLoop", "body");
+        Args.notNull(init, Weft.class, "whileLoop", "init");
+        return ControlFlow.whileLoop(c -> cond.apply(c.getFirst()), c -> List.of(body.apply(c.getFirst())),
+                List.of(init), SourceLocation.capture()).getFirst();
     }
 
     /**

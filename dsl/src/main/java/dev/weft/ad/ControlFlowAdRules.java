@@ -8,6 +8,7 @@ import dev.weft.graph.Var;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
@@ -30,6 +31,9 @@ final class ControlFlowAdRules {
     static void register() {
         AdRules.jointJvp(Prims.FORI, ControlFlowAdRules::fori);
         AdRules.jointJvp(Prims.COND, ControlFlowAdRules::cond);
+        AdRules.jointJvp(Prims.WHILE, ControlFlowAdRules::whileLoop);
+        AdRules.variance(Prims.WHILE, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
+                RegionVariance.whileLoop(p, in)));
         AdRules.variance(Prims.FORI, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
                 RegionVariance.loop(p, in)));
         AdRules.variance(Prims.COND, (p, in, outputs) -> new VarianceRule.Typing(VarianceRule.meet(in),
@@ -69,6 +73,66 @@ final class ControlFlowAdRules {
         inputs.addAll(body.captured());
         List<Tensor> out = Bind.bindAt(where, Prims.FORI, new LoopParams(p.lo(), p.hi(), body.region()), inputs);
         return split(out, carried);
+    }
+
+    /**
+     * Forward mode of a {@code whileLoop}: the loop carries every floating carry's tangent beside it, the body is its
+     * JVP, and the condition reads the primal carries only.
+     */
+    private static JointJvpRule.Result whileLoop(WhileParams p, List<Tensor> primals, List<Tensor> tangents,
+                                                 SourceLocation where) {
+        int n = p.body().results().size();
+        boolean[] carried = new boolean[n];
+        // region parameter k is input k; a negative entry -(k + 1) stands for input k's tangent
+        List<Integer> layout = new ArrayList<>();
+        List<Tensor> inputs = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            layout.add(k);
+            inputs.add(primals.get(k));
+        }
+        for (int k = 0; k < n; k++) {
+            carried[k] = primals.get(k).dtype().isFloating();
+            if (carried[k]) {
+                layout.add(-(k + 1));
+                Tensor t = tangents.get(k);
+                inputs.add(t != null ? t : ArrayAdRules.zerosLike(primals.get(k)));
+            }
+        }
+        for (int k = n; k < primals.size(); k++) {
+            layout.add(k);
+            inputs.add(primals.get(k));
+        }
+        for (int k = n; k < primals.size(); k++) {
+            if (tangents.get(k) != null) {
+                layout.add(-(k + 1));
+                inputs.add(tangents.get(k));
+            }
+        }
+        RegionTrace body = jvpOf(p.body(), layout, carried, where);
+        RegionTrace cond = primalOf(p.cond(), layout, where);
+        List<Tensor> captures = RegionTrace.sharedCaptures(cond, body);
+        inputs.addAll(captures);
+        List<Tensor> out = Bind.bindAt(where, Prims.WHILE, new WhileParams(cond.region(captures),
+                body.region(captures)), inputs);
+        return split(out, carried);
+    }
+
+    /** {@code region} traced on parameters laid out as {@link #jvpOf}'s, reading the primal ones only. */
+    private static RegionTrace primalOf(Region region, List<Integer> layout, SourceLocation where) {
+        List<Aval> avals = new ArrayList<>(layout.size());
+        for (int v : layout) {
+            avals.add(region.params().get(v >= 0 ? v : -v - 1).aval());
+        }
+        RegionTrace trace = RegionTrace.open(avals, where);
+        List<Tensor> params = trace.params();
+        Tensor[] primal = new Tensor[region.params().size()];
+        for (int i = 0; i < layout.size(); i++) {
+            if (layout.get(i) >= 0) {
+                primal[layout.get(i)] = params.get(i);
+            }
+        }
+        trace.close(Interpreters.with(trace, () -> GraphEvaluator.evaluate(region, List.of(primal))));
+        return trace;
     }
 
     private static JointJvpRule.Result cond(CondParams p, List<Tensor> primals, List<Tensor> tangents,

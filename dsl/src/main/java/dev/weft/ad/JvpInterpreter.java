@@ -6,6 +6,7 @@ import dev.weft.graph.GraphEvaluator;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.CustomVjpParams;
 import dev.weft.prim.LoopParams;
+import dev.weft.prim.WhileParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.CommHandle;
@@ -167,6 +168,14 @@ final class JvpInterpreter extends TransformLevel {
             tangents.add(tangent(a));
         }
         SourceLocation at = located(where);
+        if (recorder != null && params instanceof WhileParams) {
+            if (tangents.stream().anyMatch(java.util.Objects::nonNull)) {
+                throw new WeftException(at, "reverse mode (grad, vjp) cannot differentiate a whileLoop, as in JAX:"
+                        + " the steps it would have to store are not known in advance; use Weft.fori with a bound on"
+                        + " the steps (Weft.cond skipping those past convergence), or forward mode (jvp)");
+            }
+            return Interpreters.under(this, () -> Bind.bindAt(at, prim, params, primals));
+        }
         JointJvpRule.Result r = Interpreters.under(this, () -> recorder == null
                 ? rule.jvp(prim.paramsType().cast(params), primals, tangents, at)
                 : params instanceof LoopParams loop ? ReverseLoop.apply(recorder, loop, primals, tangents, at)

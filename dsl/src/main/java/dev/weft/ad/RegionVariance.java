@@ -5,6 +5,7 @@ import dev.weft.graph.Region;
 import dev.weft.graph.Var;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
+import dev.weft.prim.WhileParams;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -48,6 +49,30 @@ final class RegionVariance {
             boolean same = true;
             for (int k = 0; k < n; k++) {
                 Variance next = carries.get(k).meet(out.get(k));
+                same &= next.equals(carries.get(k));
+                carries.set(k, next);
+            }
+            if (same) {
+                return carries;
+            }
+        }
+    }
+
+    /**
+     * A while loop's final carries, for initial carries and captures {@code in}: as a loop's, and varying wherever
+     * the condition may (ranks may then run different numbers of steps).
+     */
+    static List<Variance> whileLoop(WhileParams p, List<Variance> in) {
+        int n = p.body().results().size();
+        List<Variance> carries = new ArrayList<>(in.subList(0, n));
+        while (true) {
+            List<Variance> params = new ArrayList<>(carries);
+            params.addAll(in.subList(n, in.size()));
+            Variance pred = results(p.cond(), params).getFirst();
+            List<Variance> out = results(p.body(), params);
+            boolean same = true;
+            for (int k = 0; k < n; k++) {
+                Variance next = carries.get(k).meet(out.get(k)).meet(pred);
                 same &= next.equals(carries.get(k));
                 carries.set(k, next);
             }

@@ -8,6 +8,7 @@ import dev.weft.graph.RegionTrace;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
@@ -30,6 +31,7 @@ final class ControlFlowBatchRules {
     static void register() {
         BatchRules.rule(Prims.FORI, ControlFlowBatchRules::fori);
         BatchRules.rule(Prims.COND, ControlFlowBatchRules::cond);
+        BatchRules.rule(Prims.WHILE, ControlFlowBatchRules::whileLoop);
         BatchRules.rule(Prims.CUSTOM_JVP_CALL, (p, app) -> inline(p.body(), app));
         BatchRules.rule(Prims.CUSTOM_VJP_CALL, (p, app) -> inline(p.body(), app));
     }
@@ -93,6 +95,60 @@ final class ControlFlowBatchRules {
         List<Tensor> out = Bind.bindAt(app.where(), Prims.FORI, new LoopParams(p.lo(), p.hi(),
                 body.trace().region()), inputs);
         return new BatchRule.Result(out, dims);
+    }
+
+    /**
+     * A while loop stays one loop when its condition does not depend on a batched value (the carries batched as
+     * for {@code fori}); otherwise each element runs its own loop, one after the other, so that no element steps
+     * past its own end.
+     */
+    private static BatchRule.Result whileLoop(WhileParams p, Application app) {
+        int n = p.body().results().size();
+        boolean[] carried = new boolean[n];
+        for (int k = 0; k < n; k++) {
+            carried[k] = app.batched(k);
+        }
+        BatchedRegion body, cond;
+        List<Aval> params;
+        List<Integer> dims;
+        boolean grew;
+        do {
+            params = new ArrayList<>();
+            dims = new ArrayList<>();
+            for (int k = 0; k < n; k++) {
+                Aval one = app.outAvals().get(k);
+                params.add(carried[k] ? BatchAxes.withBatch(one, app.size()) : one);
+                dims.add(carried[k] ? 0 : BatchInterpreter.UNBATCHED);
+            }
+            for (int k = n; k < app.args().size(); k++) {
+                params.add(TensorAccess.aval(app.arg(k)));
+                dims.add(app.dim(k));
+            }
+            body = BatchedRegion.trace(p.body(), params, dims, carried, app.size(), app.where());
+            grew = false;
+            for (int k = 0; k < n; k++) {
+                if (body.batched(k) && !carried[k]) {
+                    carried[k] = true;
+                    grew = true;
+                }
+            }
+        } while (grew);
+        cond = BatchedRegion.trace(p.cond(), params, dims, new boolean[1], app.size(), app.where());
+        if (cond.batched(0)) {
+            return PerElement.apply(Prims.WHILE, p, app);
+        }
+        List<Tensor> inputs = new ArrayList<>(app.args().size());
+        List<Integer> outDims = new ArrayList<>(n);
+        for (int k = 0; k < n; k++) {
+            inputs.add(carried[k] ? app.front(k) : app.arg(k));
+            outDims.add(carried[k] ? 0 : BatchInterpreter.UNBATCHED);
+        }
+        inputs.addAll(app.args().subList(n, app.args().size()));
+        List<Tensor> captures = RegionTrace.sharedCaptures(cond.trace(), body.trace());
+        inputs.addAll(captures);
+        List<Tensor> out = Bind.bindAt(app.where(), Prims.WHILE, new WhileParams(cond.trace().region(captures),
+                body.trace().region(captures)), inputs);
+        return new BatchRule.Result(out, outDims);
     }
 
     private static BatchRule.Result cond(CondParams p, Application app) {

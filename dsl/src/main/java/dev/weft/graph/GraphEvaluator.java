@@ -6,6 +6,7 @@ import dev.weft.prim.CondParams;
 import dev.weft.prim.ConstantParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
 import dev.weft.spi.SourceLocation;
@@ -84,6 +85,29 @@ public final class GraphEvaluator {
             carries = evaluate(p.body(), args);
         }
         return carries;
+    }
+
+    /**
+     * A {@code whileLoop} run at the current level, {@code inputs} being the node's: the condition is evaluated and
+     * read before each step, so the level must compute (eagerly); a level that traces records the node instead.
+     */
+    public static List<Tensor> whileLoop(WhileParams p, List<Tensor> inputs) {
+        int n = p.body().results().size();
+        List<Tensor> carries = List.copyOf(inputs.subList(0, n));
+        List<Tensor> captures = inputs.subList(n, inputs.size());
+        while (true) {
+            List<Tensor> args = new ArrayList<>(carries);
+            args.addAll(captures);
+            Tensor pred = evaluate(p.cond(), args).getFirst();
+            if (TensorAccess.data(pred) == null) {
+                throw new IllegalArgumentException("whileLoop: the condition " + TensorAccess.aval(pred)
+                        + " is traced");
+            }
+            if (pred.item() == 0) {
+                return carries;
+            }
+            carries = evaluate(p.body(), args);
+        }
     }
 
     /** A {@code cond} with a concrete predicate (the node's first input): the branch it picks, evaluated. */

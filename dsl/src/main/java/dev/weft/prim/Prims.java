@@ -260,6 +260,7 @@ public final class Prims {
      * {@link CondParams}, each taking the captures; outputs those of the branch {@code pred} picks.
      */
     public static final Primitive<CondParams> COND = pure("cond", CondParams.class, Prims::cond);
+    public static final Primitive<WhileParams> WHILE = pure("while", WhileParams.class, Prims::whileLoop);
 
     /**
      * A function with a user-given forward-mode rule ({@code Weft.customJvp}): inputs
@@ -287,6 +288,24 @@ public final class Prims {
         }
         for (int k = 0; k < results.size(); k++) {
             same(in.get(k), results.get(k), "fori: the body returns carry " + k + " as %s but the loop carries %s");
+        }
+        return results;
+    }
+
+    private static List<Aval> whileLoop(List<Aval> in, WhileParams p) {
+        List<Aval> results = avals(p.body().results());
+        int n = results.size();
+        if (!avals(p.body().params()).equals(in) || !avals(p.cond().params()).equals(in) || n > in.size()) {
+            throw new IllegalArgumentException("while: region parameters do not match the inputs " + in);
+        }
+        for (int k = 0; k < n; k++) {
+            same(in.get(k), results.get(k), "whileLoop: the body returns carry " + k + " as %s but the loop carries"
+                    + " %s");
+        }
+        List<Aval> pred = avals(p.cond().results());
+        if (pred.size() != 1 || pred.getFirst().dtype() != DType.BOOL || pred.getFirst().shape().rank() != 0) {
+            throw dtype("whileLoop: the condition must return one bool scalar, got %s (reduce it, e.g. with"
+                    + " .lt(tol) on a norm)", pred);
         }
         return results;
     }

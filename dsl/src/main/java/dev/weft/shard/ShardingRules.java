@@ -15,6 +15,7 @@ import dev.weft.prim.CustomCallParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
@@ -100,6 +101,7 @@ public final class ShardingRules {
         RULES.put(Prims.FORI, ShardingRules::fori);
         RULES.put(Prims.RESHAPE, ShardingRules::reshape);
         RULES.put(Prims.COND, ShardingRules::cond);
+        RULES.put(Prims.WHILE, ShardingRules::whileLoop);
         // the custom rules were applied when the program was traced: partitioned, the function is its body
         for (Primitive<?> p : List.of(Prims.CUSTOM_JVP_CALL, Prims.CUSTOM_VJP_CALL)) {
             RULES.put(p, (n, in, part) -> part.evaluate(((CustomCallParams) n.params()).body(), in));
@@ -443,6 +445,42 @@ public final class ShardingRules {
             }
             return next;
         }, n.location());
+        List<Tensor> placed = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) {
+            placed.add(p.place(out.get(k), carried.get(k)));
+        }
+        return placed;
+    }
+
+    /** A while loop keeps each carry laid out as it enters, as {@code fori} does; the condition reads them so. */
+    private static List<Tensor> whileLoop(Node n, List<Tensor> in, Partition p) {
+        WhileParams wp = (WhileParams) n.params();
+        int count = wp.body().results().size();
+        List<Sharding> carried = new ArrayList<>(count);
+        for (int k = 0; k < count; k++) {
+            carried.add(p.sharding(in.get(k), n.inputs().get(k).aval().shape().rank()));
+        }
+        List<Tensor> captures = in.subList(count, in.size());
+        for (int k = 0; k < count; k++) {
+            p.want(wp.body().results().get(k), carried.get(k));
+        }
+        java.util.function.Function<List<Tensor>, List<Tensor>> placedArgs = carries -> {
+            List<Tensor> args = new ArrayList<>(in.size());
+            for (int k = 0; k < count; k++) {
+                args.add(p.place(carries.get(k), carried.get(k)));
+            }
+            args.addAll(captures);
+            return args;
+        };
+        List<Tensor> out = ControlFlow.whileLoop(carries -> p.evaluate(wp.cond(), placedArgs.apply(carries))
+                .getFirst(), carries -> {
+                    List<Tensor> results = p.evaluate(wp.body(), placedArgs.apply(carries));
+                    List<Tensor> next = new ArrayList<>(count);
+                    for (int k = 0; k < count; k++) {
+                        next.add(p.reshard(results.get(k), wp.body().results().get(k).aval(), carried.get(k)));
+                    }
+                    return next;
+                }, in.subList(0, count), n.location());
         List<Tensor> placed = new ArrayList<>(count);
         for (int k = 0; k < count; k++) {
             placed.add(p.place(out.get(k), carried.get(k)));

@@ -15,12 +15,13 @@ import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Rules for the structured control flow of {@link Prims#FORI} and {@link Prims#COND}.
+ * Rules for the structured control flow of {@link Prims#FORI}, {@link Prims#WHILE} and {@link Prims#COND}.
  *
  * <p>A fori node has inputs {@code (carries..., captures...)}, outputs the final carries and one region taking
  * {@code (i: i32[], carries..., captures...)} and returning the new carries. It becomes {@code stablehlo.while}
@@ -37,6 +38,26 @@ public final class ControlFlowLoweringRules implements LoweringRuleProvider {
     public void register(LoweringRules rules) {
         rules.register(Prims.FORI, ANY_TARGET, ControlFlowLoweringRules::fori);
         rules.register(Prims.COND, ANY_TARGET, ControlFlowLoweringRules::cond);
+        rules.register(Prims.WHILE, ANY_TARGET, ControlFlowLoweringRules::whileLoop);
+    }
+
+    /**
+     * A while node (inputs {@code (carries..., captures...)}, a condition and a body region on them) becomes
+     * {@code stablehlo.while} over the same values: the condition region as its condition, the body yielding
+     * {@code (new carries..., captures...)}. It has no counter, so executors run it as a general while loop.
+     */
+    private static List<Value> whileLoop(LoweringContext ctx, Node node, List<Value> in) {
+        WhileParams p = (WhileParams) node.params();
+        int carries = node.outputs().size();
+        checkResults(ctx, p.body(), outputTypes(node));
+        List<Type> types = in.stream().map(Value::type).toList();
+        Block cond = ctx.block(types, args -> ctx.lowerRegion(p.cond(), args));
+        Block body = ctx.block(types, args -> {
+            List<Value> next = new ArrayList<>(ctx.lowerRegion(p.body(), args));
+            next.addAll(args.subList(carries, args.size()));
+            return next;
+        });
+        return ctx.emit(StableHlo.WHILE, in, types, Map.of(), List.of(cond, body)).results().subList(0, carries);
     }
 
     private static List<Value> fori(LoweringContext ctx, Node node, List<Value> in) {

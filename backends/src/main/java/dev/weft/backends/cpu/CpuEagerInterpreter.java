@@ -8,6 +8,7 @@ import dev.weft.prim.CondParams;
 import dev.weft.prim.CustomCallParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Interpreter;
 import dev.weft.spi.Params;
@@ -43,7 +44,8 @@ public final class CpuEagerInterpreter implements Interpreter {
 
     /** True if {@code prim} has an eager rule here (control flow always has). */
     public boolean has(Primitive<?> prim) {
-        return rules.containsKey(prim) || prim == Prims.FORI || prim == Prims.COND || prim == Prims.CUSTOM_JVP_CALL
+        return rules.containsKey(prim) || prim == Prims.FORI || prim == Prims.WHILE || prim == Prims.COND
+                || prim == Prims.CUSTOM_JVP_CALL
                 || prim == Prims.CUSTOM_VJP_CALL;
     }
 
@@ -55,6 +57,9 @@ public final class CpuEagerInterpreter implements Interpreter {
         }
         if (params instanceof CondParams p) {
             return GraphEvaluator.branch(p, args);
+        }
+        if (params instanceof WhileParams p) {
+            return GraphEvaluator.whileLoop(p, args);
         }
         if (params instanceof CustomCallParams p) {
             return GraphEvaluator.evaluate(p.body(), args);

@@ -129,6 +129,9 @@ class VmapTest {
                         () -> x.get(0).mul(x.get(1)), () -> x.get(1).exp()), m, m),
                 c("cond, one branch batched", Prims.COND, x -> Weft.cond(x.get(1).sum().gt(7),
                         () -> x.get(0).mul(2), () -> x.get(1).exp()), m, m),
+                c("whileLoop", Prims.WHILE, x -> Weft.whileLoop(s -> s.get(0).sum().lt(x.get(1).sum().mul(4)),
+                        s -> List.of(s.get(0).mul(1.5).add(x.get(1).abs())), List.of(x.get(0).abs().add(1)))
+                        .getFirst(), m, m),
                 c("customJvp", Prims.CUSTOM_JVP_CALL, x -> Weft.customJvp(xs -> List.of(xs.get(0).mul(xs.get(1))
                         .sin()), (p, t) -> new dev.weft.Jvp(List.of(p.get(0).mul(p.get(1)).sin()), List.of(t.get(0)
                         .mul(p.get(1)).add(p.get(0).mul(t.get(1))).mul(p.get(0).mul(p.get(1)).cos()))))

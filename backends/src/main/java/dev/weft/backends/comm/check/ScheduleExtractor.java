@@ -19,7 +19,7 @@ import java.util.Set;
 /**
  * The communication schedule of a traced program, per communicator, in program order: {@code fori} loops become
  * {@link Repeat} blocks, a {@code cond} whose branches communicate alike is inlined and one whose branches differ
- * becomes a {@link Branch}. {@code comm_rank} and {@code wait} move no message and are left out.
+ * becomes a {@link Branch}, as does a communicating {@code whileLoop} (another step or the end). {@code comm_rank} and {@code wait} move no message and are left out.
  */
 public final class ScheduleExtractor {
     private ScheduleExtractor() {
@@ -40,6 +40,8 @@ public final class ScheduleExtractor {
                 });
             } else if (n.prim() == Prims.COND) {
                 cond(n, out);
+            } else if (n.prim() == Prims.WHILE) {
+                whileLoop(n, out);
             } else {
                 for (Region r : n.regions()) {
                     ScheduleExtractor.of(r).forEach((comm, items) ->
@@ -48,6 +50,24 @@ public final class ScheduleExtractor {
             }
         }
         return out;
+    }
+
+    /**
+     * A while loop runs its condition, then body and condition again, a number of times data decides: a
+     * {@link Branch} between one more step (condition and body) and the end (the condition), on each communicator
+     * either communicates on.
+     */
+    private static void whileLoop(Node n, Map<Communicator, List<ScheduleItem>> out) {
+        Map<Communicator, List<ScheduleItem>> c = ScheduleExtractor.of(n.regions().get(0));
+        Map<Communicator, List<ScheduleItem>> b = ScheduleExtractor.of(n.regions().get(1));
+        Set<Communicator> comms = new LinkedHashSet<>(c.keySet());
+        comms.addAll(b.keySet());
+        for (Communicator comm : comms) {
+            List<ScheduleItem> step = new ArrayList<>(c.getOrDefault(comm, List.of()));
+            step.addAll(b.getOrDefault(comm, List.of()));
+            out.computeIfAbsent(comm, k -> new ArrayList<>()).add(new Branch(step, c.getOrDefault(comm, List.of()),
+                    n.location()));
+        }
     }
 
     private static void cond(Node n, Map<Communicator, List<ScheduleItem>> out) {
