@@ -415,6 +415,22 @@ public final class Tensor {
         return bind1(Prims.SELECT, Params.NONE, cond.broadcastShape(s), a.broadcastShape(s), b.broadcastShape(s));
     }
 
+    /** {@link #where(Tensor, Tensor, Tensor)} with a number where {@code cond} is false, of {@code a}'s dtype. */
+    public static Tensor where(Tensor cond, Tensor a, double b) {
+        Args.notNull(a, Tensor.class, "where", "a");
+        return where(cond, a, a.dtype() == DType.BOOL ? full(DType.BOOL, b) : a.weak(b));
+    }
+
+    /** {@link #where(Tensor, Tensor, Tensor)} with a number where {@code cond} is true, of {@code b}'s dtype. */
+    public static Tensor where(Tensor cond, double a, Tensor b) {
+        Args.notNull(b, Tensor.class, "where", "b");
+        return where(cond, b.dtype() == DType.BOOL ? full(DType.BOOL, a) : b.weak(a), b);
+    }
+
+    private static Tensor where(Tensor cond, boolean a, Tensor b) {
+        return where(cond, full(DType.BOOL, a ? 1 : 0), b);
+    }
+
     /** Converts elements to {@code dtype} (floats to integers truncate toward zero; to BOOL is {@code != 0}). */
     public Tensor cast(DType dtype) {
         Args.notNull(dtype, Tensor.class, "cast", "dtype");
@@ -462,6 +478,79 @@ public final class Tensor {
         return bind1(Prims.REDUCE_PROD, axesParams("prod", axes), this);
     }
 
+    /** {@link #sum(int...)}, keeping each reduced axis as a dimension of size 1 when {@code keepDims}. */
+    public Tensor sum(boolean keepDims, int... axes) {
+        Args.notNull(axes, Tensor.class, "sum", "axes");
+        return kept(keepDims, "sum", axes, sum(axes));
+    }
+
+    /** {@link #mean(int...)}, keeping each reduced axis as a dimension of size 1 when {@code keepDims}. */
+    public Tensor mean(boolean keepDims, int... axes) {
+        Args.notNull(axes, Tensor.class, "mean", "axes");
+        return kept(keepDims, "mean", axes, mean(axes));
+    }
+
+    /** {@link #max(int...)}, keeping each reduced axis as a dimension of size 1 when {@code keepDims}. */
+    public Tensor max(boolean keepDims, int... axes) {
+        Args.notNull(axes, Tensor.class, "max", "axes");
+        return kept(keepDims, "max", axes, max(axes));
+    }
+
+    /** {@link #min(int...)}, keeping each reduced axis as a dimension of size 1 when {@code keepDims}. */
+    public Tensor min(boolean keepDims, int... axes) {
+        Args.notNull(axes, Tensor.class, "min", "axes");
+        return kept(keepDims, "min", axes, min(axes));
+    }
+
+    /** {@link #prod(int...)}, keeping each reduced axis as a dimension of size 1 when {@code keepDims}. */
+    public Tensor prod(boolean keepDims, int... axes) {
+        Args.notNull(axes, Tensor.class, "prod", "axes");
+        return kept(keepDims, "prod", axes, prod(axes));
+    }
+
+    /** {@code reduced} with size-1 dimensions where {@code axes} were, when {@code keepDims}. */
+    private Tensor kept(boolean keepDims, String op, int[] axes, Tensor reduced) {
+        if (!keepDims) {
+            return reduced;
+        }
+        long[] dims = aval.shape().dims();
+        for (int a : axesParams(op, axes).axes()) {
+            dims[a] = 1;
+        }
+        return reduced.reshape(dims);
+    }
+
+    /**
+     * The index (i64) of the largest element along {@code axis}, the first where several tie, the first NaN where
+     * there is one (NumPy's {@code argmax}); the result lacks {@code axis}.
+     */
+    public Tensor argmax(int axis) {
+        return argExtreme("argmax", axis, max(true, axis));
+    }
+
+    /** The index (i64) of the smallest element along {@code axis}, as {@link #argmax} (NumPy's {@code argmin}). */
+    public Tensor argmin(int axis) {
+        return argExtreme("argmin", axis, min(true, axis));
+    }
+
+    private Tensor argExtreme(String op, int axis, Tensor extreme) {
+        if (dtype() == DType.BOOL) {
+            throw new DTypeException(SourceLocation.capture(), op + ": not defined on bool (cast first)");
+        }
+        int a = axis(op, axis, this);
+        long n = aval.shape().dim(a);
+        Tensor hit = eq(extreme);
+        if (dtype().isFloating()) {
+            // a NaN is the extremum wherever one is (max and min propagate it), and NaN equals nothing
+            hit = where(ne(this), true, hit);
+        }
+        long[] along = new long[rank()];
+        Arrays.fill(along, 1);
+        along[a] = n;
+        Tensor index = arange(DType.I64, n).reshape(along);
+        return where(hit, index, Tensor.scalar(DType.I64, n)).min(a);
+    }
+
     /** The distinct axes named by {@code axes} (all when empty), sorted; errors quote {@code axes} as written. */
     private AxesParams axesParams(String op, int[] axes) {
         int r = rank();
@@ -498,10 +587,122 @@ public final class Tensor {
 
     // ---- structure -------------------------------------------------------------------------------------------
 
-    /** NumPy {@code matmul}: 1-D and 2-D operands, or batches of equal rank with equal batch dimensions. */
+    /**
+     * NumPy {@code matmul}: 1-D and 2-D operands, and stacks of matrices whose leading (batch) dimensions broadcast
+     * against each other ({@code [2,4,3] @ [3,2]} is {@code [2,4,2]}); a 1-D operand beside a stack is a row or
+     * column vector, its dimension dropped from the result.
+     */
     public Tensor matmul(Tensor o) {
         Args.notNull(o, Tensor.class, "matmul", "o");
-        return bind1(Prims.MATMUL, Params.NONE, this, o);
+        if (rank() <= 2 && o.rank() <= 2 || rank() == o.rank() && rank() > 2
+                && Arrays.equals(Arrays.copyOf(shape(), rank() - 2), Arrays.copyOf(o.shape(), rank() - 2))) {
+            return bind1(Prims.MATMUL, Params.NONE, this, o);
+        }
+        if (rank() == 0 || o.rank() == 0) {
+            throw new ShapeException(SourceLocation.capture(), "matmul: " + aval + " @ " + o.aval + ": a scalar has"
+                    + " no matrix dimensions (use mul)");
+        }
+        boolean row = rank() == 1, col = o.rank() == 1;
+        Tensor a = row ? reshape(1, shape()[0]) : this, b = col ? o.reshape(o.shape()[0], 1) : o;
+        long[] as = a.shape(), bs = b.shape();
+        Shape batch = broadcastShape("matmul", Shape.of(Arrays.copyOf(as, as.length - 2)),
+                Shape.of(Arrays.copyOf(bs, bs.length - 2)));
+        long[] ta = concat(batch.dims(), as[as.length - 2], as[as.length - 1]);
+        long[] tb = concat(batch.dims(), bs[bs.length - 2], bs[bs.length - 1]);
+        Tensor out = a.broadcastTo(ta).matmul(b.broadcastTo(tb));
+        long[] dims = out.shape();
+        int r = dims.length;
+        if (row || col) {
+            long[] kept = concat(Arrays.copyOf(dims, r - 2), new long[0]);
+            if (!row) {
+                kept = concat(kept, dims[r - 2]);
+            }
+            if (!col) {
+                kept = concat(kept, dims[r - 1]);
+            }
+            out = out.reshape(kept);
+        }
+        return out;
+    }
+
+    private static long[] concat(long[] a, long... b) {
+        long[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** NumPy {@code dot} for 1-D and 2-D operands: the inner product of vectors, else {@link #matmul}. */
+    public Tensor dot(Tensor o) {
+        Args.notNull(o, Tensor.class, "dot", "o");
+        if (rank() > 2 || o.rank() > 2) {
+            throw new ShapeException(SourceLocation.capture(), "dot: " + aval + " and " + o.aval + ": for ranks above"
+                    + " 2 use matmul (stacks of matrices) or sum of a product");
+        }
+        return matmul(o);
+    }
+
+    /**
+     * Elements {@code [start, end)} along {@code axis} (NumPy's {@code x[..., start:end, ...]}): negative positions
+     * count from the end, and both are clamped to the axis, as in Python.
+     */
+    public Tensor slice(int axis, long start, long end) {
+        int a = axis("slice", axis, this);
+        long n = aval.shape().dim(a);
+        long lo = Math.clamp(start < 0 ? start + n : start, 0, n), hi = Math.clamp(end < 0 ? end + n : end, 0, n);
+        long[] from = new long[rank()], to = shape();
+        from[a] = lo;
+        to[a] = Math.max(lo, hi);
+        return slice(from, to);
+    }
+
+    /**
+     * The elements at {@code indices} (an integer tensor) along {@code axis} (NumPy's {@code take}): the result's
+     * shape is this one's with {@code axis} replaced by the indices' shape. A negative index counts from the end.
+     * An index outside {@code [-n, n)} is an error naming the line when the indices are concrete; traced (inside
+     * {@code @Compile} or a transform) it selects nothing and gives zeros. Each element is selected, never
+     * multiplied, so infinities and NaNs elsewhere do not leak into it.
+     */
+    public Tensor take(Tensor indices, int axis) {
+        Args.notNull(indices, Tensor.class, "take", "indices");
+        if (!indices.dtype().isInteger()) {
+            throw new DTypeException(SourceLocation.capture(), "take: indices must be i32 or i64, got "
+                    + indices.aval);
+        }
+        int a = axis("take", axis, this);
+        long n = aval.shape().dim(a);
+        MemorySegment concrete = indices.traced == null ? indices.live() : null;
+        if (concrete != null) {
+            long[] idx = indices.cast(DType.I64).toLongArray();
+            for (long i : idx) {
+                if (i < -n || i >= n) {
+                    throw new ShapeException(SourceLocation.capture(), "take: index " + i + " is out of range for"
+                            + " axis " + a + " of " + aval + " (size " + n + ")");
+                }
+            }
+        }
+        Tensor idx = indices.cast(DType.I64);
+        idx = where(idx.lt(0), idx.add(n), idx);
+        int k = idx.rank();
+        // x with axis moved last and indices' dimensions inserted before it: [.., 1.., n], selected where the index
+        // equals the position along it, then summed over it
+        int[] perm = IntStream.concat(IntStream.range(0, rank()).filter(i -> i != a), IntStream.of(a)).toArray();
+        Tensor moved = transpose(perm);
+        long[] rest = Arrays.copyOf(moved.shape(), rank() - 1);
+        long[] xShape = concat(concat(Arrays.copyOf(rest, a), ones(k)), concat(Arrays.copyOfRange(rest, a,
+                rest.length), n));
+        Tensor x = moved.reshape(xShape);
+        long[] iShape = concat(concat(ones(a), idx.shape()), concat(ones(rest.length - a), 1));
+        Tensor hit = idx.reshape(iShape).eq(arange(DType.I64, n).reshape(concat(ones(iShape.length - 1), n)));
+        Tensor zero = dtype() == DType.BOOL ? full(DType.BOOL, 0) : full(dtype(), 0);
+        Tensor picked = where(hit, x, zero);
+        return dtype() == DType.BOOL ? picked.cast(DType.I32).max(xShape.length - 1).cast(DType.BOOL)
+                : picked.sum(xShape.length - 1);
+    }
+
+    private static long[] ones(int k) {
+        long[] out = new long[k];
+        Arrays.fill(out, 1);
+        return out;
     }
 
     /** The same elements in a new shape; one dimension may be {@code -1} and is then inferred. */

@@ -13,6 +13,7 @@ import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
+import dev.weft.nn.Nn;
 import dev.weft.spi.CommHandle;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -23,17 +24,18 @@ import java.util.List;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every public method of {@link Tensor}, {@link Comm} and {@link Weft}, found by reflection so that a new one cannot
+ * Every public method of {@link Tensor}, {@link Comm}, {@link Weft} and {@link Nn}, found by reflection so that a new one cannot
  * be missed, given {@code null} for each of its reference parameters in turn (the others valid), eagerly and inside
  * {@code @Compile}: each must raise a {@link NullArgumentException} naming the method and the parameter at this
  * file's line, never a bare {@link NullPointerException}.
  */
 class NullArgumentsTest {
-    private static final List<Class<?>> API = List.of(Tensor.class, Comm.class, Weft.class);
+    private static final List<Class<?>> API = List.of(Tensor.class, Comm.class, Weft.class, Nn.class);
     /** What the traced run found wrong; written while tracing. */
     private static final List<String> TRACED_PROBLEMS = new ArrayList<>();
     private static int tracedCalls;
@@ -197,6 +199,12 @@ class NullArgumentsTest {
         }
         if (type == Supplier.class) {
             return (Supplier<Tensor>) () -> x;
+        }
+        if (type == UnaryOperator.class) {
+            return UnaryOperator.identity();
+        }
+        if (type == boolean.class) {
+            return false;
         }
         if (type == Class.class) {
             return NullArgumentsTest.class;
