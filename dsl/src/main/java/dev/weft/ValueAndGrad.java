@@ -5,4 +5,7 @@ package dev.weft;
  * point (of the argument's dtype and shape), from one evaluation of the function.
  */
 public record ValueAndGrad(Tensor value, Tensor grad) {
+    /** The value and gradient of a function of a tree: the gradient is a tree of the argument's structure. */
+    public record Of<T>(Tensor value, T grad) {
+    }
 }

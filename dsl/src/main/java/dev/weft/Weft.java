@@ -4,6 +4,7 @@ import dev.weft.ad.Autodiff;
 import dev.weft.ad.LinearTranspose;
 import dev.weft.batching.Vmap;
 import dev.weft.graph.ControlFlow;
+import dev.weft.graph.TreeControlFlow;
 import dev.weft.graph.CustomCalls;
 import dev.weft.spi.Args;
 import dev.weft.spi.SourceLocation;
@@ -57,43 +58,41 @@ public final class Weft {
     }
 
     /**
-     * {@code while (cond(carry)) carry = body(carry)} (JAX's {@code while_loop}): a loop whose trip count depends
-     * on the data, such as an iterative solve until the residual is small. {@code cond} returns a BOOL scalar;
-     * {@code body} returns tensors of the carries' dtypes and shapes. Both are traced once into closed regions, as
-     * for {@link #fori}; eagerly the loop runs at once, inside {@code @Compile} the condition is tested at run time.
+     * {@code while (cond(carry)) carry = body(carry)} (JAX's {@code while_loop}) for a carried tree (a tensor, or a
+     * list, map, array or record of them; see {@link Trees}): a loop whose trip count depends on the data, such as
+     * an iterative solve until the residual is small. {@code cond} returns a BOOL scalar; {@code body} returns a
+     * tree of the carry's structure, dtypes and shapes. Both are traced once into closed regions, as for
+     * {@link #fori}; eagerly the loop runs at once, inside {@code @Compile} the condition is tested at run time.
      * Forward mode ({@link #jvp}) differentiates it; reverse mode ({@link #grad}, {@link #vjp}) is an error naming
      * the line, as in JAX, since the steps to store are not known: use {@link #fori} with a bound on the steps. A
      * condition that differs from rank to rank runs a different number of steps on each, so communication in the
      * body must not depend on it.
      */
-    public static List<Tensor> whileLoop(Function<List<Tensor>, Tensor> cond, UnaryOperator<List<Tensor>> body,
-                                         List<Tensor> init) {
-        Args.notNull(cond, Weft.class, "whileLoop", "cond");
-        Args.notNull(body, Weft.class, "whileLoop", "body");
-        Args.noNulls(init, Weft.class, "whileLoop", "init");
-        return ControlFlow.whileLoop(cond, body, List.copyOf(init), SourceLocation.capture());
-    }
-
-    /** {@link #whileLoop(Function, UnaryOperator, List)} with one carried tensor. */
-    public static Tensor whileLoop(Function<Tensor, Tensor> cond, UnaryOperator<Tensor> body, Tensor init) {
+    public static <T> T whileLoop(Function<T, Tensor> cond, UnaryOperator<T> body, T init) {
         Args.notNull(cond, Weft.class, "whileLoop", "cond");
         Args.notNull(body, Weft.class, "whileLoop", "body");
         Args.notNull(init, Weft.class, "whileLoop", "init");
-        return ControlFlow.whileLoop(c -> cond.apply(c.getFirst()), c -> List.of(body.apply(c.getFirst())),
-                List.of(init), SourceLocation.capture()).getFirst();
+        return TreeControlFlow.whileLoop(cond, body, init, SourceLocation.capture());
+    }
+
+    /** {@link #fori(int, int, Tensor, BiFunction)} carrying a tree (a record of parameters, say; see {@link Trees}). */
+    public static <T> T fori(int lo, int hi, T init, BiFunction<Tensor, T, T> body) {
+        Args.notNull(init, Weft.class, "fori", "init");
+        Args.notNull(body, Weft.class, "fori", "body");
+        return TreeControlFlow.fori(lo, hi, init, body, SourceLocation.capture());
     }
 
     /**
-     * {@code pred ? onTrue() : onFalse()} for a BOOL scalar {@code pred}; the branches must return tensors of one
-     * dtype and shape. Both branches are traced once into closed regions, as for {@link #fori}; eagerly the one
-     * {@code pred} picks then runs, inside {@code @Compile} the choice is made at run time.
+     * {@code pred ? onTrue() : onFalse()} for a BOOL scalar {@code pred}; the branches must return trees (a tensor,
+     * or a list, map, array or record of them) of one structure, dtypes and shapes. Both branches are traced once
+     * into closed regions, as for {@link #fori}; eagerly the one {@code pred} picks then runs, inside
+     * {@code @Compile} the choice is made at run time.
      */
-    public static Tensor cond(Tensor pred, Supplier<Tensor> onTrue, Supplier<Tensor> onFalse) {
+    public static <T> T cond(Tensor pred, Supplier<T> onTrue, Supplier<T> onFalse) {
         Args.notNull(pred, Weft.class, "cond", "pred");
         Args.notNull(onTrue, Weft.class, "cond", "onTrue");
         Args.notNull(onFalse, Weft.class, "cond", "onFalse");
-        return ControlFlow.cond(pred, () -> List.of(onTrue.get()), () -> List.of(onFalse.get()),
-                SourceLocation.capture()).getFirst();
+        return TreeControlFlow.cond(pred, onTrue, onFalse, SourceLocation.capture());
     }
 
     /**
@@ -128,6 +127,24 @@ public final class Weft {
     public static Function<Tensor, ValueAndGrad> valueAndGrad(Function<Tensor, Tensor> f) {
         Args.notNull(f, Weft.class, "valueAndGrad", "f");
         return Autodiff.valueAndGrad(f);
+    }
+
+    /**
+     * The gradient of {@code f} at the tree {@code at} (a record of parameters, a list or map of tensors; see
+     * {@link Trees}), a tree of the same structure: each floating leaf's gradient, an integer leaf's zeros (it passes
+     * no derivative). {@code f} returns one f32 or f64 element. Eager and inside {@code @Compile}; nests.
+     */
+    public static <T> T grad(T at, Function<T, Tensor> f) {
+        Args.notNull(at, Weft.class, "grad", "at");
+        Args.notNull(f, Weft.class, "grad", "f");
+        return Autodiff.treeValueAndGrad(at, f, "grad").grad();
+    }
+
+    /** {@code f}'s value and gradient at the tree {@code at}, as {@link #grad(Object, Function)}'s. */
+    public static <T> ValueAndGrad.Of<T> valueAndGrad(T at, Function<T, Tensor> f) {
+        Args.notNull(at, Weft.class, "valueAndGrad", "at");
+        Args.notNull(f, Weft.class, "valueAndGrad", "f");
+        return Autodiff.treeValueAndGrad(at, f, "valueAndGrad");
     }
 
     /**

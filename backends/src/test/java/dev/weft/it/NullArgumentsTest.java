@@ -200,6 +200,9 @@ class NullArgumentsTest {
         if (type == Supplier.class) {
             return (Supplier<Tensor>) () -> x;
         }
+        if (type == Object.class) {
+            return x;
+        }
         if (type == UnaryOperator.class) {
             return UnaryOperator.identity();
         }

@@ -3,6 +3,7 @@ package dev.weft.ad;
 import dev.weft.DTypeException;
 import dev.weft.Jvp;
 import dev.weft.ShapeException;
+import dev.weft.Trees;
 import dev.weft.Tensor;
 import dev.weft.ValueAndGrad;
 import dev.weft.Vjp;
@@ -134,6 +135,15 @@ public final class Autodiff {
         floating(name, x);
         Vjp v = vjp(xs -> List.of(f.apply(xs.getFirst())), List.of(x));
         return new ValueAndGrad(v.outputs().getFirst(), seededPullback(name, v).getFirst());
+    }
+
+    /** {@code f}'s value and gradient at the tree {@code at}: reverse mode on its leaves, integer ones passing zeros. */
+    @SuppressWarnings("unchecked")
+    public static <T> ValueAndGrad.Of<T> treeValueAndGrad(T at, Function<T, Tensor> f, String name) {
+        List<Tensor> leaves = new ArrayList<>();
+        Trees.Structure s = Trees.structure(at, leaves, "at");
+        Vjp v = vjp(xs -> List.of(f.apply((T) s.rebuild(xs))), leaves);
+        return new ValueAndGrad.Of<>(v.outputs().getFirst(), (T) s.rebuild(seededPullback(name, v)));
     }
 
     /**

@@ -28,6 +28,7 @@ import dev.weft.prim.CustomVjpParams;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
+import dev.weft.prim.WhileParams;
 import dev.weft.prim.ReshapeParams;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
@@ -125,7 +126,19 @@ class MlirOptTest {
         GraphBuilder no = g.nested();
         Region f = no.region(no.param(F23));
         outs.add(g.node(Prims.COND, new CondParams(t, f), List.of(pred, x), List.of(F23)).getFirst());
-        used.addAll(List.of(Prims.FORI, Prims.COND));
+        GraphBuilder test = g.nested();
+        Var tc = test.param(F23);
+        Var tx = test.param(F23);
+        AxesParams all = new AxesParams(List.of(0, 1));
+        Region whileCond = test.region(test.op(Prims.LT, test.op(Prims.REDUCE_SUM, all, tc),
+                test.op(Prims.REDUCE_SUM, all, tx)));
+        GraphBuilder step = g.nested();
+        Var sc = step.param(F23);
+        Var sx = step.param(F23);
+        Region whileBody = step.region(step.op(Prims.ADD, sc, sx));
+        outs.add(g.node(Prims.WHILE, new WhileParams(whileCond, whileBody), List.of(x, y), List.of(F23))
+                .getFirst());
+        used.addAll(List.of(Prims.FORI, Prims.COND, Prims.WHILE));
 
         GraphBuilder square = g.nested();
         Var s = square.param(F23);

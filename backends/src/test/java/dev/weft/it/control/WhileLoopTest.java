@@ -162,6 +162,7 @@ class WhileLoopTest {
         assertThatThrownBy(() -> Weft.whileLoop(v -> v.gt(0), v -> v, x)).isInstanceOf(DTypeException.class)
                 .hasMessageContaining("one bool scalar").hasMessageStartingWith("WhileLoopTest.java:");
         assertThatThrownBy(() -> Weft.whileLoop(v -> v.get(0).sum().gt(0), v -> List.of(v.get(0), v.get(0)),
-                List.of(x))).isInstanceOf(ShapeException.class).hasMessageContaining("returns 2 carries");
+                List.of(x))).isInstanceOf(ShapeException.class)
+                .hasMessageContaining("the body returns List[Tensor, Tensor] but the loop carries List[Tensor]");
     }
 }
