@@ -109,7 +109,26 @@ public final class Trees {
 
     /** The structure of {@code tree}; its leaves are added to {@code leaves} in order. */
     public static Structure structure(Object tree, List<Tensor> leaves, String name) {
-        return walk(tree, leaves, name, Collections.newSetFromMap(new IdentityHashMap<>()), 0);
+        return structure(tree, leaves, name, null);
+    }
+
+    /**
+     * {@link #structure(Object, List, String)} with a bad tree reported at {@code where} ({@code null}: the caller's
+     * line), for a caller that knows the user's line better (a {@code @Compile} method's call site).
+     */
+    public static Structure structure(Object tree, List<Tensor> leaves, String name, SourceLocation where) {
+        try {
+            return walk(tree, leaves, name, Collections.newSetFromMap(new IdentityHashMap<>()), 0);
+        } catch (BadTree e) {
+            throw new ShapeException(where != null ? where : SourceLocation.capture(), e.getMessage());
+        }
+    }
+
+    /** A bad tree, located by the public entry point that met it. */
+    private static final class BadTree extends RuntimeException {
+        BadTree(String message) {
+            super(message, null, false, false);
+        }
     }
 
     /** {@code tree} with each leaf replaced by {@code f} of it. */
@@ -282,7 +301,7 @@ public final class Trees {
         }
     }
 
-    private static ShapeException bad(String path, String what) {
-        return new ShapeException(SourceLocation.capture(), path + " " + what);
+    private static BadTree bad(String path, String what) {
+        return new BadTree(path + " " + what);
     }
 }

@@ -26,7 +26,7 @@ final class ArgumentKinds {
 
     /** What a {@code @Compile} method accepts, for error messages. */
     static String accepted() {
-        StringBuilder b = new StringBuilder("Tensor");
+        StringBuilder b = new StringBuilder("Tensor, trees of tensors (List, Map, array or record)");
         for (ArgumentKind k : KINDS) {
             b.append(", ").append(k.description());
         }

@@ -1,6 +1,7 @@
 package dev.weft.tracer;
 
 import dev.weft.Tensor;
+import dev.weft.Trees;
 import dev.weft.TensorSpec;
 import dev.weft.TracedValueException;
 import dev.weft.WeftException;
@@ -83,7 +84,11 @@ public final class CompileGate {
         if (exe == null) {
             exe = compile(method, callKey, receiver, args);
         }
-        return method.result().rebuild(exe.run(tensors), VOID_DONE);
+        if (exe instanceof StructuredExecutable tree) {
+            return tree.result(tensors);
+        }
+        List<Tensor> out = exe.run(tensors);
+        return method.result() == ResultKind.VOID ? VOID_DONE : out.getFirst();
     }
 
     /**
@@ -134,31 +139,48 @@ public final class CompileGate {
                 traceArgs[i] = kindOf(method, i, args[i]).traceValue(args[i]);
             }
         }
-        Graph graph = traceCall(method, null, traceArgs, slots, avals);
+        Graph graph = traceCall(method, null, traceArgs, slots.stream().map(i -> new TreeSlot(i, null)).toList(),
+                avals, new Trees.Structure[1]);
         return Partitioner.needed(graph.body(), shardings) ? partition(graph, shardings).graph() : graph;
     }
 
-    /** The key part of one argument; a tensor is also added to {@code tensors}. */
+    /** The key part of one argument; a tensor, or a tree's leaves, are also added to {@code tensors}. */
     private static Object classify(InterceptedMethod method, int index, Object arg, List<Tensor> tensors) {
         if (arg instanceof Tensor t) {
-            Sharding sharding = Sharding.of(t);
-            if (sharding != null) {
-                tensors.add(Sharding.localBlock(t));
-                return new ShardedArgument(avalOf(t), sharding);
+            return classifyTensor(method, "argument " + index, t, tensors);
+        }
+        ArgumentKind kind = ArgumentKinds.of(arg);
+        if (kind == null && Trees.isTree(arg)) {
+            List<Tensor> leaves = new ArrayList<>();
+            Trees.Structure s = Trees.structure(arg, leaves, "argument " + index + " of " + method,
+                    callerOf(method));
+            List<Object> keys = new ArrayList<>(leaves.size());
+            for (int k = 0; k < leaves.size(); k++) {
+                keys.add(classifyTensor(method, "leaf " + k + " of argument " + index, leaves.get(k), tensors));
             }
-            if (t.isTraced()) {
-                throw new TracedValueException(callerOf(method), "argument " + index + " of " + method
-                        + " is a traced tensor whose trace has ended; return tensors from @Compile methods instead"
-                        + " of keeping them");
-            }
-            String unusable = TensorAccess.unusable(t);
-            if (unusable != null) {
-                throw new WeftException(callerOf(method), "argument " + index + " of " + method + ": " + unusable);
-            }
-            tensors.add(t);
-            return avalOf(t);
+            return new TreeArgument(s, keys);
         }
         return kindOf(method, index, arg).key(arg);
+    }
+
+    /** The key of a tensor argument (or leaf) {@code what}, which is added to {@code tensors}. */
+    private static Object classifyTensor(InterceptedMethod method, String what, Tensor t, List<Tensor> tensors) {
+        Sharding sharding = Sharding.of(t);
+        if (sharding != null) {
+            tensors.add(Sharding.localBlock(t));
+            return new ShardedArgument(avalOf(t), sharding);
+        }
+        if (t.isTraced()) {
+            throw new TracedValueException(callerOf(method), what + " of " + method
+                    + " is a traced tensor whose trace has ended; return tensors from @Compile methods instead"
+                    + " of keeping them");
+        }
+        String unusable = TensorAccess.unusable(t);
+        if (unusable != null) {
+            throw new WeftException(callerOf(method), what + " of " + method + ": " + unusable);
+        }
+        tensors.add(t);
+        return avalOf(t);
     }
 
     private static ArgumentKind kindOf(InterceptedMethod method, int index, Object arg) {
@@ -175,28 +197,35 @@ public final class CompileGate {
     private static Executable compile(InterceptedMethod method, CallKey key, Object receiver, Object[] args) {
         Object[] traceArgs = args.clone();
         List<Aval> avals = new ArrayList<>();
-        List<Integer> slots = new ArrayList<>();
         List<Sharding> shardings = new ArrayList<>();
+        List<TreeSlot> trees = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
-            if (args[i] instanceof Tensor) {
-                Object k = key.args().get(i);
-                avals.add(k instanceof ShardedArgument s ? s.global() : (Aval) k);
-                shardings.add(k instanceof ShardedArgument s ? s.sharding() : null);
-                slots.add(i);
-            } else {
+            Object k = key.args().get(i);
+            List<Object> leafKeys = args[i] instanceof Tensor ? List.of(k)
+                    : k instanceof TreeArgument tree ? tree.leaves() : null;
+            if (leafKeys == null) {
                 traceArgs[i] = ArgumentKinds.of(args[i]).traceValue(args[i]);
+                continue;
             }
+            for (Object leaf : leafKeys) {
+                avals.add(leaf instanceof ShardedArgument s ? s.global() : (Aval) leaf);
+                shardings.add(leaf instanceof ShardedArgument s ? s.sharding() : null);
+            }
+            trees.add(new TreeSlot(i, k instanceof TreeArgument tree ? tree.structure() : null));
         }
         // The first call of each key: ranks whose global shapes differ get different keys, so none runs unchecked.
         ShardAgreement.check("the sharded arguments of " + method, avals, shardings, callerOf(method));
-        Graph graph = traceCall(method, receiver, traceArgs, slots, avals);
+        Trees.Structure[] result = new Trees.Structure[1];
+        Graph graph = traceCall(method, receiver, traceArgs, trees, avals, result);
+        Executable exe;
         if (!Partitioner.needed(graph.body(), shardings)) {
-            return method.executables().add(key, pipeline().compile(graph, key.target()));
+            exe = pipeline().compile(graph, key.target());
+        } else {
+            Partitioned p = partition(graph, shardings);
+            List<Aval> globals = graph.body().results().stream().map(Var::aval).toList();
+            exe = new PartitionedExecutable(pipeline().compile(p.graph(), key.target()), p.shardings(), globals);
         }
-        Partitioned p = partition(graph, shardings);
-        List<Aval> globals = graph.body().results().stream().map(Var::aval).toList();
-        return method.executables().add(key, new PartitionedExecutable(pipeline().compile(p.graph(), key.target()),
-                p.shardings(), globals));
+        return method.executables().add(key, result[0] != null ? new StructuredExecutable(exe, result[0]) : exe);
     }
 
     /**
@@ -228,17 +257,30 @@ public final class CompileGate {
     private record Partitioned(Graph graph, List<Sharding> shardings) {
     }
 
-    /** Runs {@code method} once with traced tensors of {@code avals} at argument positions {@code slots}. */
-    private static Graph traceCall(InterceptedMethod method, Object receiver, Object[] args, List<Integer> slots,
-                                   List<Aval> avals) {
+    /** Argument {@code arg}: a tensor ({@code structure} {@code null}) or a tree of that structure. */
+    private record TreeSlot(int arg, Trees.Structure structure) {
+    }
+
+    /**
+     * Runs {@code method} once with traced tensors of {@code avals}, taken in order by the tensor and tree arguments
+     * {@code trees} names (a tree takes as many as it has leaves). A tree result's structure goes to
+     * {@code result[0]}.
+     */
+    private static Graph traceCall(InterceptedMethod method, Object receiver, Object[] args, List<TreeSlot> trees,
+                                   List<Aval> avals, Trees.Structure[] result) {
         String name = method.method().getDeclaringClass().getSimpleName() + "." + method.method().getName();
         return Tracer.trace(name, avals, traced -> {
             Object[] callArgs = args.clone();
-            for (int k = 0; k < slots.size(); k++) {
-                callArgs[slots.get(k)] = traced.get(k);
+            int k = 0;
+            for (TreeSlot t : trees) {
+                int n = t.structure() == null ? 1 : t.structure().leaves();
+                callArgs[t.arg()] = t.structure() == null ? traced.get(k) : t.structure().rebuild(traced.subList(k,
+                        k + n));
+                k += n;
             }
-            Object result = method.invoke(receiver, callArgs);
-            return method.flatten(result, callerOf(method));
+            ResultKind.Flat flat = method.flatten(method.invoke(receiver, callArgs), callerOf(method));
+            result[0] = flat.structure();
+            return flat.tensors();
         });
     }
 

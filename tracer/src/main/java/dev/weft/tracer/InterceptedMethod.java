@@ -86,13 +86,13 @@ final class InterceptedMethod {
         }
     }
 
-    /** The tensors the traced call returned; anything but the declared kinds is an error at {@code where}. */
-    List<Tensor> flatten(Object value, SourceLocation where) {
-        List<Tensor> out = result.flatten(value);
+    /** The tensors the traced call returned, with their structure; anything else is an error at {@code where}. */
+    ResultKind.Flat flatten(Object value, SourceLocation where) {
+        ResultKind.Flat out = result.flatten(value);
         if (out == null) {
-            String what = value == null ? "null" : "a " + value.getClass().getName() + " with non-tensor elements";
+            String what = value == null ? "null" : "a " + value.getClass().getName();
             throw new WeftException(where, describe(method) + " returned " + what + "; a traced method returns "
-                    + ResultKind.SUPPORTED + " (no null elements)");
+                    + ResultKind.SUPPORTED);
         }
         return out;
     }
