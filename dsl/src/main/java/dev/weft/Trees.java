@@ -131,6 +131,18 @@ public final class Trees {
         }
     }
 
+    /** A tree of {@code like}'s structure with {@code leaves}, in flattening order. */
+    @SuppressWarnings("unchecked")
+    public static <T> T rebuild(T like, List<Tensor> leaves) {
+        Args.notNull(leaves, Trees.class, "rebuild", "leaves");
+        Structure s = structure(like, new ArrayList<>(), "like");
+        if (leaves.size() != s.leaves()) {
+            throw new ShapeException(SourceLocation.capture(), "Trees.rebuild: " + leaves.size() + " leaves for "
+                    + describe(s) + ", which has " + s.leaves());
+        }
+        return (T) s.rebuild(leaves);
+    }
+
     /** {@code tree} with each leaf replaced by {@code f} of it. */
     @SuppressWarnings("unchecked")
     public static <T> T map(T tree, UnaryOperator<Tensor> f) {
