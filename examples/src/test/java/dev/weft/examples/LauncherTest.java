@@ -37,7 +37,7 @@ class LauncherTest {
     void helpListsEveryCommandOnStandardOutput() throws Exception {
         Run r = weft("--help");
         assertThat(r.status()).isZero();
-        assertThat(r.out()).contains("weft test", "weft run [-np N]", "weft ir [--target cpu|gpu] [-cp PATH]",
+        assertThat(r.out()).contains("weft test", "weft run [-np N]", "[-JOPT | --jvm-opt OPT]", "weft ir [--target cpu|gpu] [-cp PATH]",
                 "weft doctor DIR", "weft timeline DIR",
                 "weft bench");
         assertThat(r.err()).isEmpty();
@@ -52,6 +52,8 @@ class LauncherTest {
         "run --comm tcp Pi   | unknown --comm tcp (fake or mpi)",
         "run --mpi lam Pi    | unknown --mpi lam (openmpi or mpich)",
         "run --frob Pi       | unknown option --frob for run",
+        "run --jvm-opt       | --jvm-opt needs a value",
+        "run -J              | unknown option -J for run",
         "run                 | run needs a CLASS",
         "ir                  | ir needs CLASS#METHOD and the SPEC of each argument",
         "ir -cp              | -cp needs a value",
