@@ -1,6 +1,7 @@
 package dev.weft.comm;
 
 import dev.weft.DType;
+import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.prim.CommOp;
@@ -192,6 +193,130 @@ public final class Comm {
         Args.notNull(x, Comm.class, "reduce", "x");
         Args.notNull(op, Comm.class, "reduce", "op");
         return one(CommPrims.bind(new CommOp.Reduce(handle, op, root), x));
+    }
+
+    /**
+     * MPI_Gather: on {@code root}, every rank's {@code x} concatenated along axis 0 in rank order (the layout of
+     * {@link #allgather}); elsewhere an empty tensor of shape {@code [0, ...]}. Every rank calls it with operands of
+     * one dtype and shape. Built on {@code allgather}, so it runs wherever that does (fake ranks, MPI, NCCL; eager and
+     * compiled) and differentiates as it does: its transpose is a {@link #scatter} from the root.
+     *
+     * @throws WeftException naming the line for a root outside the communicator
+     */
+    public Tensor gather(Tensor x, int root) {
+        Args.notNull(x, Comm.class, "gather", "x");
+        checkRoot("gather", root);
+        // the whole gathered array, read at an offset of this rank times zero: the value as it is, typed as varying
+        // (only the root keeps it), on every rank alike so that all transpose it the same way
+        Tensor gathered = allgather(x);
+        List<Tensor> start = new ArrayList<>();
+        start.add(rankTensor().mul(0));
+        for (int d = 1; d < gathered.rank(); d++) {
+            start.add(Tensor.scalar(DType.I32, 0));
+        }
+        Tensor all = gathered.dynamicSlice(start, gathered.shape());
+        if (rank() == root) {
+            return all;
+        }
+        long[] empty = all.shape();
+        empty[0] = 0;
+        return all.slice(new long[empty.length], empty);
+    }
+
+    /**
+     * MPI_Scatter: every rank passes a tensor of the root's shape {@code [size·d0, ...]} (only the root's values are
+     * read) and gets its block {@code [d0, ...]}: rank {@code r} the rows {@code [r·d0, (r+1)·d0)}. Built on
+     * {@link #bcast}; its transpose is a {@link #gather} to the root.
+     *
+     * @throws ShapeException naming the line when axis 0 does not split evenly over the ranks
+     */
+    public Tensor scatter(Tensor x, int root) {
+        Args.notNull(x, Comm.class, "scatter", "x");
+        checkRoot("scatter", root);
+        long[] shape = x.shape();
+        if (shape.length == 0 || shape[0] % size() != 0) {
+            throw new ShapeException(SourceLocation.capture(), "scatter: " + TensorAccess.aval(x) + " does not split"
+                    + " along axis 0 into " + size() + " equal blocks, one per rank");
+        }
+        long rows = shape[0] / size();
+        Tensor all = bcast(x, root);
+        // this rank's block at an offset computed from rankTensor(): each rank's block differs (varying)
+        List<Tensor> start = new ArrayList<>();
+        start.add(rankTensor().mul((int) rows));
+        long[] sizes = shape.clone();
+        sizes[0] = rows;
+        for (int d = 1; d < shape.length; d++) {
+            start.add(Tensor.scalar(DType.I32, 0));
+        }
+        return all.dynamicSlice(start, sizes);
+    }
+
+    /**
+     * MPI_Scan: rank {@code r} gets the reduction of ranks {@code 0..r}'s {@code x} by {@code op} (SUM, PROD, MAX or
+     * MIN; elementwise). Built on {@link #allgather}; differentiable for SUM (and MAX, MIN, PROD as their
+     * reductions are).
+     *
+     * @throws WeftException naming the line for a custom reduce op
+     */
+    public Tensor scan(Tensor x, ReduceOp op) {
+        Args.notNull(x, Comm.class, "scan", "x");
+        Args.notNull(op, Comm.class, "scan", "op");
+        return prefix("scan", x, op, rank() + 1);
+    }
+
+    /**
+     * MPI_Exscan: rank {@code r} gets the reduction of ranks {@code 0..r-1}'s {@code x}; rank 0 gets the op's
+     * identity (0 for SUM, 1 for PROD, the lowest value for MAX, the highest for MIN), which MPI leaves undefined.
+     *
+     * @throws WeftException naming the line for a custom reduce op
+     */
+    public Tensor exscan(Tensor x, ReduceOp op) {
+        Args.notNull(x, Comm.class, "exscan", "x");
+        Args.notNull(op, Comm.class, "exscan", "op");
+        return prefix("exscan", x, op, rank());
+    }
+
+    /** The reduction by {@code op} of the first {@code count} ranks' {@code x}, the op's identity for none. */
+    private Tensor prefix(String what, Tensor x, ReduceOp op, int count) {
+        if (op.isCustom()) {
+            throw new WeftException(SourceLocation.capture(), what + ": a custom reduce op (" + op.name() + ") has no"
+                    + " scan here; use SUM, PROD, MAX or MIN");
+        }
+        long[] one = x.shape();
+        long[] stacked = new long[one.length + 1];
+        stacked[0] = size();
+        System.arraycopy(one, 0, stacked, 1, one.length);
+        Tensor all = allgather(x.reshape(prepend(one))).reshape(stacked);
+        // the ranks before this one (and it, for scan), chosen by rankTensor(): the result differs from rank to rank
+        long[] column = new long[stacked.length];
+        java.util.Arrays.fill(column, 1);
+        column[0] = size();
+        Tensor mine = Tensor.arange(DType.I32, size()).reshape(column).lt(rankTensor().add(count - rank()));
+        Tensor picked = Tensor.where(mine, all, Tensor.full(x.dtype(), identity(op, x.dtype())));
+        return op == ReduceOp.SUM ? picked.sum(0) : op == ReduceOp.PROD ? picked.prod(0)
+                : op == ReduceOp.MAX ? picked.max(0) : picked.min(0);
+    }
+
+    private static long[] prepend(long[] shape) {
+        long[] out = new long[shape.length + 1];
+        out[0] = 1;
+        System.arraycopy(shape, 0, out, 1, shape.length);
+        return out;
+    }
+
+    private static double identity(ReduceOp op, DType dtype) {
+        boolean f = dtype.isFloating();
+        return op == ReduceOp.SUM ? 0 : op == ReduceOp.PROD ? 1
+                : op == ReduceOp.MAX ? (f ? Double.NEGATIVE_INFINITY : dtype == DType.I32 ? Integer.MIN_VALUE
+                        : Long.MIN_VALUE)
+                : f ? Double.POSITIVE_INFINITY : dtype == DType.I32 ? Integer.MAX_VALUE : Long.MAX_VALUE;
+    }
+
+    private void checkRoot(String what, int root) {
+        if (root < 0 || root >= size()) {
+            throw new WeftException(SourceLocation.capture(), what + ": root rank " + root + " is outside [0, "
+                    + size() + ") of communicator " + handle.name());
+        }
     }
 
     /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
