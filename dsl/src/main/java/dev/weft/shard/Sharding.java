@@ -1,7 +1,9 @@
 package dev.weft.shard;
 
+import dev.weft.ShapeException;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.spi.Args;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
 import dev.weft.spi.Interpreters;
@@ -116,6 +118,36 @@ public final class Sharding {
      */
     public static Tensor put(Tensor full, Sharding sharding) {
         return constrain(full, sharding);
+    }
+
+    /**
+     * The sharded array of {@code globalShape} whose block on this rank is {@code localBlock} (JAX's
+     * {@code make_array_from_single_device_arrays}): every rank passes only its own block, of the shape
+     * {@code sharding} gives this rank (blocks of an uneven split are the ones {@link #put} makes). Collective over
+     * the mesh: the ranks check that they agree on the global shape and the sharding.
+     *
+     * @throws ShapeException naming the line when the block's shape is not this rank's block of
+     *                        {@code globalShape}, or the sharding's rank is not the array's
+     */
+    public static Tensor fromBlocks(Tensor localBlock, Sharding sharding, long... globalShape) {
+        Args.notNull(localBlock, Sharding.class, "fromBlocks", "localBlock");
+        Args.notNull(sharding, Sharding.class, "fromBlocks", "sharding");
+        Args.notNull(globalShape, Sharding.class, "fromBlocks", "globalShape");
+        SourceLocation where = SourceLocation.capture();
+        if (sharding.rank() != globalShape.length) {
+            throw new ShapeException(where, "Sharding.fromBlocks: " + sharding + " lays out " + sharding.rank()
+                    + " dimensions, but the global shape " + Arrays.toString(globalShape) + " has "
+                    + globalShape.length);
+        }
+        long[] mine = sharding.localShape(globalShape);
+        if (!Arrays.equals(mine, localBlock.shape())) {
+            throw new ShapeException(where, "Sharding.fromBlocks: this rank's block of "
+                    + Arrays.toString(globalShape) + " under " + sharding + " is "
+                    + Arrays.toString(mine) + ", but the block passed is " + TensorAccess.aval(localBlock));
+        }
+        Aval global = new Aval(localBlock.dtype(), dev.weft.spi.Shape.of(globalShape));
+        ShardAgreement.check("Sharding.fromBlocks", List.of(global), Collections.singletonList(sharding), where);
+        return wrap(localBlock, sharding, global);
     }
 
     /**

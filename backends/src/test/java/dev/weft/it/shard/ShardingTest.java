@@ -210,6 +210,23 @@ class ShardingTest {
                 .isEqualTo(Sharding.localBlock(cols));
     }
 
+    /** Each rank passes only its own block (uneven over 3 and 4 ranks): the array put would have made. */
+    @Ranks({1, 2, 3, 4})
+    void fromBlocksBuildsTheArrayFromEachRanksBlock(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding rows = Sharding.of(mesh, "x", null);
+        Tensor full = data(10, 3);
+        Tensor mine = Sharding.localBlock(Sharding.put(full, rows));
+        Tensor built = Sharding.fromBlocks(mine, rows, 10, 3);
+        assertThat(built.shape()).containsExactly(10, 3);
+        assertThat(Sharding.gather(built)).isEqualTo(full);
+        assertThat(total(built)).isCloseTo(total(full), 1e-12);
+        if (world.size() > 1) {
+            assertThatThrownBy(() -> Sharding.fromBlocks(full, rows, 10, 3)).isInstanceOf(WeftException.class)
+                    .hasMessageContaining("this rank's block of [10, 3]").hasMessageStartingWith("ShardingTest.java:");
+        }
+    }
+
     /**
      * Ranks whose global arrays differ would each keep a block of another array and agree on a wrong sum: a
      * {@code put}, and the first call of a compiled program on sharded tensors, check the global shapes.
