@@ -147,10 +147,25 @@ public class AdRulesTest {
     void everyRuleHasACaseHere() throws IllegalAccessException {
         Set<Primitive<?>> covered = new LinkedHashSet<>();
         cases().forEach(c -> covered.add(c.prim()));
+        forwardOnlyCases().forEach(c -> covered.add(c.prim()));
         CommGradTest.cases().forEach(c -> covered.add(c.prim()));
         List<String> untested = RuleCoverageTest.primitives().stream().filter(AdRules::hasJvp).filter(p -> !covered.contains(p))
                 .map(Primitive::name).toList();
         assertThat(untested).as("primitives with rules but no finite-difference case").isEmpty();
+    }
+
+    /** Primitives that reverse mode refuses, as JAX does ({@code whileLoop}: the steps to store are unknown). */
+    static List<Case> forwardOnlyCases() {
+        long[] m = {2, 3};
+        return List.of(c("whileLoop", Prims.WHILE, x -> Weft.whileLoop(s -> s.get(1).lt(3),
+                s -> List.of(s.get(0).mul(x.get(1)).add(s.get(0).sin()), s.get(1).add(1)),
+                List.of(x.get(0), Tensor.scalar(DType.I32, 0))).get(0), Input.any(m), Input.any(m)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("forwardOnlyCases")
+    void forwardModeOfForwardOnlyRulesMatchesCentralDifferences(Case c) {
+        forwardModeMatchesCentralDifferences(c);
     }
 
     @ParameterizedTest(name = "{0}")
