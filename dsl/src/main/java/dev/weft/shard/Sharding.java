@@ -96,6 +96,18 @@ public final class Sharding {
     }
 
     /** This rank's block shape of a tensor of {@code global} shape. */
+    /** The first index, along each dimension, of this rank's block of an array of shape {@code global}. */
+    public long[] blockStart(long[] global) {
+        long[] start = new long[global.length];
+        for (int d = 0; d < global.length; d++) {
+            String a = axes.get(d);
+            if (a != null) {
+                start[d] = Blocks.start(global[d], mesh.size(a), mesh.coordinate(a));
+            }
+        }
+        return start;
+    }
+
     long[] localShape(long[] global) {
         long[] local = global.clone();
         for (int d = 0; d < local.length; d++) {
