@@ -213,6 +213,7 @@ public final class CompileGate {
             }
             trees.add(new TreeSlot(i, k instanceof TreeArgument tree ? tree.structure() : null));
         }
+        method.recompiles().compiled(method, key.world(), key.args(), callerOf(method));
         // The first call of each key: ranks whose global shapes differ get different keys, so none runs unchecked.
         ShardAgreement.check("the sharded arguments of " + method, avals, shardings, callerOf(method));
         Trees.Structure[] result = new Trees.Structure[1];

@@ -22,6 +22,7 @@ final class InterceptedMethod {
     private final MethodHandle handle;
     private final ResultKind result;
     private final CompileCache executables = new CompileCache();
+    private final Recompiles recompiles = new Recompiles();
 
     private InterceptedMethod(Method method, MethodHandle handle, ResultKind result) {
         this.method = method;
@@ -70,6 +71,10 @@ final class InterceptedMethod {
 
     CompileCache executables() {
         return executables;
+    }
+
+    Recompiles recompiles() {
+        return recompiles;
     }
 
     /** Calls the method; its exceptions propagate unchanged. */
