@@ -100,6 +100,12 @@ class GpuParityTest {
     }
 
     @Test
+    void aWhileLoopAndSelectionCompositions() {
+        check(1e-6, "halveUntilSmall", Tensor.zeros(DType.F32, 64));
+        check(1e-12, "lookups", Tensor.zeros(DType.F64, 6, 5));
+    }
+
+    @Test
     void dataMovement() {
         check(0, "shuffle", Tensor.zeros(DType.F32, 4, 4));
     }

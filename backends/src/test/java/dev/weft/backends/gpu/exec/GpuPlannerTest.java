@@ -36,7 +36,9 @@ class GpuPlannerTest {
                 plan("prefixRows", TensorSpec.of(DType.F32, 6, 5)),
                 plan("integers", TensorSpec.of(DType.I32, 8), TensorSpec.of(DType.I32, 8)),
                 plan("casts", TensorSpec.of(DType.F32, 7)),
-                plan("total", TensorSpec.of(DType.F32, 1 << 20)));
+                plan("total", TensorSpec.of(DType.F32, 1 << 20)),
+                plan("halveUntilSmall", TensorSpec.of(DType.F32, 64)),
+                plan("lookups", TensorSpec.of(DType.F64, 6, 5)));
     }
 
     @Test

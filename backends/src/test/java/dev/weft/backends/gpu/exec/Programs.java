@@ -77,4 +77,18 @@ public final class Programs {
     public static Tensor casts(Tensor x) {
         return x.cast(DType.I64).cast(DType.F64).sqrt().add(x.cast(DType.F64).rsqrt()).cast(DType.F32);
     }
+
+    /** A data-dependent loop (a general while on the GPU: its condition read back each step). */
+    @Compile
+    public static Tensor halveUntilSmall(Tensor x) {
+        return dev.weft.Weft.whileLoop(v -> v.abs().sum().gt(1), v -> v.mul(0.5), x);
+    }
+
+    /** Softmax, argmax and take: compositions of selects, reductions and iotas. */
+    @Compile
+    public static Tensor lookups(Tensor x) {
+        Tensor p = dev.weft.nn.Nn.softmax(x, 1);
+        Tensor best = x.argmax(1);
+        return p.take(best, 1).sum().add(x.take(best.slice(0, 0, 2), 0).sum());
+    }
 }
