@@ -162,6 +162,13 @@ public final class Comm {
         return x;
     }
 
+    /** {@link #replicated(Tensor)} for every leaf of a tree (a record of parameters, say); the tree is returned. */
+    @SuppressWarnings("unchecked")
+    public <T> T replicated(T tree) {
+        Args.notNull(tree, Comm.class, "replicated", "tree");
+        return tree instanceof Tensor t ? (T) replicated(t) : dev.weft.Trees.map(tree, this::replicated);
+    }
+
     /** Elementwise reduction of every rank's {@code x}; every rank gets the result. */
     public Tensor allreduce(Tensor x, ReduceOp op) {
         Args.notNull(x, Comm.class, "allreduce", "x");
