@@ -6,6 +6,7 @@ import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import dev.weft.optim.Sgd;
 import java.util.List;
 
 /**
@@ -35,7 +36,8 @@ public final class DataParallel {
             // The weights are the same on every rank: their gradient sums every rank's use of them.
             Tensor grad = Weft.grad(v -> comm.allreduce(shareOfLoss(x, y, v, n), ReduceOp.SUM))
                     .apply(comm.replicated(wi));
-            return wi.sub(grad.mul(lr));
+            Sgd sgd = Sgd.of(lr);
+            return sgd.update(grad, sgd.init(wi), wi).params();
         });
         Tensor residual = x.matmul(trained).sub(y);
         Tensor loss = comm.allreduce(residual.mul(residual).sum(), ReduceOp.SUM).div(n);
