@@ -57,33 +57,9 @@ final class ControlFlowBatchRules {
 
     private static BatchRule.Result fori(LoopParams p, Application app) {
         int n = p.body().results().size();
-        boolean[] carried = new boolean[n];
-        for (int k = 0; k < n; k++) {
-            carried[k] = app.batched(k);
-        }
-        BatchedRegion body;
-        boolean grew;
-        do {
-            List<Aval> params = new ArrayList<>(List.of(Aval.of(DType.I32)));
-            List<Integer> dims = new ArrayList<>(List.of(BatchInterpreter.UNBATCHED));
-            for (int k = 0; k < n; k++) {
-                Aval one = app.outAvals().get(k);
-                params.add(carried[k] ? BatchAxes.withBatch(one, app.size()) : one);
-                dims.add(carried[k] ? 0 : BatchInterpreter.UNBATCHED);
-            }
-            for (int k = n; k < app.args().size(); k++) {
-                params.add(TensorAccess.aval(app.arg(k)));
-                dims.add(app.dim(k));
-            }
-            body = BatchedRegion.trace(p.body(), params, dims, carried, app.size(), app.where());
-            grew = false;
-            for (int k = 0; k < n; k++) {
-                if (body.batched(k) && !carried[k]) {
-                    carried[k] = true;
-                    grew = true;
-                }
-            }
-        } while (grew);
+        Carried c = carried(p.body(), app, n, true);
+        boolean[] carried = c.batched();
+        BatchedRegion body = c.body();
         List<Tensor> inputs = new ArrayList<>(app.args().size());
         List<Integer> dims = new ArrayList<>(n);
         for (int k = 0; k < n; k++) {
@@ -104,36 +80,11 @@ final class ControlFlowBatchRules {
      */
     private static BatchRule.Result whileLoop(WhileParams p, Application app) {
         int n = p.body().results().size();
-        boolean[] carried = new boolean[n];
-        for (int k = 0; k < n; k++) {
-            carried[k] = app.batched(k);
-        }
-        BatchedRegion body, cond;
-        List<Aval> params;
-        List<Integer> dims;
-        boolean grew;
-        do {
-            params = new ArrayList<>();
-            dims = new ArrayList<>();
-            for (int k = 0; k < n; k++) {
-                Aval one = app.outAvals().get(k);
-                params.add(carried[k] ? BatchAxes.withBatch(one, app.size()) : one);
-                dims.add(carried[k] ? 0 : BatchInterpreter.UNBATCHED);
-            }
-            for (int k = n; k < app.args().size(); k++) {
-                params.add(TensorAccess.aval(app.arg(k)));
-                dims.add(app.dim(k));
-            }
-            body = BatchedRegion.trace(p.body(), params, dims, carried, app.size(), app.where());
-            grew = false;
-            for (int k = 0; k < n; k++) {
-                if (body.batched(k) && !carried[k]) {
-                    carried[k] = true;
-                    grew = true;
-                }
-            }
-        } while (grew);
-        cond = BatchedRegion.trace(p.cond(), params, dims, new boolean[1], app.size(), app.where());
+        Carried c = carried(p.body(), app, n, false);
+        boolean[] carried = c.batched();
+        BatchedRegion body = c.body();
+        BatchedRegion cond = BatchedRegion.trace(p.cond(), c.params(), c.dims(), new boolean[1], app.size(),
+                app.where());
         if (cond.batched(0)) {
             return PerElement.apply(Prims.WHILE, p, app);
         }
@@ -149,6 +100,51 @@ final class ControlFlowBatchRules {
         List<Tensor> out = Bind.bindAt(app.where(), Prims.WHILE, new WhileParams(cond.trace().region(captures),
                 body.trace().region(captures)), inputs);
         return new BatchRule.Result(out, outDims);
+    }
+
+    /**
+     * A loop body batched to a fixed point (JAX's): a carry is batched where its initial value is, or where the
+     * body makes it depend on a batched value, traced again until no further carry becomes batched.
+     *
+     * @param indexed whether the body's first parameter is a loop index ({@code fori}'s)
+     */
+    private static Carried carried(Region region, Application app, int n, boolean indexed) {
+        boolean[] batched = new boolean[n];
+        for (int k = 0; k < n; k++) {
+            batched[k] = app.batched(k);
+        }
+        while (true) {
+            List<Aval> params = new ArrayList<>();
+            List<Integer> dims = new ArrayList<>();
+            if (indexed) {
+                params.add(Aval.of(DType.I32));
+                dims.add(BatchInterpreter.UNBATCHED);
+            }
+            for (int k = 0; k < n; k++) {
+                Aval one = app.outAvals().get(k);
+                params.add(batched[k] ? BatchAxes.withBatch(one, app.size()) : one);
+                dims.add(batched[k] ? 0 : BatchInterpreter.UNBATCHED);
+            }
+            for (int k = n; k < app.args().size(); k++) {
+                params.add(TensorAccess.aval(app.arg(k)));
+                dims.add(app.dim(k));
+            }
+            BatchedRegion body = BatchedRegion.trace(region, params, dims, batched, app.size(), app.where());
+            boolean grew = false;
+            for (int k = 0; k < n; k++) {
+                if (body.batched(k) && !batched[k]) {
+                    batched[k] = true;
+                    grew = true;
+                }
+            }
+            if (!grew) {
+                return new Carried(batched, body, params, dims);
+            }
+        }
+    }
+
+    /** The carries batched, the body traced for them, and its parameters' avals and batch axes. */
+    private record Carried(boolean[] batched, BatchedRegion body, List<Aval> params, List<Integer> dims) {
     }
 
     private static BatchRule.Result cond(CondParams p, Application app) {
