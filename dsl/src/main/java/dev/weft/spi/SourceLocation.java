@@ -17,7 +17,7 @@ public record SourceLocation(String className, String method, String file, int l
     private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
     /** Public API packages (exact) whose frames are never the user's. */
     private static final Set<String> API_PACKAGES = Set.of("dev.weft", "dev.weft.comm", "dev.weft.shard",
-            "dev.weft.io", "dev.weft.nn");
+            "dev.weft.io", "dev.weft.nn", "dev.weft.optim", "dev.weft.random");
     private static final String[] INTERNAL_PREFIXES = {
         "dev.weft.spi.", "dev.weft.prim.", "dev.weft.graph.", "dev.weft.ad.", "dev.weft.batching.", "dev.weft.tracer.",
         "dev.weft.lowering.", "dev.weft.backends.",
