@@ -18,7 +18,7 @@ import java.util.Objects;
  * (replicated: every rank holds all of it). A sharded tensor's {@link Tensor#shape()} is its global shape; each
  * rank holds one block of it, and {@code @Compile} methods take such tensors (the sharding is part of the compile
  * cache key): the body is written on the global arrays and Weft partitions it into a program on each rank's
- * blocks with the communication it needs (see the README's "Sharding" section).
+ * blocks with the communication it needs (see docs/guide.md, "Global programs over a mesh: sharding").
  *
  * <p><b>Block layout.</b> A dimension of size {@code d} split over an axis of {@code n} ranks is cut into blocks of
  * {@code c = ceil(d / n)}, the last ones short: the rank at position {@code i} along the axis holds
