@@ -14,7 +14,8 @@ import java.util.Map;
 
 /**
  * {@code bin/weft bench [--quick] [--comm auto|fake|mpi] [CASE...]}: runs the benchmark cases (all by default)
- * and prints a Markdown table of Weft against its references, also written to {@code bench/out/latest.md}.
+ * and prints a Markdown table of Weft against its references, also written to {@code bench/out/latest.md} and, for
+ * a full run of every case, to {@code docs/benchmarks.md} ({@link BenchmarksPage}).
  * The Python interpreter is {@code $WEFT_PYTHON}, else {@code /usr/bin/python3} (where Debian's python3-numpy and
  * python3-mpi4py live), else {@code python3}. Exit status: 2 when the benchmarks cannot run (a required tool is
  * missing), 1 when a Weft program failed or disagreed with a reference, else 0.
@@ -87,6 +88,12 @@ public final class Bench {
         Files.createDirectories(out.getParent());
         Files.writeString(out, report);
         System.err.println("weft bench: written to " + root.relativize(out));
+        if (!quick && cases.equals(Cases.NAMES)) {
+            System.err.println("weft bench: written to " + root.relativize(BenchmarksPage.write(root, report)));
+        } else {
+            System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full run of every case"
+                    + " writes it)");
+        }
         boolean failed = rows.stream().anyMatch(r -> !(r.weft() instanceof Measurement) || r.checkMismatch().isPresent());
         System.exit(failed ? 1 : 0);
     }
