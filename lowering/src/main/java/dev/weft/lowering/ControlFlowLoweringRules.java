@@ -26,7 +26,8 @@ import java.util.Map;
  * <p>A fori node has inputs {@code (carries..., captures...)}, outputs the final carries and one region taking
  * {@code (i: i32[], carries..., captures...)} and returning the new carries. It becomes {@code stablehlo.while}
  * over {@code (i, carries..., captures...)}: the condition is {@code i < hi}, the body runs the region and
- * yields {@code (i + 1, new carries..., captures...)}.
+ * yields {@code (i + 1, new carries..., captures...)}. The op carries its count as an {@link Attr.CountedLoop}
+ * (counter 0, {@code [lo, hi)}, step 1), which executors read instead of the regions.
  *
  * <p>A cond node has inputs {@code (pred: bool[], captures...)} and two regions taking the captures and returning
  * the outputs. It becomes {@code stablehlo.if(pred)} whose argument-less regions use the outer values directly.
@@ -80,7 +81,9 @@ public final class ControlFlowLoweringRules implements LoweringRuleProvider {
             next.addAll(args.subList(1 + carries, args.size()));
             return next;
         });
-        List<Value> results = ctx.emit(StableHlo.WHILE, operands, types, Map.of(), List.of(cond, body)).results();
+        Attr count = new Attr.CountedLoop(0, p.lo(), p.hi(), 1);
+        List<Value> results = ctx.emit(StableHlo.WHILE, operands, types, Map.of(Attr.CountedLoop.KEY, count),
+                List.of(cond, body)).results();
         return results.subList(1, 1 + carries);
     }
 

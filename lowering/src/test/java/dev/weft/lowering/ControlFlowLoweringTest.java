@@ -48,6 +48,7 @@ class ControlFlowLoweringTest {
         assertThat(names(main)).containsExactly(StableHlo.CONSTANT, StableHlo.WHILE, StableHlo.FUNC_RETURN);
         assertThat(intConstant(main.ops().get(0))).isEqualTo(2);
         Op loop = main.ops().get(1);
+        assertThat(Attr.CountedLoop.of(loop)).contains(new Attr.CountedLoop(0, 2, 5, 1));
         assertThat(loop.operands()).containsExactly(main.ops().get(0).result(), main.arguments().get(0),
                 main.arguments().get(1));
         assertThat(loop.results()).extracting(Value::type).containsExactly(TensorType.of(DType.I32),

@@ -194,7 +194,7 @@ class MlirOptTest {
 
         assertThat(stages.get("plan-buffers")).contains("\"stablehlo.custom_call\"", "!stablehlo.token",
                 "backend_config = {comm = \"world\"", "\"weft.fusion\"", "\"weft.fused_reduce\"",
-                "\"stablehlo.while\"", "\"stablehlo.if\"",
+                "\"stablehlo.while\"", "weft.counted_loop = {counter = 0 : i64, lo = ", "\"stablehlo.if\"",
                 "dense<[1.5, 0xFF800000, 0x7FC00000]> : tensor<3xf32>", "dense<\"0x080000\"> : tensor<20xi1>");
         for (Map.Entry<String, String> stage : stages.entrySet()) {
             Path file = dir.resolve(stage.getKey() + ".mlir");

@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** Op attributes, printed in MLIR syntax by {@link #mlir()}. */
 public sealed interface Attr {
@@ -209,6 +210,37 @@ public sealed interface Attr {
         @Override
         public String mlir() {
             return "#" + dialect + "<" + kind + " " + value + ">";
+        }
+    }
+
+    /**
+     * Marks a {@code stablehlo.while} that counts, as lowering makes it ({@code Weft.fori}): its operand
+     * {@code counter}, a rank-0 integer, starts at {@code lo}, the condition is {@code counter < hi} and the body
+     * returns {@code counter + step} ({@code step > 0}) as the next counter. Executors take the trip count and the
+     * counter from here, never from the regions' ops, so no rewrite of the regions can hide them. Printed under
+     * {@link #KEY} as a dictionary, a discardable attribute like XLA's {@code known_trip_count}.
+     */
+    record CountedLoop(int counter, long lo, long hi, long step) implements Attr {
+        public static final String KEY = "weft.counted_loop";
+
+        /** {@code loop}'s count, if it is a counted loop. */
+        public static Optional<CountedLoop> of(Op loop) {
+            return loop.attr(KEY) instanceof CountedLoop c ? Optional.of(c) : Optional.empty();
+        }
+
+        /** How many times the body runs. */
+        public long trips() {
+            return hi <= lo ? 0 : Math.ceilDiv(hi - lo, step);
+        }
+
+        @Override
+        public String mlir() {
+            Map<String, Attr> d = new LinkedHashMap<>();
+            d.put("counter", Int.i64(counter));
+            d.put("lo", Int.i64(lo));
+            d.put("hi", Int.i64(hi));
+            d.put("step", Int.i64(step));
+            return new Dict(d).mlir();
         }
     }
 

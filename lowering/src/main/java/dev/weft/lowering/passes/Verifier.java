@@ -26,7 +26,8 @@ import java.util.stream.IntStream;
  * block ends in the right terminator and has no other, that elementwise ops have operands and result of one
  * shape, and that region signatures match their ops ({@code while}, {@code if}, {@code reduce}, {@code weft.fusion}
  * and {@code weft.fused_reduce}, whose views and pieces must lie inside their operands; a fused reduction's result
- * must be its fused value reduced). Failures name the op's source location.
+ * must be its fused value reduced; a counted loop's counter must be a scalar integer). Failures name the op's
+ * source location.
  */
 public final class Verifier implements Pass {
     private static final TensorType PREDICATE = TensorType.of(DType.BOOL);
@@ -84,6 +85,15 @@ public final class Verifier implements Pass {
         defined.forEach(visible::remove);
     }
 
+    /** A counted loop's counter is one of its operands, a rank-0 i32 or i64, stepping forward. */
+    private static void counter(Op op, Attr.CountedLoop c) {
+        if (c.counter() < 0 || c.counter() >= op.operands().size()
+                || !(op.operand(c.counter()).type() instanceof TensorType t) || t.shape().rank() != 0
+                || t.dtype() != DType.I32 && t.dtype() != DType.I64 || c.step() <= 0) {
+            throw fail(op, "counted loop " + c.mlir() + " does not name a rank-0 integer counter stepping forward");
+        }
+    }
+
     private static void elementwise(Op op) {
         if (op.results().size() != 1 || op.operands().isEmpty()) {
             throw fail(op, "elementwise op needs operands and one result");
@@ -109,6 +119,7 @@ public final class Verifier implements Pass {
                 if (!resultTypes.equals(operandTypes)) {
                     throw fail(op, "while results " + resultTypes + " differ from its operands " + operandTypes);
                 }
+                Attr.CountedLoop.of(op).ifPresent(c -> counter(op, c));
             }
             case StableHlo.IF -> {
                 expectRegions(op, 2);

@@ -16,6 +16,7 @@ import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
+import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import dev.weft.spi.SourceLocation;
 import java.util.Arrays;
@@ -87,6 +88,32 @@ class VerifierTest {
         Op branch = b.op(StableHlo.IF, List.of(b.arg(1)), List.of(F4), Map.of(), List.of(yes.block(), no.block()));
         assertThatThrownBy(() -> verify(b.module(branch.result()))).isInstanceOf(WeftException.class)
                 .hasMessageContaining("region 1");
+    }
+
+    /** A while over {@code (types...)} that returns its carries, marked as counting carry {@code counter}. */
+    private static Module countedLoop(int counter, long step, Type... types) {
+        ModuleBuilder b = new ModuleBuilder(types);
+        ModuleBuilder cond = new ModuleBuilder(types);
+        Value zero = cond.constant(0);
+        cond.ret(cond.op(StableHlo.COMPARE, TensorType.of(DType.BOOL), zero, zero));
+        ModuleBuilder body = new ModuleBuilder(types);
+        body.ret(body.block().arguments().toArray(Value[]::new));
+        Op loop = b.op(StableHlo.WHILE, b.block().arguments(), List.of(types),
+                Map.of(Attr.CountedLoop.KEY, new Attr.CountedLoop(counter, 0, 4, step)),
+                List.of(cond.block(), body.block()));
+        return b.module(loop.results().getFirst());
+    }
+
+    @Test
+    void aCountedLoopsCounterIsAScalarIntegerSteppingForward() {
+        TensorType i32 = TensorType.of(DType.I32);
+        assertThatCode(() -> verify(countedLoop(0, 1, i32, F4))).doesNotThrowAnyException();
+        assertThatCode(() -> verify(countedLoop(1, 3, F4, TensorType.of(DType.I64)))).doesNotThrowAnyException();
+        for (Module bad : List.of(countedLoop(1, 1, i32, F4), countedLoop(0, 0, i32, F4), countedLoop(2, 1, i32, F4),
+                countedLoop(0, 1, TensorType.of(DType.I32, 1), F4))) {
+            assertThatThrownBy(() -> verify(bad)).isInstanceOf(WeftException.class)
+                    .hasMessageContaining("verify: stablehlo.while").hasMessageContaining("counted loop");
+        }
     }
 
     @Test

@@ -29,8 +29,8 @@ import java.util.Set;
  * <p>Each value of the body is a register: a carry, a constant, an intermediate (one buffer for the loop) or the
  * next value of a carry, written into one of the carry's two buffers, which take turns from the second iteration
  * on (the caller's initial carry is never written): the {@link #STATES} states of the registers. The generator
- * handles a body of {@code Weft.fori} (the condition {@code i < constant} and the step {@code i + constant}, counted
- * in Java) made only of
+ * handles a body of a counted loop that never reads its counter but to step it (counted in Java, see
+ * {@link dev.weft.lowering.ir.Attr.CountedLoop}) made only of
  * <ul>
  * <li>constants,</li>
  * <li>custom calls on one tensor (and tokens) to one tensor (and tokens) that run as a direct call
@@ -180,7 +180,7 @@ final class StraightLoop {
 
     /**
      * The straight-line form of {@code op}, a while loop counting carry {@code counter} from its initial value
-     * to {@code bound} by {@code increment} (the body's {@code skipped} ops do the counting), or empty when its
+     * to {@code bound} by {@code increment} (the body's {@code skipped} ops step it), or empty when its
      * body is not one the generator handles (see the class comment).
      */
     static Optional<StraightLoop> of(Op op, ProgramBuilder b, int counter, boolean wide, long bound, long increment,

@@ -23,7 +23,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -31,12 +31,11 @@ import java.util.function.Consumer;
  * Turns {@code @main} of a lowered module into a {@link GpuPlan}: a slot per tensor value, the kernels of every op
  * (generated once, here), and the release of each value after its last use. Needs no GPU. Ops it cannot run on the
  * GPU (a reduction with a body other than one add/multiply/maximum/minimum, a non-canonical {@code dot_general},
- * negative padding) are reported as {@link WeftException}s at the op's source line. A {@code while} with a trip
- * count known here ({@link CountedLoop}) becomes a {@link Step.Fori}, whose condition is never run.
+ * negative padding) are reported as {@link WeftException}s at the op's source line. A counted {@code while}
+ * ({@link Attr.CountedLoop}) becomes a {@link Step.Fori}, whose condition is never run.
  */
 public final class GpuPlanner {
     private final Map<Value, Integer> slots = new IdentityHashMap<>();
-    private final Map<Value, Op> definers = new IdentityHashMap<>();
     private final List<Kernel> kernels = new ArrayList<>();
     private int nextSlot;
 
@@ -76,9 +75,6 @@ public final class GpuPlanner {
     private BlockPlan block(Block b) {
         int[] args = b.arguments().stream().mapToInt(this::define).toArray();
         List<Op> ops = b.ops().subList(0, b.ops().size() - 1);
-        for (Op op : ops) {
-            op.results().forEach(v -> definers.put(v, op));
-        }
         Map<Value, Integer> lastUse = new IdentityHashMap<>();
         for (int k = 0; k < ops.size(); k++) {
             int at = k;
@@ -201,10 +197,10 @@ public final class GpuPlanner {
             }
             case StableHlo.WHILE -> {
                 int[] in = slots(op.operands());
-                OptionalLong trips = CountedLoop.trips(op, definers);
-                if (trips.isPresent()) {
+                Optional<Attr.CountedLoop> counted = Attr.CountedLoop.of(op);
+                if (counted.isPresent()) {
                     BlockPlan body = block(op.regions().get(1));
-                    steps.add(new Step.Fori(in, body, trips.getAsLong(),
+                    steps.add(new Step.Fori(in, body, counted.get().trips(),
                             op.results().stream().mapToInt(this::define).toArray()));
                     return;
                 }

@@ -50,8 +50,9 @@ public sealed interface Step {
     }
 
     /**
-     * A {@code stablehlo.while} that runs exactly {@code trips} times whatever the data ({@code Weft.fori}, see
-     * {@link CountedLoop}): like {@link While} but without its condition, so nothing is read back to the host.
+     * A counted {@code stablehlo.while} ({@code Weft.fori}'s, see {@link dev.weft.lowering.ir.Attr.CountedLoop}),
+     * which runs exactly {@code trips} times whatever the data: like {@link While} but without its condition, so
+     * nothing is read back to the host.
      */
     record Fori(int[] operands, BlockPlan body, long trips, int[] results) implements Step {
     }

@@ -137,7 +137,7 @@ class CpuExecutableTest {
         List<Value> ba = args(i32, vec);
         Value next = ir.binary(StableHlo.ADD, ba.get(1), half, 0);
         Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), one, 0), next);
-        var loop = ir.op(StableHlo.WHILE, List.of(start, a.getFirst()), List.of(i32, vec), Map.of(),
+        var loop = ir.op(StableHlo.WHILE, List.of(start, a.getFirst()), List.of(i32, vec), counted(0, 20, 1),
                 List.of(cond, body));
         CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(1)));
         Tensor x = Tensor.of(fill(1000, 1));
@@ -148,9 +148,9 @@ class CpuExecutableTest {
     }
 
     /**
-     * {@code carry < bound} is evaluated without running the condition region; other conditions run it. Both
-     * loops sum the counter values they see: Σ_{i=3}^{11} i = 63 counting up, Σ_{i=4}^{11} i = 60 counting down
-     * while {@code i > 3}; the counter is the second carry.
+     * A while loop that is not marked counted runs its condition region, whatever its shape. Both loops sum the
+     * counter values they see: Σ_{i=3}^{11} i = 63 counting up, Σ_{i=4}^{11} i = 60 counting down while
+     * {@code i > 3}; the counter is the second carry.
      */
     @ParameterizedTest
     @ValueSource(strings = {"LT", "GT"})
@@ -173,6 +173,37 @@ class CpuExecutableTest {
                 .isEqualTo(up ? 63 : 60);
         assertThat(exe.run(List.of(Tensor.scalar(DType.I32, up ? 12 : 3))).getFirst().item())
                 .as("no iteration").isEqualTo(0);
+    }
+
+    /**
+     * A counted loop takes its count from its attribute and never runs its condition region (here a call that
+     * fails), whichever carry counts and whether or not the body reads the counter: the loops sum the counter
+     * values they see, Σ_{i=3}^{11} i = 63, or count 9 iterations.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aCountedLoopNeverRunsItsCondition(boolean readsCounter) {
+        CustomCallRegistry calls = new CustomCallRegistry().register("test.fail", (op, in, results) -> {
+            throw new AssertionError("the condition of a counted loop ran");
+        });
+        Ir ir = new Ir();
+        TensorType i32 = t(DType.I32);
+        List<Value> a = args(i32);
+        ir.begin();
+        List<Value> ca = args(i32, i32);
+        Value pred = ir.op(StableHlo.CUSTOM_CALL, List.of(ca.get(1)), List.of(t(DType.BOOL)),
+                Map.of("call_target_name", new Attr.Str("test.fail")), List.of()).result();
+        Block cond = ir.close(ca, pred);
+        ir.begin();
+        List<Value> ba = args(i32, i32);
+        Value sum = ir.binary(StableHlo.ADD, ba.get(0), readsCounter ? ba.get(1) : ir.i32(1));
+        Block body = ir.close(ba, sum, ir.binary(StableHlo.ADD, ba.get(1), ir.i32(1)));
+        var loop = ir.op(StableHlo.WHILE, List.of(a.getFirst(), ir.i32(3)), List.of(i32, i32),
+                Map.of(Attr.CountedLoop.KEY, new Attr.CountedLoop(1, 3, 12, 1)), List.of(cond, body));
+        CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(0), loop.results().get(1)), calls);
+        List<Tensor> out = exe.run(List.of(Tensor.scalar(DType.I32, 0)));
+        assertThat(out.get(0).item()).isEqualTo(readsCounter ? 63 : 9);
+        assertThat(out.get(1).item()).as("the last counter").isEqualTo(12);
     }
 
     @Test
@@ -491,14 +522,14 @@ class CpuExecutableTest {
         Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)),
                 ir.binary(StableHlo.ADD, ba.get(2), ba.get(2)), ba.get(2));
         var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.get(0), a.get(1)), List.of(i32, F32_4, F32_4),
-                Map.of(), List.of(cond, body));
+                counted(0, n, 1), List.of(cond, body));
         return new CpuExecutable(ir.module(a, loop.results().get(1)));
     }
 
     /**
-     * A body that only adds a positive constant to the counter ({@code Weft.fori}'s shape) is counted in Java: the
-     * final counter and the number of iterations (an accumulator doubled once per iteration) are those of the
-     * ops' own semantics, for i32 and i64 counters, steps above one, and loops that never run.
+     * A counted loop whose body reads the counter only to step it is counted in Java: the final counter and the
+     * number of iterations (an accumulator doubled once per iteration) are those of the ops' own semantics, for
+     * i32 and i64 counters, steps above one, and loops that never run.
      */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.CsvSource({"I32, 0, 10, 1, 10, 10", "I32, 0, 10, 3, 12, 4", "I32, 5, 5, 1, 5, 0",
@@ -516,7 +547,7 @@ class CpuExecutableTest {
         Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), scalar(ir, dtype, step)),
                 ir.binary(StableHlo.ADD, ba.get(1), ba.get(1)));
         var loop = ir.op(StableHlo.WHILE, List.of(scalar(ir, dtype, start), a.getFirst()), List.of(counter, f64),
-                Map.of(), List.of(cond, body));
+                counted(start, bound, step), List.of(cond, body));
         List<Tensor> out = new CpuExecutable(ir.module(a, loop.results().get(0), loop.results().get(1)))
                 .run(List.of(Tensor.scalar(DType.F64, 1)));
         assertThat((long) out.get(0).item()).isEqualTo(last);
@@ -544,11 +575,16 @@ class CpuExecutableTest {
             x = ir.binary(StableHlo.ADD, x, one);
         }
         Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)), x);
-        var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.getFirst()), List.of(i32, f64), Map.of(),
+        var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.getFirst()), List.of(i32, f64), counted(0, 3, 1),
                 List.of(cond, body));
         Tensor out = new CpuExecutable(ir.module(a, loop.results().get(1)))
                 .run(List.of(Tensor.scalar(DType.F64, 0.5))).getFirst();
         assertThat(out.item()).isEqualTo(0.5 + 3.0 * adds);
+    }
+
+    /** The attribute of a loop whose first carry counts from {@code lo} to {@code hi} by {@code step}. */
+    private static Map<String, Attr> counted(long lo, long hi, long step) {
+        return Map.of(Attr.CountedLoop.KEY, new Attr.CountedLoop(0, lo, hi, step));
     }
 
     private static Value scalar(Ir ir, DType dtype, long v) {
@@ -573,7 +609,7 @@ class CpuExecutableTest {
         Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)), call.results().get(0),
                 call.results().get(1));
         var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.get(0), token),
-                List.of(i32, F32_4, TokenType.INSTANCE), Map.of(), List.of(cond, body));
+                List.of(i32, F32_4, TokenType.INSTANCE), counted(0, n, 1), List.of(cond, body));
         return new CpuExecutable(ir.module(a, loop.results().get(1)), calls);
     }
 

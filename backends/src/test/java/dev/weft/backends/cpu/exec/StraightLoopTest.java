@@ -222,7 +222,7 @@ class StraightLoopTest {
     }
 
     /** Whether the first while loop of {@code m}'s main function compiles to straight-line code. */
-    private static boolean runsStraight(Module m) {
+    static boolean runsStraight(Module m) {
         Op loop = m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.WHILE)).findFirst()
                 .orElseThrow();
         Instruction compiled = ControlFlow.compileWhile(loop,
