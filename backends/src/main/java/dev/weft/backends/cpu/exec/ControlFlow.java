@@ -8,6 +8,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
 import dev.weft.lowering.passes.Uses;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -202,7 +203,7 @@ final class ControlFlow {
             }
             Op constant = ops.get(0).name().equals(StableHlo.CONSTANT) ? ops.get(0) : ops.get(1);
             Op compare = constant == ops.get(0) ? ops.get(1) : ops.get(0);
-            if (!constant.name().equals(StableHlo.CONSTANT) || !compare.name().equals(StableHlo.COMPARE)
+            if (!constant.name().equals(StableHlo.CONSTANT) || compare.elementwise() != ElementwiseOp.LT
                     || !(constant.attr("value") instanceof Attr.Dense d) || d.type().shape().rank() != 0
                     || !(compare.attr("comparison_direction") instanceof Attr.Enum e) || !e.value().equals("LT")
                     || ops.get(2).operand(0) != compare.result() || compare.operand(1) != constant.result()) {
@@ -255,7 +256,7 @@ final class ControlFlow {
             Op ret = body.ops().getLast();
             Value next = ret.operand(carry);
             Op add = body.ops().stream().filter(o -> o.results().contains(next)).findFirst().orElse(null);
-            if (add == null || !add.name().equals(StableHlo.ADD) || add.operands().size() != 2) {
+            if (add == null || add.elementwise() != ElementwiseOp.ADD || add.operands().size() != 2) {
                 return null;
             }
             Value other = add.operand(0) == counter ? add.operand(1) : add.operand(1) == counter ? add.operand(0)

@@ -7,6 +7,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.ValueLayout;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -22,8 +23,8 @@ import java.util.Set;
  * have an effect (a custom call, nested control flow) is never skipped.
  */
 final class CountedLoop {
-    private static final Set<String> PURE = Set.of(StableHlo.CONSTANT, StableHlo.COMPARE, StableHlo.BROADCAST_IN_DIM,
-            StableHlo.RESHAPE, StableHlo.FUSION);
+    private static final Set<String> PURE = Set.of(StableHlo.CONSTANT, StableHlo.BROADCAST_IN_DIM, StableHlo.RESHAPE,
+            StableHlo.FUSION);
 
     private final Map<Value, Op> definers = new IdentityHashMap<>();
     private final Map<Value, Value> fusionArguments = new IdentityHashMap<>();
@@ -50,10 +51,11 @@ final class CountedLoop {
         OptionalLong lo = c.i32Constant(loop.operand(0));
         Op compare = c.definer(cond.results().getFirst());
         Op step = c.definer(body.results().getFirst());
-        if (lo.isEmpty() || compare == null || step == null || !compare.name().equals(StableHlo.COMPARE)
+        if (lo.isEmpty() || compare == null || step == null || compare.elementwise() != ElementwiseOp.LT
                 || !(compare.attr("comparison_direction") instanceof Attr.Enum dir) || !dir.value().equals("LT")
                 || compare.attr("compare_type") instanceof Attr.Enum type && !type.value().equals("SIGNED")
-                || c.resolve(compare.operand(0)) != cond.arguments().getFirst() || !step.name().equals(StableHlo.ADD)) {
+                || c.resolve(compare.operand(0)) != cond.arguments().getFirst()
+                || step.elementwise() != ElementwiseOp.ADD) {
             return OptionalLong.empty();
         }
         OptionalLong hi = c.i32Constant(compare.operand(1));
@@ -81,7 +83,7 @@ final class CountedLoop {
 
     private boolean pure(Block b) {
         for (Op op : b.ops().subList(0, b.ops().size() - 1)) {
-            if (!PURE.contains(op.name()) && !StableHlo.isElementwise(op.name())
+            if (!PURE.contains(op.name()) && op.elementwise() == null
                     || op.name().equals(StableHlo.FUSION) && !pure(op.regions().getFirst())) {
                 return false;
             }
