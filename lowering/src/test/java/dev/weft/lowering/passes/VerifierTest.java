@@ -17,6 +17,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.SourceLocation;
 import java.util.Arrays;
 import java.util.List;
@@ -31,14 +32,14 @@ class VerifierTest {
     @Test
     void acceptsAWellFormedModule() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        assertThatCode(() -> verify(b.module(b.op(StableHlo.EXP, F4, b.arg(0))))).doesNotThrowAnyException();
+        assertThatCode(() -> verify(b.module(b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0))))).doesNotThrowAnyException();
     }
 
     @Test
     void rejectsUseBeforeDefinitionAtTheOpsLine() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        Op first = b.op(StableHlo.NEGATE, List.of(b.arg(0)), List.of(F4), Map.of(), List.of());
-        Value later = b.op(StableHlo.EXP, F4, b.arg(0));
+        Op first = b.op(ElementwiseOp.NEG.mlirName(), List.of(b.arg(0)), List.of(F4), Map.of(), List.of());
+        Value later = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         first.operands().set(0, later);
         assertThatThrownBy(() -> verify(b.module(first.result())))
                 .isInstanceOf(WeftException.class)
@@ -50,7 +51,7 @@ class VerifierTest {
     void rejectsValuesOfSiblingOrInnerBlocks() {
         ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
         ModuleBuilder yes = new ModuleBuilder();
-        Value inner = yes.op(StableHlo.EXP, F4, b.arg(0));
+        Value inner = yes.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         yes.ret(inner);
         ModuleBuilder no = new ModuleBuilder();
         no.ret(inner);
@@ -62,7 +63,7 @@ class VerifierTest {
     @Test
     void rejectsMissingTerminator() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        b.op(StableHlo.EXP, F4, b.arg(0));
+        b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         Module m = new Module(TestTarget.CPU, List.of(new Func("main", b.block())));
         assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
                 .hasMessageContaining("does not end in func.return");
@@ -71,7 +72,7 @@ class VerifierTest {
     @Test
     void rejectsElementwiseShapeMismatch() {
         ModuleBuilder b = new ModuleBuilder(F4, F8);
-        Value bad = b.op(StableHlo.ADD, F4, b.arg(0), b.arg(1));
+        Value bad = b.op(ElementwiseOp.ADD.mlirName(), F4, b.arg(0), b.arg(1));
         assertThatThrownBy(() -> verify(b.module(bad))).isInstanceOf(WeftException.class)
                 .hasMessageStartingWith("Test.java:1: verify: stablehlo.add")
                 .hasMessageContaining("tensor<8xf32>");

@@ -9,6 +9,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -41,14 +42,14 @@ class CountedLoopTest {
     }
 
     private static Op compare(String dir, Value a, Value b, List<Op> into) {
-        Op c = op(StableHlo.COMPARE, List.of(a, b), TensorType.of(DType.BOOL),
+        Op c = op(ElementwiseOp.LT.mlirName(), List.of(a, b), TensorType.of(DType.BOOL),
                 Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", dir)), List.of());
         into.add(c);
         return c;
     }
 
     private static Op add(Value a, Value b, List<Op> into) {
-        Op c = op(StableHlo.ADD, List.of(a, b), I32, Map.of(), List.of());
+        Op c = op(ElementwiseOp.ADD.mlirName(), List.of(a, b), I32, Map.of(), List.of());
         into.add(c);
         return c;
     }
@@ -101,7 +102,7 @@ class CountedLoopTest {
         OptionalLong n = trips(0, (i, ops) -> below(5, i, ops), (i, ops) -> {
             Value one = constant(1, ops).result();
             Block region = Block.withArgs(List.of(I32, I32));
-            Op sum = op(StableHlo.ADD, region.arguments(), I32, Map.of(), List.of());
+            Op sum = op(ElementwiseOp.ADD.mlirName(), region.arguments(), I32, Map.of(), List.of());
             region.ops().addAll(List.of(sum, op(StableHlo.RETURN, List.of(sum.result()), null, Map.of(),
                     List.of())));
             Op fusion = op(StableHlo.FUSION, List.of(i, one), I32, Map.of(), List.of(region));

@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.ptx;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -24,31 +24,31 @@ class KernelAssemblyTest {
     @Test
     void elementwiseOpsOnEveryDtype() throws Exception {
         List<Kernel> ks = new ArrayList<>();
-        for (String op : List.of(StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY, StableHlo.DIVIDE,
-                StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER)) {
+        for (String op : List.of(ElementwiseOp.ADD.mlirName(), ElementwiseOp.SUB.mlirName(), ElementwiseOp.MUL.mlirName(), ElementwiseOp.DIV.mlirName(),
+                ElementwiseOp.POW.mlirName(), ElementwiseOp.MAX.mlirName(), ElementwiseOp.MIN.mlirName(), ElementwiseOp.REM.mlirName())) {
             for (DType t : NUMERIC) {
                 ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 2), name(op, t)));
             }
         }
-        for (String op : List.of(StableHlo.NEGATE, StableHlo.ABS)) {
+        for (String op : List.of(ElementwiseOp.NEG.mlirName(), ElementwiseOp.ABS.mlirName())) {
             for (DType t : NUMERIC) {
                 ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
             }
         }
-        for (String op : List.of(StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT, StableHlo.RSQRT, StableHlo.TANH,
-                StableHlo.SINE, StableHlo.COSINE)) {
+        for (String op : List.of(ElementwiseOp.EXP.mlirName(), ElementwiseOp.LOG.mlirName(), ElementwiseOp.SQRT.mlirName(), ElementwiseOp.RSQRT.mlirName(), ElementwiseOp.TANH.mlirName(),
+                ElementwiseOp.SIN.mlirName(), ElementwiseOp.COS.mlirName())) {
             for (DType t : List.of(DType.F32, DType.F64)) {
                 ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
             }
         }
         for (DType t : ALL) {
             for (String dir : List.of("EQ", "NE", "LT", "LE", "GT", "GE")) {
-                ks.add(ElementwiseKernels.single(Ops.compare(dir, t), name(StableHlo.COMPARE, dir, t)));
+                ks.add(ElementwiseKernels.single(Ops.compare(dir, t), name(ElementwiseOp.LT.mlirName(), dir, t)));
             }
-            ks.add(ElementwiseKernels.single(Ops.elementwise(StableHlo.SELECT, t, t, 3), name(StableHlo.SELECT, t)));
+            ks.add(ElementwiseKernels.single(Ops.elementwise(ElementwiseOp.SELECT.mlirName(), t, t, 3), name(ElementwiseOp.SELECT.mlirName(), t)));
             for (DType to : ALL) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(StableHlo.CONVERT, t, to, 1),
-                        name(StableHlo.CONVERT, t, to)));
+                ks.add(ElementwiseKernels.single(Ops.elementwise(ElementwiseOp.CONVERT.mlirName(), t, to, 1),
+                        name(ElementwiseOp.CONVERT.mlirName(), t, to)));
             }
         }
         assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
@@ -59,7 +59,7 @@ class KernelAssemblyTest {
     void reductionsOverAnyAxes() throws Exception {
         List<Kernel> ks = new ArrayList<>();
         long[] small = {3, 4, 5}, large = {3, 70000, 5};
-        for (String op : List.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM, StableHlo.MINIMUM)) {
+        for (String op : List.of(ElementwiseOp.ADD.mlirName(), ElementwiseOp.MUL.mlirName(), ElementwiseOp.MAX.mlirName(), ElementwiseOp.MIN.mlirName())) {
             for (DType t : NUMERIC) {
                 for (long[] dims : List.of(small, large)) {
                     String size = dims == small ? "small" : "large";
