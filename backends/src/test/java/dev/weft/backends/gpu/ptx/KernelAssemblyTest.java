@@ -22,33 +22,18 @@ class KernelAssemblyTest {
     }
 
     @Test
-    void elementwiseOpsOnEveryDtype() throws Exception {
+    void everyElementwiseOpOnEveryDtypeItAccepts() throws Exception {
         List<Kernel> ks = new ArrayList<>();
-        for (String op : List.of(ElementwiseOp.ADD.mlirName(), ElementwiseOp.SUB.mlirName(), ElementwiseOp.MUL.mlirName(), ElementwiseOp.DIV.mlirName(),
-                ElementwiseOp.POW.mlirName(), ElementwiseOp.MAX.mlirName(), ElementwiseOp.MIN.mlirName(), ElementwiseOp.REM.mlirName())) {
-            for (DType t : NUMERIC) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 2), name(op, t)));
-            }
-        }
-        for (String op : List.of(ElementwiseOp.NEG.mlirName(), ElementwiseOp.ABS.mlirName())) {
-            for (DType t : NUMERIC) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
-            }
-        }
-        for (String op : List.of(ElementwiseOp.EXP.mlirName(), ElementwiseOp.LOG.mlirName(), ElementwiseOp.SQRT.mlirName(), ElementwiseOp.RSQRT.mlirName(), ElementwiseOp.TANH.mlirName(),
-                ElementwiseOp.SIN.mlirName(), ElementwiseOp.COS.mlirName())) {
-            for (DType t : List.of(DType.F32, DType.F64)) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
-            }
-        }
-        for (DType t : ALL) {
-            for (String dir : List.of("EQ", "NE", "LT", "LE", "GT", "GE")) {
-                ks.add(ElementwiseKernels.single(Ops.compare(dir, t), name(ElementwiseOp.LT.mlirName(), dir, t)));
-            }
-            ks.add(ElementwiseKernels.single(Ops.elementwise(ElementwiseOp.SELECT.mlirName(), t, t, 3), name(ElementwiseOp.SELECT.mlirName(), t)));
-            for (DType to : ALL) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(ElementwiseOp.CONVERT.mlirName(), t, to, 1),
-                        name(ElementwiseOp.CONVERT.mlirName(), t, to)));
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            for (DType t : ALL) {
+                if (!op.accepts(t)) {
+                    continue;
+                }
+                List<DType> outs = op.form() == ElementwiseOp.Form.CONVERT ? ALL
+                        : List.of(op.form() == ElementwiseOp.Form.COMPARISON ? DType.BOOL : t);
+                for (DType out : outs) {
+                    ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, out), name(op.primitiveName(), t, out)));
+                }
             }
         }
         assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
@@ -59,14 +44,15 @@ class KernelAssemblyTest {
     void reductionsOverAnyAxes() throws Exception {
         List<Kernel> ks = new ArrayList<>();
         long[] small = {3, 4, 5}, large = {3, 70000, 5};
-        for (String op : List.of(ElementwiseOp.ADD.mlirName(), ElementwiseOp.MUL.mlirName(), ElementwiseOp.MAX.mlirName(), ElementwiseOp.MIN.mlirName())) {
+        for (ElementwiseOp op : List.of(ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX, ElementwiseOp.MIN)) {
+            String n = op.primitiveName();
             for (DType t : NUMERIC) {
                 for (long[] dims : List.of(small, large)) {
                     String size = dims == small ? "small" : "large";
-                    ks.addAll(ReduceKernels.reduce(name(op, t, "all", size), op, t, dims, new int[] {0, 1, 2})
+                    ks.addAll(ReduceKernels.reduce(name(n, t, "all", size), op, t, dims, new int[] {0, 1, 2})
                             .passes());
-                    ks.addAll(ReduceKernels.reduce(name(op, t, "mid", size), op, t, dims, new int[] {1}).passes());
-                    ks.addAll(ReduceKernels.reduce(name(op, t, "outer", size), op, t, dims, new int[] {0, 2})
+                    ks.addAll(ReduceKernels.reduce(name(n, t, "mid", size), op, t, dims, new int[] {1}).passes());
+                    ks.addAll(ReduceKernels.reduce(name(n, t, "outer", size), op, t, dims, new int[] {0, 2})
                             .passes());
                 }
             }
