@@ -68,7 +68,8 @@ class ControlFlowLoweringTest {
 
         Block step = loop.regions().get(1);
         List<Value> a = step.arguments();
-        assertThat(names(step)).containsExactly(ElementwiseOp.ADD.mlirName(), StableHlo.CONSTANT, ElementwiseOp.ADD.mlirName(), StableHlo.RETURN);
+        assertThat(names(step)).containsExactly(ElementwiseOp.ADD.mlirName(), StableHlo.CONSTANT,
+                ElementwiseOp.ADD.mlirName(), StableHlo.RETURN);
         Op userAdd = step.ops().get(0);
         assertThat(userAdd.operands()).containsExactly(a.get(1), a.get(2));
         assertThat(userAdd.location().line()).isEqualTo(100);

@@ -1,6 +1,5 @@
 package dev.weft.lowering;
 
-import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.OutputDirectory;
 import dev.weft.lowering.passes.DeadCodeElimination;
 import static dev.weft.lowering.Ops.names;
@@ -14,6 +13,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.passes.Pass;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.StageListener;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
 import dev.weft.graph.Graph;

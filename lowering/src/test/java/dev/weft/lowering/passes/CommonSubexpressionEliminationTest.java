@@ -30,7 +30,8 @@ class CommonSubexpressionEliminationTest {
 
         new CommonSubexpressionElimination().run(m);
 
-        assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONSTANT, ElementwiseOp.EXP.mlirName(), ElementwiseOp.ADD.mlirName(),
+        assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONSTANT, ElementwiseOp.EXP.mlirName(),
+                ElementwiseOp.ADD.mlirName(),
                 StableHlo.FUNC_RETURN);
         assertThat(m.main().body().ops().get(0).result()).isSameAs(c1);
         assertThat(m.main().body().ops().get(1).result()).isSameAs(c3);
@@ -86,7 +87,8 @@ class CommonSubexpressionEliminationTest {
 
         new CommonSubexpressionElimination().run(m);
 
-        assertThat(names(yes.block())).containsExactly(ElementwiseOp.NEG.mlirName(), ElementwiseOp.ADD.mlirName(), StableHlo.RETURN);
+        assertThat(names(yes.block())).containsExactly(ElementwiseOp.NEG.mlirName(), ElementwiseOp.ADD.mlirName(),
+                StableHlo.RETURN);
         assertThat(yes.block().ops().get(1).operands()).containsExactly(n1, n1);
         assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), StableHlo.IF, StableHlo.FUNC_RETURN);
         assertThat(m.main().body().results()).containsExactly(branch.result(), outer);

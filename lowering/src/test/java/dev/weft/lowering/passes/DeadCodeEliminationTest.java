@@ -58,7 +58,8 @@ class DeadCodeEliminationTest {
 
         new DeadCodeElimination().run(m);
 
-        assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONSTANT, ElementwiseOp.LT.mlirName(), StableHlo.IF,
+        assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONSTANT, ElementwiseOp.LT.mlirName(),
+                StableHlo.IF,
                 StableHlo.FUNC_RETURN);
         Op kept1 = m.main().body().ops().get(3);
         assertThat(names(kept1.regions().get(0))).containsExactly(StableHlo.CUSTOM_CALL, StableHlo.RETURN);

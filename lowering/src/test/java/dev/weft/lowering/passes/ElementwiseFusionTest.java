@@ -38,7 +38,8 @@ class ElementwiseFusionTest {
         assertThat(fusion.operands()).containsExactly(b.arg(0), b.arg(1));
         assertThat(fusion.location().line()).isEqualTo(3);
         Block region = fusion.regions().getFirst();
-        assertThat(names(region)).containsExactly(ElementwiseOp.EXP.mlirName(), ElementwiseOp.ADD.mlirName(), ElementwiseOp.NEG.mlirName(), StableHlo.RETURN);
+        assertThat(names(region)).containsExactly(ElementwiseOp.EXP.mlirName(), ElementwiseOp.ADD.mlirName(),
+                ElementwiseOp.NEG.mlirName(), StableHlo.RETURN);
         assertThat(region.ops().get(0).operands()).containsExactly(region.arguments().get(0));
         assertThat(region.ops().get(1).operands()).containsExactly(a, region.arguments().get(1));
         assertThat(region.results()).containsExactly(n);
@@ -115,7 +116,8 @@ class ElementwiseFusionTest {
         Op fusion = m.main().body().ops().getFirst();
         assertThat(fusion.operands()).containsExactly(b.arg(1), b.arg(0));
         Block region = fusion.regions().getFirst();
-        assertThat(names(region)).containsExactly(StableHlo.BROADCAST_IN_DIM, ElementwiseOp.ADD.mlirName(), ElementwiseOp.LT.mlirName(),
+        assertThat(names(region)).containsExactly(StableHlo.BROADCAST_IN_DIM, ElementwiseOp.ADD.mlirName(),
+                ElementwiseOp.LT.mlirName(),
                 ElementwiseOp.SELECT.mlirName(), StableHlo.RETURN);
         assertThat(region.arguments().getFirst().type()).isEqualTo(scalar);
         assertThat(region.results()).containsExactly(pick);
@@ -139,7 +141,8 @@ class ElementwiseFusionTest {
         Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, a);
         Module m = fused(b.module(n));
 
-        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), StableHlo.CUSTOM_CALL, ElementwiseOp.NEG.mlirName(),
+        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), StableHlo.CUSTOM_CALL,
+                ElementwiseOp.NEG.mlirName(),
                 StableHlo.FUNC_RETURN);
     }
 
@@ -151,7 +154,8 @@ class ElementwiseFusionTest {
         Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, a, opaque);
         Module m = fused(b.module(s));
 
-        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), "test.opaque", ElementwiseOp.ADD.mlirName(), StableHlo.FUNC_RETURN);
+        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), "test.opaque",
+                ElementwiseOp.ADD.mlirName(), StableHlo.FUNC_RETURN);
     }
 
     @Test

@@ -109,7 +109,8 @@ class FusionInputsTest {
         ModuleBuilder b = new ModuleBuilder(ROW, GRID, ROW);
         Value below = slice(b, concatRows(b, b.arg(0), b.arg(1), b.arg(2)), ix(2, 1), 2, 3);
         Value inside = slice(b, b.arg(1), ix(0, 0), 2, 3);
-        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), f32(2, 3), b.op(ElementwiseOp.ADD.mlirName(), f32(2, 3), below, inside))));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), f32(2, 3), b.op(ElementwiseOp.ADD.mlirName(),
+                f32(2, 3), below, inside))));
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
         Op fusion = onlyFusion(m);
@@ -127,7 +128,8 @@ class FusionInputsTest {
         Value p = padColumns(b, whole, zero, 0);
         Value right = slice(b, p, ix(1, 2), 3, 4);
         Value sum = b.op(ElementwiseOp.ADD.mlirName(), GRID, right, b.arg(1));
-        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, sum), b.op("test.opaque", f32(5, 4), whole)));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, sum), b.op("test.opaque", f32(5, 4),
+                whole)));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONCATENATE, StableHlo.FUSION,
                 "test.opaque", StableHlo.FUNC_RETURN);
@@ -143,7 +145,8 @@ class FusionInputsTest {
         ModuleBuilder b = new ModuleBuilder(GRID);
         Value p = padColumns(b, b.arg(0), b.constant(0f), 1);
         Value window = slice(b, p, ix(2, 1), 3, 4);
-        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, window, b.arg(0)))));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID,
+                window, b.arg(0)))));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.PAD, StableHlo.FUSION,
                 StableHlo.FUNC_RETURN);
@@ -173,9 +176,11 @@ class FusionInputsTest {
     void thePadOfTwoFusionsIsReadByBoth() {
         ModuleBuilder b = new ModuleBuilder(GRID);
         Value p = padColumns(b, b.arg(0), b.constant(0f), 0);
-        Value first = b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.EXP.mlirName(), GRID, slice(b, p, ix(0, 0), 3, 4)));
+        Value first = b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.EXP.mlirName(), GRID, slice(b, p,
+                ix(0, 0), 3, 4)));
         Value barrier = b.op("test.opaque", GRID, first);
-        Value second = b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, slice(b, p, ix(0, 2), 3, 4), barrier));
+        Value second = b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, slice(b, p,
+                ix(0, 2), 3, 4), barrier));
         Module m = fused(b.module(second));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSION, "test.opaque", StableHlo.FUSION,
@@ -190,7 +195,8 @@ class FusionInputsTest {
         ModuleBuilder b = new ModuleBuilder(ROW, GRID, ROW);
         Value p = padColumns(b, concatRows(b, b.arg(0), b.arg(1), b.arg(2)), b.constant(0f), 0);
         Value up = slice(b, p, ix(0, 1), 3, 4);
-        Module m = b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, up, b.arg(1))));
+        Module m = b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, up,
+                b.arg(1))));
         new ElementwiseFusion(ElementwiseFusion.Inputs.WHOLE).run(m);
 
         assertThat(names(m)).containsExactly(StableHlo.CONCATENATE, StableHlo.CONSTANT, StableHlo.PAD,

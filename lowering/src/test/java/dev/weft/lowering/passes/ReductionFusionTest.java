@@ -55,7 +55,8 @@ class ReductionFusionTest {
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSED_REDUCE, StableHlo.FUNC_RETURN);
         Op op = m.main().body().ops().get(1);
         assertThat(op.operands()).containsExactly(b.arg(0), b.arg(1), m.main().body().ops().getFirst().result());
-        assertThat(names(op.regions().get(0))).containsExactly(ElementwiseOp.MUL.mlirName(), ElementwiseOp.EXP.mlirName(), StableHlo.RETURN);
+        assertThat(names(op.regions().get(0))).containsExactly(ElementwiseOp.MUL.mlirName(),
+                ElementwiseOp.EXP.mlirName(), StableHlo.RETURN);
         assertThat(names(op.regions().get(1))).containsExactly(ElementwiseOp.ADD.mlirName(), StableHlo.RETURN);
         assertThat(m.main().body().results()).containsExactly(op.result());
         assertThat(m.toMlir()).contains("\"weft.fused_reduce\"(%arg0, %arg1, %0) ({",

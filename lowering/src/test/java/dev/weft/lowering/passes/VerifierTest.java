@@ -32,7 +32,8 @@ class VerifierTest {
     @Test
     void acceptsAWellFormedModule() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        assertThatCode(() -> verify(b.module(b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0))))).doesNotThrowAnyException();
+        assertThatCode(() -> verify(b.module(b.op(ElementwiseOp.EXP.mlirName(), F4,
+                b.arg(0))))).doesNotThrowAnyException();
     }
 
     @Test

@@ -418,7 +418,8 @@ public final class Elementwise {
     }
 
     /** {@code out[i] = a[i] cmp b[i]} as BOOL bytes; GT and GE swap the operands, NE negates EQ. */
-    public static void compare(ElementwiseOp cmp, DType t, MemorySegment a, MemorySegment b, MemorySegment out, long n) {
+    public static void compare(ElementwiseOp cmp, DType t, MemorySegment a, MemorySegment b, MemorySegment out,
+                               long n) {
         switch (cmp) {
             case EQ -> equal(t, a, b, out, n, 0);
             case NE -> equal(t, a, b, out, n, 1);
