@@ -15,17 +15,18 @@ import java.util.Map;
  * <p>Adding an elementwise op touches this list of files and nothing else:
  * <ol>
  *   <li>this enum: the constant;</li>
- *   <li>{@link Prims}: its primitive, built from the constant;</li>
+ *   <li>{@link Prims}: its primitive, built from the constant (and, for a reducible op, its reduction);</li>
  *   <li>{@code dev.weft.Tensor}: its method;</li>
  *   <li>{@code dev.weft.ad.ArrayAdRules}: its derivative;</li>
  *   <li>{@code backends/cpu/kernels/Elementwise}: its loop for each dtype it accepts (eager and the CPU
  *       executor's unfused ops);</li>
  *   <li>{@code backends/cpu/exec/FusedLoopGenerator}: its bytecode in {@code Body.apply} (fused CPU loops);</li>
  *   <li>{@code backends/cpu/exec/VectorLoopEmitter}: its Vector API method in {@code method}, or none;</li>
- *   <li>{@code backends/gpu/ptx/ScalarOps}: its PTX in {@code emit}.</li>
+ *   <li>{@code backends/gpu/ptx/ScalarOps}: its PTX in {@code emit} (a new function's code in {@code PtxMath}).</li>
  * </ol>
- * Lowering, the eager interpreter, batching, sharding, fusion and the verifier iterate over {@link #values()}.
- * {@code ElementwiseCoverageTest} checks that every constant has a row in every emitter.
+ * Lowering, the eager interpreter, batching, sharding, fusion and the verifier iterate over {@link #values()}. The
+ * bytecode, Vector API and PTX switches are exhaustive, so the compiler names a missing row there, and
+ * {@code ElementwiseCoverageTest} runs every constant through every emitter on every dtype it accepts.
  */
 public enum ElementwiseOp {
     ADD(Form.BINARY, Domain.NUMERIC, "stablehlo.add", Identity.ZERO),
@@ -172,14 +173,20 @@ public enum ElementwiseOp {
         if (identity == null || t == DType.BOOL) {
             throw new IllegalArgumentException(this + " has no identity on " + t);
         }
+        if (t.isFloating()) {
+            return switch (identity) {
+                case ZERO -> 0.0;
+                case ONE -> 1.0;
+                case LOWEST -> Double.NEGATIVE_INFINITY;
+                case HIGHEST -> Double.POSITIVE_INFINITY;
+            };
+        }
         boolean i32 = t == DType.I32;
         return switch (identity) {
-            case ZERO -> t.isFloating() ? (Number) 0.0 : (Number) 0L;
-            case ONE -> t.isFloating() ? (Number) 1.0 : (Number) 1L;
-            case LOWEST -> t.isFloating() ? (Number) Double.NEGATIVE_INFINITY
-                    : (Number) (i32 ? (long) Integer.MIN_VALUE : Long.MIN_VALUE);
-            case HIGHEST -> t.isFloating() ? (Number) Double.POSITIVE_INFINITY
-                    : (Number) (i32 ? (long) Integer.MAX_VALUE : Long.MAX_VALUE);
+            case ZERO -> 0L;
+            case ONE -> 1L;
+            case LOWEST -> i32 ? Integer.MIN_VALUE : Long.MIN_VALUE;
+            case HIGHEST -> i32 ? Integer.MAX_VALUE : Long.MAX_VALUE;
         };
     }
 
