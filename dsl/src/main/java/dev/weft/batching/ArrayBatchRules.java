@@ -6,6 +6,7 @@ import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.ConcatParams;
 import dev.weft.prim.DynamicSliceParams;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
 import dev.weft.prim.SliceParams;
@@ -33,13 +34,9 @@ final class ArrayBatchRules {
     }
 
     static void register() {
-        for (Primitive<Params> prim : List.of(Prims.ADD, Prims.SUB, Prims.MUL, Prims.DIV, Prims.POW, Prims.MAX,
-                Prims.MIN, Prims.REM, Prims.LT, Prims.LE, Prims.GT, Prims.GE, Prims.EQ, Prims.NE, Prims.NEG,
-                Prims.ABS, Prims.EXP, Prims.LOG, Prims.SQRT, Prims.RSQRT, Prims.TANH, Prims.SIN, Prims.COS,
-                Prims.SELECT)) {
-            BatchRules.rule(prim, (p, app) -> elementwise(prim, p, app));
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            elementwiseRule(op.primitive());
         }
-        BatchRules.rule(Prims.CONVERT, (p, app) -> elementwise(Prims.CONVERT, p, app));
 
         for (Primitive<AxesParams> prim : List.of(Prims.REDUCE_SUM, Prims.REDUCE_PROD, Prims.REDUCE_MAX,
                 Prims.REDUCE_MIN)) {
@@ -139,6 +136,10 @@ final class ArrayBatchRules {
             values.add(app.at(i, d));
         }
         return new Aligned(values, d);
+    }
+
+    private static <P extends Params> void elementwiseRule(Primitive<P> prim) {
+        BatchRules.rule(prim, (p, app) -> elementwise(prim, p, app));
     }
 
     private static BatchRule.Result elementwise(Primitive<?> prim, Params p, Application app) {

@@ -11,8 +11,10 @@ import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.ShapeRule;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -23,34 +25,37 @@ public final class Prims {
     private Prims() {
     }
 
-    public static final Primitive<Params> ADD = arithmetic("add", "add");
-    public static final Primitive<Params> SUB = arithmetic("sub", "sub");
-    public static final Primitive<Params> MUL = arithmetic("mul", "mul");
-    public static final Primitive<Params> DIV = arithmetic("div", "div");
-    public static final Primitive<Params> POW = arithmetic("pow", "pow");
-    public static final Primitive<Params> MAX = arithmetic("max", "maximum");
-    public static final Primitive<Params> MIN = arithmetic("min", "minimum");
-    public static final Primitive<Params> REM = arithmetic("rem", "rem");
+    private static final Map<ElementwiseOp, Primitive<?>> ELEMENTWISE = new EnumMap<>(ElementwiseOp.class);
+    private static final Map<ElementwiseOp, Primitive<AxesParams>> REDUCTIONS = new EnumMap<>(ElementwiseOp.class);
 
-    public static final Primitive<Params> LT = comparison("lt");
-    public static final Primitive<Params> LE = comparison("le");
-    public static final Primitive<Params> GT = comparison("gt");
-    public static final Primitive<Params> GE = comparison("ge");
-    public static final Primitive<Params> EQ = comparison("eq");
-    public static final Primitive<Params> NE = comparison("ne");
+    public static final Primitive<Params> ADD = arithmetic(ElementwiseOp.ADD, "add");
+    public static final Primitive<Params> SUB = arithmetic(ElementwiseOp.SUB, "sub");
+    public static final Primitive<Params> MUL = arithmetic(ElementwiseOp.MUL, "mul");
+    public static final Primitive<Params> DIV = arithmetic(ElementwiseOp.DIV, "div");
+    public static final Primitive<Params> POW = arithmetic(ElementwiseOp.POW, "pow");
+    public static final Primitive<Params> MAX = arithmetic(ElementwiseOp.MAX, "maximum");
+    public static final Primitive<Params> MIN = arithmetic(ElementwiseOp.MIN, "minimum");
+    public static final Primitive<Params> REM = arithmetic(ElementwiseOp.REM, "rem");
 
-    public static final Primitive<Params> NEG = unary("neg", false);
-    public static final Primitive<Params> ABS = unary("abs", false);
-    public static final Primitive<Params> EXP = unary("exp", true);
-    public static final Primitive<Params> LOG = unary("log", true);
-    public static final Primitive<Params> SQRT = unary("sqrt", true);
-    public static final Primitive<Params> RSQRT = unary("rsqrt", true);
-    public static final Primitive<Params> TANH = unary("tanh", true);
-    public static final Primitive<Params> SIN = unary("sin", true);
-    public static final Primitive<Params> COS = unary("cos", true);
+    public static final Primitive<Params> LT = comparison(ElementwiseOp.LT);
+    public static final Primitive<Params> LE = comparison(ElementwiseOp.LE);
+    public static final Primitive<Params> GT = comparison(ElementwiseOp.GT);
+    public static final Primitive<Params> GE = comparison(ElementwiseOp.GE);
+    public static final Primitive<Params> EQ = comparison(ElementwiseOp.EQ);
+    public static final Primitive<Params> NE = comparison(ElementwiseOp.NE);
+
+    public static final Primitive<Params> NEG = unary(ElementwiseOp.NEG);
+    public static final Primitive<Params> ABS = unary(ElementwiseOp.ABS);
+    public static final Primitive<Params> EXP = unary(ElementwiseOp.EXP);
+    public static final Primitive<Params> LOG = unary(ElementwiseOp.LOG);
+    public static final Primitive<Params> SQRT = unary(ElementwiseOp.SQRT);
+    public static final Primitive<Params> RSQRT = unary(ElementwiseOp.RSQRT);
+    public static final Primitive<Params> TANH = unary(ElementwiseOp.TANH);
+    public static final Primitive<Params> SIN = unary(ElementwiseOp.SIN);
+    public static final Primitive<Params> COS = unary(ElementwiseOp.COS);
 
     /** {@code select(cond, onTrue, onFalse)}: all three of one shape, cond BOOL. */
-    public static final Primitive<Params> SELECT = pure("select", Params.class, (in, p) -> {
+    public static final Primitive<Params> SELECT = elementwise(ElementwiseOp.SELECT, Params.class, (in, p) -> {
         Aval c = in.get(0), a = in.get(1), b = in.get(2);
         if (c.dtype() != DType.BOOL) {
             throw dtype("where: condition must be bool, got %s", c.dtype().specName());
@@ -62,13 +67,13 @@ public final class Prims {
         return List.of(a);
     });
 
-    public static final Primitive<ConvertParams> CONVERT = pure("convert", ConvertParams.class,
+    public static final Primitive<ConvertParams> CONVERT = elementwise(ElementwiseOp.CONVERT, ConvertParams.class,
             (in, p) -> List.of(new Aval(p.to(), in.get(0).shape())));
 
-    public static final Primitive<AxesParams> REDUCE_SUM = reduction("reduce_sum", "sum");
-    public static final Primitive<AxesParams> REDUCE_PROD = reduction("reduce_prod", "prod");
-    public static final Primitive<AxesParams> REDUCE_MAX = reduction("reduce_max", "max");
-    public static final Primitive<AxesParams> REDUCE_MIN = reduction("reduce_min", "min");
+    public static final Primitive<AxesParams> REDUCE_SUM = reduction(ElementwiseOp.ADD, "reduce_sum", "sum");
+    public static final Primitive<AxesParams> REDUCE_PROD = reduction(ElementwiseOp.MUL, "reduce_prod", "prod");
+    public static final Primitive<AxesParams> REDUCE_MAX = reduction(ElementwiseOp.MAX, "reduce_max", "max");
+    public static final Primitive<AxesParams> REDUCE_MIN = reduction(ElementwiseOp.MIN, "reduce_min", "min");
 
     /**
      * NumPy {@code matmul} for ranks 1 and 2, and batched for equal ranks above 2 with equal batch dimensions.
@@ -360,19 +365,36 @@ public final class Prims {
         return new Primitive<>(name, type, rule);
     }
 
-    /** A binary arithmetic primitive; {@code op} is the {@link dev.weft.Tensor} method that errors name. */
-    private static Primitive<Params> arithmetic(String name, String op) {
-        return pure(name, Params.class, (in, p) -> {
+    /** The primitive applying {@code op} (see {@link ElementwiseOp#primitive()}). */
+    static Primitive<?> elementwise(ElementwiseOp op) {
+        return ELEMENTWISE.get(op);
+    }
+
+    /** The reduction primitive folding with {@code op}, or null (see {@link ElementwiseOp#reduction()}). */
+    static Primitive<AxesParams> reduction(ElementwiseOp op) {
+        return REDUCTIONS.get(op);
+    }
+
+    private static <P extends Params> Primitive<P> elementwise(ElementwiseOp op, Class<P> type, ShapeRule<P> rule) {
+        Primitive<P> prim = pure(op.primitiveName(), type, rule);
+        ELEMENTWISE.put(op, prim);
+        return prim;
+    }
+
+    /** A binary arithmetic primitive; {@code method} is the {@link dev.weft.Tensor} method that errors name. */
+    private static Primitive<Params> arithmetic(ElementwiseOp op, String method) {
+        return elementwise(op, Params.class, (in, p) -> {
             Aval a = in.get(0), b = in.get(1);
-            sameDType(op, a, b);
-            numeric(op, a);
-            sameShape(op, a, b);
+            sameDType(method, a, b);
+            numeric(method, a);
+            sameShape(method, a, b);
             return List.of(a);
         });
     }
 
-    private static Primitive<Params> comparison(String name) {
-        return pure(name, Params.class, (in, p) -> {
+    private static Primitive<Params> comparison(ElementwiseOp op) {
+        String name = op.primitiveName();
+        return elementwise(op, Params.class, (in, p) -> {
             Aval a = in.get(0), b = in.get(1);
             sameDType(name, a, b);
             sameShape(name, a, b);
@@ -380,20 +402,24 @@ public final class Prims {
         });
     }
 
-    private static Primitive<Params> unary(String name, boolean floatingOnly) {
-        return pure(name, Params.class, (in, p) -> {
+    private static Primitive<Params> unary(ElementwiseOp op) {
+        String name = op.primitiveName();
+        return elementwise(op, Params.class, (in, p) -> {
             Aval a = in.get(0);
             numeric(name, a);
-            if (floatingOnly && !a.dtype().isFloating()) {
+            if (!op.accepts(a.dtype())) {
                 throw dtype("%s: needs f32 or f64, got %s (cast first)", name, a.dtype().specName());
             }
             return List.of(a);
         });
     }
 
-    /** A reduction primitive; {@code op} is the {@link dev.weft.Tensor} method that errors name. */
-    private static Primitive<AxesParams> reduction(String name, String op) {
-        return pure(name, AxesParams.class, (in, p) -> {
+    /**
+     * A reduction primitive folding with {@code combiner}; {@code op} is the {@link dev.weft.Tensor} method that
+     * errors name.
+     */
+    private static Primitive<AxesParams> reduction(ElementwiseOp combiner, String name, String op) {
+        Primitive<AxesParams> prim = pure(name, AxesParams.class, (in, p) -> {
             Aval a = in.get(0);
             numeric(op, a);
             Shape s = a.shape();
@@ -411,6 +437,8 @@ public final class Prims {
             }
             return List.of(new Aval(a.dtype(), Shape.of(out)));
         });
+        REDUCTIONS.put(combiner, prim);
+        return prim;
     }
 
     private static void starts(String op, Shape s, List<Aval> starts) {

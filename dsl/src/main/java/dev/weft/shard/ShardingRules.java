@@ -12,6 +12,7 @@ import dev.weft.prim.CommPrims;
 import dev.weft.prim.ConcatParams;
 import dev.weft.prim.CondParams;
 import dev.weft.prim.CustomCallParams;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
@@ -75,10 +76,8 @@ public final class ShardingRules {
     private static final Map<Primitive<?>, ShardingWant> WANTS = new IdentityHashMap<>();
 
     static {
-        for (Primitive<?> p : List.of(Prims.ADD, Prims.SUB, Prims.MUL, Prims.DIV, Prims.POW, Prims.MAX, Prims.MIN,
-                Prims.REM, Prims.LT, Prims.LE, Prims.GT, Prims.GE, Prims.EQ, Prims.NE, Prims.NEG, Prims.ABS,
-                Prims.EXP, Prims.LOG, Prims.SQRT, Prims.RSQRT, Prims.TANH, Prims.SIN, Prims.COS, Prims.SELECT,
-                Prims.CONVERT)) {
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            Primitive<?> p = op.primitive();
             RULES.put(p, ShardingRules::elementwise);
             WANTS.put(p, ShardingRules::elementwiseWant);
         }

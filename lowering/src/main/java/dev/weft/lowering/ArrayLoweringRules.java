@@ -13,13 +13,13 @@ import dev.weft.lowering.ir.Value;
 import dev.weft.prim.AxesParams;
 import dev.weft.prim.BroadcastParams;
 import dev.weft.prim.ConcatParams;
-import dev.weft.prim.DynamicSliceParams;
 import dev.weft.prim.ConstantParams;
+import dev.weft.prim.DynamicSliceParams;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.prim.PadParams;
 import dev.weft.prim.Prims;
 import dev.weft.prim.SliceParams;
 import dev.weft.prim.TransposeParams;
-import dev.weft.spi.Primitive;
 import dev.weft.spi.TensorAccess;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -31,38 +31,15 @@ import java.util.stream.LongStream;
 public final class ArrayLoweringRules implements LoweringRuleProvider {
     @Override
     public void register(LoweringRules rules) {
-        oneToOne(rules, Prims.ADD, StableHlo.ADD);
-        oneToOne(rules, Prims.SUB, StableHlo.SUBTRACT);
-        oneToOne(rules, Prims.MUL, StableHlo.MULTIPLY);
-        oneToOne(rules, Prims.DIV, StableHlo.DIVIDE);
-        oneToOne(rules, Prims.POW, StableHlo.POWER);
-        oneToOne(rules, Prims.MAX, StableHlo.MAXIMUM);
-        oneToOne(rules, Prims.MIN, StableHlo.MINIMUM);
-        oneToOne(rules, Prims.REM, StableHlo.REMAINDER);
-        oneToOne(rules, Prims.NEG, StableHlo.NEGATE);
-        oneToOne(rules, Prims.ABS, StableHlo.ABS);
-        oneToOne(rules, Prims.EXP, StableHlo.EXP);
-        oneToOne(rules, Prims.LOG, StableHlo.LOG);
-        oneToOne(rules, Prims.SQRT, StableHlo.SQRT);
-        oneToOne(rules, Prims.RSQRT, StableHlo.RSQRT);
-        oneToOne(rules, Prims.TANH, StableHlo.TANH);
-        oneToOne(rules, Prims.SIN, StableHlo.SINE);
-        oneToOne(rules, Prims.COS, StableHlo.COSINE);
-        oneToOne(rules, Prims.SELECT, StableHlo.SELECT);
-        oneToOne(rules, Prims.CONVERT, StableHlo.CONVERT);
-        oneToOne(rules, Prims.RESHAPE, StableHlo.RESHAPE);
-
-        compare(rules, Prims.LT, "LT");
-        compare(rules, Prims.LE, "LE");
-        compare(rules, Prims.GT, "GT");
-        compare(rules, Prims.GE, "GE");
-        compare(rules, Prims.EQ, "EQ");
-        compare(rules, Prims.NE, "NE");
-
-        reduce(rules, Prims.REDUCE_SUM, StableHlo.ADD, Init.ZERO);
-        reduce(rules, Prims.REDUCE_PROD, StableHlo.MULTIPLY, Init.ONE);
-        reduce(rules, Prims.REDUCE_MAX, StableHlo.MAXIMUM, Init.LOWEST);
-        reduce(rules, Prims.REDUCE_MIN, StableHlo.MINIMUM, Init.HIGHEST);
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            rules.register(op.primitive(), ANY_TARGET, (ctx, node, in) -> ctx.emit(op, in, outputTypes(node))
+                    .results());
+            if (op.isReducible()) {
+                reduce(rules, op);
+            }
+        }
+        rules.register(Prims.RESHAPE, ANY_TARGET, (ctx, node, in) -> single(ctx, node, StableHlo.RESHAPE, in,
+                Map.of()));
 
         rules.register(Prims.MATMUL, ANY_TARGET, ArrayLoweringRules::matmul);
         rules.register(Prims.TRANSPOSE, ANY_TARGET, (ctx, node, in) -> single(ctx, node, StableHlo.TRANSPOSE, in,
@@ -86,39 +63,16 @@ public final class ArrayLoweringRules implements LoweringRuleProvider {
         });
     }
 
-    /** Identity elements of the reductions. */
-    private enum Init {
-        ZERO, ONE, LOWEST, HIGHEST;
-
-        Value emit(LoweringContext ctx, DType dtype) {
-            return switch (this) {
-                case ZERO -> ctx.scalar(dtype, 0L);
-                case ONE -> ctx.scalar(dtype, 1L);
-                case LOWEST -> dtype.isFloating() ? ctx.scalar(dtype, Double.NEGATIVE_INFINITY)
-                        : ctx.scalar(dtype, dtype == DType.I32 ? Integer.MIN_VALUE : Long.MIN_VALUE);
-                case HIGHEST -> dtype.isFloating() ? ctx.scalar(dtype, Double.POSITIVE_INFINITY)
-                        : ctx.scalar(dtype, dtype == DType.I32 ? Integer.MAX_VALUE : Long.MAX_VALUE);
-            };
-        }
-    }
-
-    private static void oneToOne(LoweringRules rules, Primitive<?> prim, String op) {
-        rules.register(prim, ANY_TARGET, (ctx, node, in) -> single(ctx, node, op, in, Map.of()));
-    }
-
-    private static void compare(LoweringRules rules, Primitive<?> prim, String direction) {
-        Attr dir = new Attr.Enum("stablehlo", "comparison_direction", direction);
-        rules.register(prim, ANY_TARGET, (ctx, node, in) -> single(ctx, node, StableHlo.COMPARE, in,
-                Map.of("comparison_direction", dir)));
-    }
-
-    private static void reduce(LoweringRules rules, Primitive<AxesParams> prim, String combiner, Init init) {
-        rules.register(prim, ANY_TARGET, (ctx, node, in) -> {
+    /** The reduction primitive folding with {@code combiner}, whose identity is the init value. */
+    private static void reduce(LoweringRules rules, ElementwiseOp combiner) {
+        rules.register(combiner.reduction(), ANY_TARGET, (ctx, node, in) -> {
             DType dtype = in.getFirst().tensorType().dtype();
             TensorType scalar = TensorType.of(dtype);
-            Value initValue = init.emit(ctx, dtype);
+            Number identity = combiner.identity(dtype);
+            Value initValue = identity instanceof Long l ? ctx.scalar(dtype, l)
+                    : ctx.scalar(dtype, identity.doubleValue());
             Block body = ctx.block(List.of(scalar, scalar),
-                    args -> List.of(ctx.emit(combiner, args, scalar, Map.of())));
+                    args -> List.of(ctx.emit(combiner, args, List.of(scalar)).result()));
             return ctx.emit(StableHlo.REDUCE, List.of(in.getFirst(), initValue), outputTypes(node),
                     Map.of("dimensions", Attr.I64Array.of(((AxesParams) node.params()).toArray())),
                     List.of(body)).results();

@@ -13,6 +13,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.prim.LoopParams;
 import dev.weft.prim.Prims;
 import dev.weft.prim.WhileParams;
@@ -70,13 +71,14 @@ public final class ControlFlowLoweringRules implements LoweringRuleProvider {
         operands.add(ctx.scalar(DType.I32, (long) p.lo()));
         operands.addAll(in);
         List<Type> types = operands.stream().map(Value::type).toList();
-        Block cond = ctx.block(types, args -> List.of(ctx.emit(StableHlo.COMPARE,
-                List.of(args.getFirst(), ctx.scalar(DType.I32, (long) p.hi())), TensorType.of(DType.BOOL),
-                Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "LT")))));
+        Block cond = ctx.block(types, args -> List.of(ctx.emit(ElementwiseOp.LT,
+                List.of(args.getFirst(), ctx.scalar(DType.I32, (long) p.hi())), List.of(TensorType.of(DType.BOOL)))
+                .result()));
         Block body = ctx.block(types, args -> {
             List<Value> next = new ArrayList<>();
             List<Value> newCarries = ctx.lowerRegion(region, args);
-            next.add(ctx.emit(StableHlo.ADD, List.of(args.getFirst(), ctx.scalar(DType.I32, 1L)), INDEX, Map.of()));
+            next.add(ctx.emit(ElementwiseOp.ADD, List.of(args.getFirst(), ctx.scalar(DType.I32, 1L)), List.of(INDEX))
+                    .result());
             next.addAll(newCarries);
             next.addAll(args.subList(1 + carries, args.size()));
             return next;

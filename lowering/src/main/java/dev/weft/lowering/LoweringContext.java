@@ -14,6 +14,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
@@ -78,6 +79,13 @@ public final class LoweringContext {
     /** Appends a single-result, region-free op and returns its result. */
     public Value emit(String name, List<Value> operands, Type resultType, Map<String, Attr> attrs) {
         return emit(name, operands, List.of(resultType), attrs, List.of()).result();
+    }
+
+    /** Appends elementwise op {@code op} (with its comparison direction, if any) and returns it. */
+    public Op emit(ElementwiseOp op, List<Value> operands, List<? extends Type> resultTypes) {
+        Map<String, Attr> attrs = op.direction() == null ? Map.of() : Map.of(StableHlo.COMPARISON_DIRECTION,
+                new Attr.Enum("stablehlo", StableHlo.COMPARISON_DIRECTION, op.direction()));
+        return emit(op.mlirName(), operands, resultTypes, attrs, List.of());
     }
 
     /** A {@code stablehlo.constant} of the given type and row-major contents (not copied). */

@@ -1,18 +1,13 @@
 package dev.weft.backends.cpu;
 
 import dev.weft.DType;
-import dev.weft.backends.cpu.kernels.BinaryOp;
-import dev.weft.backends.cpu.kernels.Comparison;
-import dev.weft.backends.cpu.kernels.Conversions;
 import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.DotGeneral;
 import dev.weft.backends.cpu.kernels.DynamicSlices;
 import dev.weft.backends.cpu.kernels.Elementwise;
-import dev.weft.backends.cpu.kernels.Reduction;
 import dev.weft.backends.cpu.kernels.Reductions;
 import dev.weft.backends.cpu.kernels.Scalars;
-import dev.weft.backends.cpu.kernels.UnaryOp;
-import dev.weft.prim.AxesParams;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.prim.Prims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Params;
@@ -35,64 +30,31 @@ final class StandardEagerRules {
         registerStructural(interp);
     }
 
+    /** Every elementwise primitive runs its op's kernel ({@link Elementwise#kernel}). */
     private static void registerElementwise(CpuEagerInterpreter interp) {
-        binary(interp, Prims.ADD, BinaryOp.ADD);
-        binary(interp, Prims.SUB, BinaryOp.SUB);
-        binary(interp, Prims.MUL, BinaryOp.MUL);
-        binary(interp, Prims.DIV, BinaryOp.DIV);
-        binary(interp, Prims.POW, BinaryOp.POW);
-        binary(interp, Prims.MAX, BinaryOp.MAX);
-        binary(interp, Prims.MIN, BinaryOp.MIN);
-        binary(interp, Prims.REM, BinaryOp.REM);
-        compare(interp, Prims.EQ, Comparison.EQ);
-        compare(interp, Prims.NE, Comparison.NE);
-        compare(interp, Prims.LT, Comparison.LT);
-        compare(interp, Prims.LE, Comparison.LE);
-        compare(interp, Prims.GT, Comparison.GT);
-        compare(interp, Prims.GE, Comparison.GE);
-        unary(interp, Prims.NEG, UnaryOp.NEG);
-        unary(interp, Prims.ABS, UnaryOp.ABS);
-        unary(interp, Prims.EXP, UnaryOp.EXP);
-        unary(interp, Prims.LOG, UnaryOp.LOG);
-        unary(interp, Prims.SQRT, UnaryOp.SQRT);
-        unary(interp, Prims.RSQRT, UnaryOp.RSQRT);
-        unary(interp, Prims.TANH, UnaryOp.TANH);
-        unary(interp, Prims.SIN, UnaryOp.SIN);
-        unary(interp, Prims.COS, UnaryOp.COS);
-        interp.register(Prims.SELECT, (p, ia, in, oa, out) ->
-                Elementwise.select(oa.getFirst().dtype(), in[0], in[1], in[2], out[0], size(oa.getFirst())));
-        interp.register(Prims.CONVERT, (p, ia, in, oa, out) ->
-                Conversions.convert(ia.getFirst().dtype(), p.to(), in[0], out[0], size(oa.getFirst())));
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            elementwise(interp, op.primitive(), op);
+        }
     }
 
-    private static void binary(CpuEagerInterpreter interp, Primitive<Params> prim, BinaryOp op) {
-        interp.register(prim, (p, ia, in, oa, out) ->
-                Elementwise.binary(op, ia.getFirst().dtype(), in[0], in[1], out[0], size(oa.getFirst())));
+    private static <P extends Params> void elementwise(CpuEagerInterpreter interp, Primitive<P> prim,
+                                                       ElementwiseOp op) {
+        interp.register(prim, (p, ia, in, oa, out) -> Elementwise.kernel(op, ia.getFirst().dtype(),
+                oa.getFirst().dtype()).apply(in[0], in.length > 1 ? in[1] : null, in.length > 2 ? in[2] : null,
+                out[0], size(oa.getFirst())));
     }
 
-    private static void compare(CpuEagerInterpreter interp, Primitive<Params> prim, Comparison cmp) {
-        interp.register(prim, (p, ia, in, oa, out) ->
-                Elementwise.compare(cmp, ia.getFirst().dtype(), in[0], in[1], out[0], size(oa.getFirst())));
-    }
-
-    private static void unary(CpuEagerInterpreter interp, Primitive<Params> prim, UnaryOp op) {
-        interp.register(prim, (p, ia, in, oa, out) ->
-                Elementwise.unary(op, ia.getFirst().dtype(), in[0], out[0], size(oa.getFirst())));
-    }
-
+    /** Every reduction primitive fills with its combiner's identity, then folds with it. */
     private static void registerReductions(CpuEagerInterpreter interp) {
-        reduction(interp, Prims.REDUCE_SUM, Reduction.SUM);
-        reduction(interp, Prims.REDUCE_PROD, Reduction.PROD);
-        reduction(interp, Prims.REDUCE_MAX, Reduction.MAX);
-        reduction(interp, Prims.REDUCE_MIN, Reduction.MIN);
-    }
-
-    private static void reduction(CpuEagerInterpreter interp, Primitive<AxesParams> prim, Reduction r) {
-        interp.register(prim, (p, ia, in, oa, out) -> {
-            DType t = ia.getFirst().dtype();
-            Reductions.fillIdentity(r, t, out[0], size(oa.getFirst()));
-            Reductions.accumulate(r, t, in[0], ia.getFirst().shape().dims(), p.toArray(), out[0]);
-        });
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            if (op.isReducible()) {
+                interp.register(op.reduction(), (p, ia, in, oa, out) -> {
+                    DType t = ia.getFirst().dtype();
+                    Reductions.fillIdentity(op, t, out[0], size(oa.getFirst()));
+                    Reductions.accumulate(op, t, in[0], ia.getFirst().shape().dims(), p.toArray(), out[0]);
+                });
+            }
+        }
     }
 
     private static void registerStructural(CpuEagerInterpreter interp) {

@@ -1,5 +1,6 @@
 package dev.weft.lowering.ir;
 
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
@@ -42,6 +43,12 @@ public final class Op {
 
     public String name() {
         return name;
+    }
+
+    /** The elementwise op this op computes, from its name and comparison direction, or null if it is not one. */
+    public ElementwiseOp elementwise() {
+        return ElementwiseOp.lowered(name,
+                attributes.get(StableHlo.COMPARISON_DIRECTION) instanceof Attr.Enum e ? e.value() : null);
     }
 
     /** The operand list, which passes may edit in place. */

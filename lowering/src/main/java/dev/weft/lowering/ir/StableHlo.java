@@ -1,5 +1,7 @@
 package dev.weft.lowering.ir;
 
+import dev.weft.prim.ElementwiseOp;
+
 /**
  * Names of the ops the lowered module uses, shared by lowering rules, passes and executors.
  *
@@ -13,7 +15,7 @@ package dev.weft.lowering.ir;
  * {@code while} operands = carries, regions (cond, body) each taking the carries, cond returning a rank-0 i1;
  * {@code if} (pred) regions (true, false) without arguments that use outer values directly;
  * {@link #FUSION} inputs, one region taking tensors of the inputs' types and returning the fused results,
- * made only of elementwise ops of one shape (the fused shape; their dtypes may differ) and of
+ * made only of elementwise ops ({@link Op#elementwise()}) of one shape (the fused shape; their dtypes may differ) and of
  * {@code broadcast_in_dim}s of rank-0 region arguments to that shape. Such an argument is a scalar read once, never a
  * full-size tensor. A fusion may carry {@link #FUSION_SLICE_STARTS}: then region argument {@code i} is a view, the
  * unit-stride window of operand {@code i} that starts at the listed indices and has the argument's shape (a slice
@@ -29,26 +31,8 @@ public final class StableHlo {
     }
 
     public static final String CONSTANT = "stablehlo.constant";
-    public static final String ADD = "stablehlo.add";
-    public static final String SUBTRACT = "stablehlo.subtract";
-    public static final String MULTIPLY = "stablehlo.multiply";
-    public static final String DIVIDE = "stablehlo.divide";
-    public static final String POWER = "stablehlo.power";
-    public static final String MAXIMUM = "stablehlo.maximum";
-    public static final String MINIMUM = "stablehlo.minimum";
-    public static final String REMAINDER = "stablehlo.remainder";
-    public static final String NEGATE = "stablehlo.negate";
-    public static final String ABS = "stablehlo.abs";
-    public static final String EXP = "stablehlo.exponential";
-    public static final String LOG = "stablehlo.log";
-    public static final String SQRT = "stablehlo.sqrt";
-    public static final String RSQRT = "stablehlo.rsqrt";
-    public static final String TANH = "stablehlo.tanh";
-    public static final String SINE = "stablehlo.sine";
-    public static final String COSINE = "stablehlo.cosine";
-    public static final String COMPARE = "stablehlo.compare";
-    public static final String SELECT = "stablehlo.select";
-    public static final String CONVERT = "stablehlo.convert";
+    /** The attribute naming a comparison's direction; the elementwise ops' own names are {@link ElementwiseOp}'s. */
+    public static final String COMPARISON_DIRECTION = "comparison_direction";
     public static final String REDUCE = "stablehlo.reduce";
     public static final String DOT_GENERAL = "stablehlo.dot_general";
     public static final String RESHAPE = "stablehlo.reshape";
@@ -96,10 +80,6 @@ public final class StableHlo {
     /** Attribute set by buffer planning: indices of the operands whose last use is this op. */
     public static final String LAST_USE = "weft.last_use";
 
-    private static final java.util.Set<String> ELEMENTWISE = java.util.Set.of(ADD, SUBTRACT, MULTIPLY, DIVIDE,
-            POWER, MAXIMUM, MINIMUM, REMAINDER, NEGATE, ABS, EXP, LOG, SQRT, RSQRT, TANH, SINE, COSINE, COMPARE,
-            SELECT, CONVERT);
-
     /**
      * The start indices of the window that region argument {@code operand} of {@code fusion} views (see
      * {@link #FUSION_SLICE_STARTS}), or an empty array when the argument is the operand itself.
@@ -119,10 +99,5 @@ public final class StableHlo {
             return java.util.List.of();
         }
         return boxes.elements().stream().map(FusionPiece::of).toList();
-    }
-
-    /** True for ops that map equal-shaped operands to a result of that shape element by element. */
-    public static boolean isElementwise(String opName) {
-        return ELEMENTWISE.contains(opName);
     }
 }

@@ -155,7 +155,7 @@ public final class ElementwiseFusion implements Pass {
     }
 
     private static boolean isFusible(Op op) {
-        return (StableHlo.isElementwise(op.name()) || isScalarBroadcast(op)) && op.results().size() == 1
+        return (op.elementwise() != null || isScalarBroadcast(op)) && op.results().size() == 1
                 && op.regions().isEmpty();
     }
 

@@ -92,7 +92,7 @@ public final class ReductionFusion implements Pass {
 
     private static boolean isFusibleProducer(Op p) {
         return p.results().size() == 1 && (p.name().equals(StableHlo.FUSION)
-                || StableHlo.isElementwise(p.name()) && p.regions().isEmpty());
+                || p.elementwise() != null && p.regions().isEmpty());
     }
 
     /** The fused reduction of {@code producer}'s result by {@code reduce}; a lone op moves into a new region. */

@@ -71,7 +71,7 @@ public final class Verifier implements Pass {
                     throw fail(op, "operand " + v.type().mlir() + " is not defined before its use");
                 }
             }
-            if (StableHlo.isElementwise(op.name())) {
+            if (op.elementwise() != null) {
                 elementwise(op);
             }
             regions(op);

@@ -10,6 +10,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,10 +24,10 @@ class BufferPlanningTest {
     void marksOperandsNotUsedByAnyLaterOp() {
         ModuleBuilder b = new ModuleBuilder(F4, F4);
         Value x = b.arg(0);
-        Value a = b.op(StableHlo.EXP, F4, x);
-        Value s = b.op(StableHlo.ADD, F4, a, x);
-        Value n = b.op(StableHlo.NEGATE, F4, a);
-        Value twice = b.op(StableHlo.MULTIPLY, F4, b.arg(1), b.arg(1));
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, x);
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, a, x);
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, a);
+        Value twice = b.op(ElementwiseOp.MUL.mlirName(), F4, b.arg(1), b.arg(1));
         Module m = b.module(s, n, twice);
 
         new BufferPlanning().run(m);
@@ -43,16 +44,16 @@ class BufferPlanningTest {
     @Test
     void usesInsideRegionsBelongToTheirOpAndOuterValuesAreNotReleasedInside() {
         ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
-        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
-        Value c = b.op(StableHlo.COSINE, F4, b.arg(0));
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
+        Value c = b.op(ElementwiseOp.COS.mlirName(), F4, b.arg(0));
         ModuleBuilder yes = new ModuleBuilder();
-        Value inner = yes.op(StableHlo.NEGATE, F4, a);
-        Value inner2 = yes.op(StableHlo.SINE, F4, inner);
+        Value inner = yes.op(ElementwiseOp.NEG.mlirName(), F4, a);
+        Value inner2 = yes.op(ElementwiseOp.SIN.mlirName(), F4, inner);
         yes.ret(inner2);
         ModuleBuilder no = new ModuleBuilder();
         no.ret(a);
         Op branch = b.op(StableHlo.IF, List.of(b.arg(1)), List.of(F4), Map.of(), List.of(yes.block(), no.block()));
-        Value sum = b.op(StableHlo.ADD, F4, branch.result(), c);
+        Value sum = b.op(ElementwiseOp.ADD.mlirName(), F4, branch.result(), c);
         Module m = b.module(sum);
 
         new BufferPlanning().run(m);

@@ -11,6 +11,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -22,14 +23,15 @@ class CommonSubexpressionEliminationTest {
         Value c1 = b.constant(2);
         Value c2 = b.constant(2);
         Value c3 = b.constant(3);
-        Value e1 = b.op(StableHlo.EXP, F4, b.arg(0));
-        Value e2 = b.op(StableHlo.EXP, F4, b.arg(0));
-        Value s = b.op(StableHlo.ADD, F4, e1, e2);
+        Value e1 = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
+        Value e2 = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, e1, e2);
         Module m = b.module(s, e2);
 
         new CommonSubexpressionElimination().run(m);
 
-        assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONSTANT, StableHlo.EXP, StableHlo.ADD,
+        assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONSTANT, ElementwiseOp.EXP.mlirName(),
+                ElementwiseOp.ADD.mlirName(),
                 StableHlo.FUNC_RETURN);
         assertThat(m.main().body().ops().get(0).result()).isSameAs(c1);
         assertThat(m.main().body().ops().get(1).result()).isSameAs(c3);
@@ -42,14 +44,14 @@ class CommonSubexpressionEliminationTest {
     void differentAttributesOrOperandsAreNotMerged() {
         ModuleBuilder b = new ModuleBuilder(F4, F4);
         TensorType bool = TensorType.of(DType.BOOL, 4);
-        Value lt = b.op(StableHlo.COMPARE, List.of(b.arg(0), b.arg(1)), List.of(bool),
+        Value lt = b.op(ElementwiseOp.LT.mlirName(), List.of(b.arg(0), b.arg(1)), List.of(bool),
                 Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "LT")), List.of())
                 .result();
-        Value gt = b.op(StableHlo.COMPARE, List.of(b.arg(0), b.arg(1)), List.of(bool),
+        Value gt = b.op(ElementwiseOp.LT.mlirName(), List.of(b.arg(0), b.arg(1)), List.of(bool),
                 Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "GT")), List.of())
                 .result();
-        Value swapped = b.op(StableHlo.SUBTRACT, F4, b.arg(1), b.arg(0));
-        Value sub = b.op(StableHlo.SUBTRACT, F4, b.arg(0), b.arg(1));
+        Value swapped = b.op(ElementwiseOp.SUB.mlirName(), F4, b.arg(1), b.arg(0));
+        Value sub = b.op(ElementwiseOp.SUB.mlirName(), F4, b.arg(0), b.arg(1));
         Module m = b.module(lt, gt, swapped, sub);
 
         new CommonSubexpressionElimination().run(m);
@@ -72,22 +74,23 @@ class CommonSubexpressionEliminationTest {
     @Test
     void mergesInsideNestedBlocksUsingOuterValues() {
         ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
-        Value outer = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value outer = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         ModuleBuilder yes = new ModuleBuilder();
-        Value n1 = yes.op(StableHlo.NEGATE, F4, outer);
-        Value n2 = yes.op(StableHlo.NEGATE, F4, outer);
-        yes.ret(yes.op(StableHlo.ADD, F4, n1, n2));
+        Value n1 = yes.op(ElementwiseOp.NEG.mlirName(), F4, outer);
+        Value n2 = yes.op(ElementwiseOp.NEG.mlirName(), F4, outer);
+        yes.ret(yes.op(ElementwiseOp.ADD.mlirName(), F4, n1, n2));
         ModuleBuilder no = new ModuleBuilder();
         no.ret(outer);
         Op branch = b.op(StableHlo.IF, List.of(b.arg(1)), List.of(F4), Map.of(), List.of(yes.block(), no.block()));
-        Value dup = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value dup = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         Module m = b.module(branch.result(), dup);
 
         new CommonSubexpressionElimination().run(m);
 
-        assertThat(names(yes.block())).containsExactly(StableHlo.NEGATE, StableHlo.ADD, StableHlo.RETURN);
+        assertThat(names(yes.block())).containsExactly(ElementwiseOp.NEG.mlirName(), ElementwiseOp.ADD.mlirName(),
+                StableHlo.RETURN);
         assertThat(yes.block().ops().get(1).operands()).containsExactly(n1, n1);
-        assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.IF, StableHlo.FUNC_RETURN);
+        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), StableHlo.IF, StableHlo.FUNC_RETURN);
         assertThat(m.main().body().results()).containsExactly(branch.result(), outer);
     }
 }

@@ -13,6 +13,7 @@ import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -27,9 +28,9 @@ class ElementwiseFusionTest {
     @Test
     void chainBecomesOneFusionOverItsExternalInputs() {
         ModuleBuilder b = new ModuleBuilder(F4, F4);
-        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
-        Value s = b.op(StableHlo.ADD, F4, a, b.arg(1));
-        Value n = b.op(StableHlo.NEGATE, F4, s);
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, a, b.arg(1));
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, s);
         Module m = fused(b.module(n));
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
@@ -37,7 +38,8 @@ class ElementwiseFusionTest {
         assertThat(fusion.operands()).containsExactly(b.arg(0), b.arg(1));
         assertThat(fusion.location().line()).isEqualTo(3);
         Block region = fusion.regions().getFirst();
-        assertThat(names(region)).containsExactly(StableHlo.EXP, StableHlo.ADD, StableHlo.NEGATE, StableHlo.RETURN);
+        assertThat(names(region)).containsExactly(ElementwiseOp.EXP.mlirName(), ElementwiseOp.ADD.mlirName(),
+                ElementwiseOp.NEG.mlirName(), StableHlo.RETURN);
         assertThat(region.ops().get(0).operands()).containsExactly(region.arguments().get(0));
         assertThat(region.ops().get(1).operands()).containsExactly(a, region.arguments().get(1));
         assertThat(region.results()).containsExactly(n);
@@ -50,7 +52,7 @@ class ElementwiseFusionTest {
         Value v = b.arg(0);
         int n = 3 * ElementwiseFusion.MAX_MEMBERS + 10;
         for (int k = 0; k < n; k++) {
-            v = b.op(k % 2 == 0 ? StableHlo.EXP : StableHlo.NEGATE, F4, v);
+            v = b.op(k % 2 == 0 ? ElementwiseOp.EXP.mlirName() : ElementwiseOp.NEG.mlirName(), F4, v);
         }
         Module m = fused(b.module(v));
 
@@ -68,8 +70,8 @@ class ElementwiseFusionTest {
     @Test
     void everyValueUsedOutsideTheGroupIsAResult() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
-        Value n = b.op(StableHlo.NEGATE, F4, a);
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, a);
         Value later = b.op("test.opaque", F4, a);
         Module m = fused(b.module(n, later));
 
@@ -84,17 +86,17 @@ class ElementwiseFusionTest {
     @Test
     void groupsHaveOneShape() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         Value wide = b.op(StableHlo.BROADCAST_IN_DIM, List.of(a), List.of(F8),
                 Map.of("broadcast_dimensions", Attr.I64Array.of(0)), List.of()).result();
-        Value n = b.op(StableHlo.NEGATE, F8, wide);
-        Value t = b.op(StableHlo.TANH, F8, n);
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F8, wide);
+        Value t = b.op(ElementwiseOp.TANH.mlirName(), F8, n);
         Module m = fused(b.module(t));
 
-        assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.BROADCAST_IN_DIM, StableHlo.FUSION,
+        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), StableHlo.BROADCAST_IN_DIM, StableHlo.FUSION,
                 StableHlo.FUNC_RETURN);
         assertThat(names(m.main().body().ops().get(2).regions().getFirst()))
-                .containsExactly(StableHlo.NEGATE, StableHlo.TANH, StableHlo.RETURN);
+                .containsExactly(ElementwiseOp.NEG.mlirName(), ElementwiseOp.TANH.mlirName(), StableHlo.RETURN);
     }
 
     @Test
@@ -103,19 +105,20 @@ class ElementwiseFusionTest {
         ModuleBuilder b = new ModuleBuilder(F4, scalar);
         Value wide = b.op(StableHlo.BROADCAST_IN_DIM, List.of(b.arg(1)), List.of(F4),
                 Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
-        Value s = b.op(StableHlo.ADD, F4, b.arg(0), wide);
-        Value mask = b.op(StableHlo.COMPARE, List.of(s, b.arg(0)), List.of(TensorType.of(DType.BOOL, 4)),
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, b.arg(0), wide);
+        Value mask = b.op(ElementwiseOp.LT.mlirName(), List.of(s, b.arg(0)), List.of(TensorType.of(DType.BOOL, 4)),
                 Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "GT")),
                 List.of()).result();
-        Value pick = b.op(StableHlo.SELECT, F4, mask, s, wide);
+        Value pick = b.op(ElementwiseOp.SELECT.mlirName(), F4, mask, s, wide);
         Module m = fused(b.module(pick));
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
         Op fusion = m.main().body().ops().getFirst();
         assertThat(fusion.operands()).containsExactly(b.arg(1), b.arg(0));
         Block region = fusion.regions().getFirst();
-        assertThat(names(region)).containsExactly(StableHlo.BROADCAST_IN_DIM, StableHlo.ADD, StableHlo.COMPARE,
-                StableHlo.SELECT, StableHlo.RETURN);
+        assertThat(names(region)).containsExactly(StableHlo.BROADCAST_IN_DIM, ElementwiseOp.ADD.mlirName(),
+                ElementwiseOp.LT.mlirName(),
+                ElementwiseOp.SELECT.mlirName(), StableHlo.RETURN);
         assertThat(region.arguments().getFirst().type()).isEqualTo(scalar);
         assertThat(region.results()).containsExactly(pick);
     }
@@ -133,31 +136,33 @@ class ElementwiseFusionTest {
     @Test
     void neverGroupsAcrossAnEffect() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         b.effect(b.arg(0));
-        Value n = b.op(StableHlo.NEGATE, F4, a);
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, a);
         Module m = fused(b.module(n));
 
-        assertThat(names(m)).containsExactly(StableHlo.EXP, StableHlo.CUSTOM_CALL, StableHlo.NEGATE,
+        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), StableHlo.CUSTOM_CALL,
+                ElementwiseOp.NEG.mlirName(),
                 StableHlo.FUNC_RETURN);
     }
 
     @Test
     void neverMovesAGroupValuePastAnOutsideUser() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        Value a = b.op(StableHlo.EXP, F4, b.arg(0));
+        Value a = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
         Value opaque = b.op("test.opaque", F4, a);
-        Value s = b.op(StableHlo.ADD, F4, a, opaque);
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, a, opaque);
         Module m = fused(b.module(s));
 
-        assertThat(names(m)).containsExactly(StableHlo.EXP, "test.opaque", StableHlo.ADD, StableHlo.FUNC_RETURN);
+        assertThat(names(m)).containsExactly(ElementwiseOp.EXP.mlirName(), "test.opaque",
+                ElementwiseOp.ADD.mlirName(), StableHlo.FUNC_RETURN);
     }
 
     @Test
     void fusesInsideIfBranches() {
         ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.BOOL));
         ModuleBuilder yes = new ModuleBuilder();
-        yes.ret(yes.op(StableHlo.NEGATE, F4, yes.op(StableHlo.EXP, F4, b.arg(0))));
+        yes.ret(yes.op(ElementwiseOp.NEG.mlirName(), F4, yes.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0))));
         ModuleBuilder no = new ModuleBuilder();
         no.ret(b.arg(0));
         Op branch = b.op(StableHlo.IF, List.of(b.arg(1)), List.of(F4), Map.of(), List.of(yes.block(), no.block()));
@@ -179,8 +184,8 @@ class ElementwiseFusionTest {
         ModuleBuilder b = new ModuleBuilder(F8, F4);
         Value left = slice(b, b.arg(0), 0);
         Value right = slice(b, b.arg(0), 3);
-        Value s = b.op(StableHlo.ADD, F4, left, right);
-        Value n = b.op(StableHlo.MULTIPLY, F4, s, b.arg(1));
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, left, right);
+        Value n = b.op(ElementwiseOp.MUL.mlirName(), F4, s, b.arg(1));
         Module m = fused(b.module(n));
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
@@ -197,8 +202,8 @@ class ElementwiseFusionTest {
     void aSliceAlsoUsedOutsideTheGroupStaysMaterialised() {
         ModuleBuilder b = new ModuleBuilder(F8, F4);
         Value left = slice(b, b.arg(0), 2);
-        Value s = b.op(StableHlo.ADD, F4, left, b.arg(1));
-        Value n = b.op(StableHlo.NEGATE, F4, s);
+        Value s = b.op(ElementwiseOp.ADD.mlirName(), F4, left, b.arg(1));
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, s);
         Module m = fused(b.module(n, left));
 
         assertThat(names(m)).containsExactly(StableHlo.SLICE, StableHlo.FUSION, StableHlo.FUNC_RETURN);
@@ -211,7 +216,7 @@ class ElementwiseFusionTest {
     void wholeInputsKeepSlices() {
         ModuleBuilder b = new ModuleBuilder(F8, F4);
         Value left = slice(b, b.arg(0), 1);
-        Value n = b.op(StableHlo.NEGATE, F4, b.op(StableHlo.ADD, F4, left, b.arg(1)));
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, b.op(ElementwiseOp.ADD.mlirName(), F4, left, b.arg(1)));
         Module m = b.module(n);
         new ElementwiseFusion(ElementwiseFusion.Inputs.WHOLE).run(m);
 

@@ -11,6 +11,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -83,8 +84,8 @@ class FusionInputsTest {
         Value p = padColumns(b, concatRows(b, b.arg(0), b.arg(1), b.arg(2)), zero, 0);
         Value up = slice(b, p, ix(0, 1), 3, 4);
         Value left = slice(b, p, ix(1, 0), 3, 4);
-        Value sum = b.op(StableHlo.ADD, GRID, up, left);
-        Module m = fused(b.module(b.op(StableHlo.MULTIPLY, GRID, sum, b.arg(1))));
+        Value sum = b.op(ElementwiseOp.ADD.mlirName(), GRID, up, left);
+        Module m = fused(b.module(b.op(ElementwiseOp.MUL.mlirName(), GRID, sum, b.arg(1))));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSION, StableHlo.FUNC_RETURN);
         Op fusion = onlyFusion(m);
@@ -108,7 +109,8 @@ class FusionInputsTest {
         ModuleBuilder b = new ModuleBuilder(ROW, GRID, ROW);
         Value below = slice(b, concatRows(b, b.arg(0), b.arg(1), b.arg(2)), ix(2, 1), 2, 3);
         Value inside = slice(b, b.arg(1), ix(0, 0), 2, 3);
-        Module m = fused(b.module(b.op(StableHlo.NEGATE, f32(2, 3), b.op(StableHlo.ADD, f32(2, 3), below, inside))));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), f32(2, 3), b.op(ElementwiseOp.ADD.mlirName(),
+                f32(2, 3), below, inside))));
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.FUNC_RETURN);
         Op fusion = onlyFusion(m);
@@ -125,8 +127,9 @@ class FusionInputsTest {
         Value whole = concatRows(b, b.arg(0), b.arg(1), b.arg(2));
         Value p = padColumns(b, whole, zero, 0);
         Value right = slice(b, p, ix(1, 2), 3, 4);
-        Value sum = b.op(StableHlo.ADD, GRID, right, b.arg(1));
-        Module m = fused(b.module(b.op(StableHlo.NEGATE, GRID, sum), b.op("test.opaque", f32(5, 4), whole)));
+        Value sum = b.op(ElementwiseOp.ADD.mlirName(), GRID, right, b.arg(1));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, sum), b.op("test.opaque", f32(5, 4),
+                whole)));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.CONCATENATE, StableHlo.FUSION,
                 "test.opaque", StableHlo.FUNC_RETURN);
@@ -142,7 +145,8 @@ class FusionInputsTest {
         ModuleBuilder b = new ModuleBuilder(GRID);
         Value p = padColumns(b, b.arg(0), b.constant(0f), 1);
         Value window = slice(b, p, ix(2, 1), 3, 4);
-        Module m = fused(b.module(b.op(StableHlo.NEGATE, GRID, b.op(StableHlo.ADD, GRID, window, b.arg(0)))));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID,
+                window, b.arg(0)))));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.PAD, StableHlo.FUSION,
                 StableHlo.FUNC_RETURN);
@@ -158,8 +162,8 @@ class FusionInputsTest {
         Value seven = b.constant(7f);
         Value column = slice(b, padColumns(b, b.arg(0), seven, 0), ix(0, 5), 3, 1);
         Value own = slice(b, b.arg(0), ix(0, 3), 3, 1);
-        Module m = fused(b.module(b.op(StableHlo.NEGATE, f32(3, 1),
-                b.op(StableHlo.ADD, f32(3, 1), column, own))));
+        Module m = fused(b.module(b.op(ElementwiseOp.NEG.mlirName(), f32(3, 1),
+                b.op(ElementwiseOp.ADD.mlirName(), f32(3, 1), column, own))));
 
         Op fusion = onlyFusion(m);
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSION, StableHlo.FUNC_RETURN);
@@ -172,9 +176,11 @@ class FusionInputsTest {
     void thePadOfTwoFusionsIsReadByBoth() {
         ModuleBuilder b = new ModuleBuilder(GRID);
         Value p = padColumns(b, b.arg(0), b.constant(0f), 0);
-        Value first = b.op(StableHlo.NEGATE, GRID, b.op(StableHlo.EXP, GRID, slice(b, p, ix(0, 0), 3, 4)));
+        Value first = b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.EXP.mlirName(), GRID, slice(b, p,
+                ix(0, 0), 3, 4)));
         Value barrier = b.op("test.opaque", GRID, first);
-        Value second = b.op(StableHlo.NEGATE, GRID, b.op(StableHlo.ADD, GRID, slice(b, p, ix(0, 2), 3, 4), barrier));
+        Value second = b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, slice(b, p,
+                ix(0, 2), 3, 4), barrier));
         Module m = fused(b.module(second));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSION, "test.opaque", StableHlo.FUSION,
@@ -189,7 +195,8 @@ class FusionInputsTest {
         ModuleBuilder b = new ModuleBuilder(ROW, GRID, ROW);
         Value p = padColumns(b, concatRows(b, b.arg(0), b.arg(1), b.arg(2)), b.constant(0f), 0);
         Value up = slice(b, p, ix(0, 1), 3, 4);
-        Module m = b.module(b.op(StableHlo.NEGATE, GRID, b.op(StableHlo.ADD, GRID, up, b.arg(1))));
+        Module m = b.module(b.op(ElementwiseOp.NEG.mlirName(), GRID, b.op(ElementwiseOp.ADD.mlirName(), GRID, up,
+                b.arg(1))));
         new ElementwiseFusion(ElementwiseFusion.Inputs.WHOLE).run(m);
 
         assertThat(names(m)).containsExactly(StableHlo.CONCATENATE, StableHlo.CONSTANT, StableHlo.PAD,

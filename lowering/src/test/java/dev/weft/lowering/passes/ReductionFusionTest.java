@@ -12,6 +12,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -46,16 +47,17 @@ class ReductionFusionTest {
     @Test
     void aReductionOfAFusionBecomesOneFusedReduce() {
         ModuleBuilder b = new ModuleBuilder(F4, F4);
-        Value product = b.op(StableHlo.MULTIPLY, F4, b.arg(0), b.arg(1));
-        Value e = b.op(StableHlo.EXP, F4, product);
-        Value sum = reduce(b, e, body(StableHlo.ADD), 0);
+        Value product = b.op(ElementwiseOp.MUL.mlirName(), F4, b.arg(0), b.arg(1));
+        Value e = b.op(ElementwiseOp.EXP.mlirName(), F4, product);
+        Value sum = reduce(b, e, body(ElementwiseOp.ADD.mlirName()), 0);
         Module m = fused(b.module(sum));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSED_REDUCE, StableHlo.FUNC_RETURN);
         Op op = m.main().body().ops().get(1);
         assertThat(op.operands()).containsExactly(b.arg(0), b.arg(1), m.main().body().ops().getFirst().result());
-        assertThat(names(op.regions().get(0))).containsExactly(StableHlo.MULTIPLY, StableHlo.EXP, StableHlo.RETURN);
-        assertThat(names(op.regions().get(1))).containsExactly(StableHlo.ADD, StableHlo.RETURN);
+        assertThat(names(op.regions().get(0))).containsExactly(ElementwiseOp.MUL.mlirName(),
+                ElementwiseOp.EXP.mlirName(), StableHlo.RETURN);
+        assertThat(names(op.regions().get(1))).containsExactly(ElementwiseOp.ADD.mlirName(), StableHlo.RETURN);
         assertThat(m.main().body().results()).containsExactly(op.result());
         assertThat(m.toMlir()).contains("\"weft.fused_reduce\"(%arg0, %arg1, %0) ({",
                 "}) {dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<4xf32>, tensor<f32>) -> tensor<f32>");
@@ -64,14 +66,14 @@ class ReductionFusionTest {
     @Test
     void aLoneElementwiseOpOverTrailingAxesIsFused() {
         ModuleBuilder b = new ModuleBuilder(F34);
-        Value a = b.op(StableHlo.ABS, F34, b.arg(0));
-        Value max = reduce(b, a, body(StableHlo.MAXIMUM), 1);
+        Value a = b.op(ElementwiseOp.ABS.mlirName(), F34, b.arg(0));
+        Value max = reduce(b, a, body(ElementwiseOp.MAX.mlirName()), 1);
         Module m = fused(b.module(max));
 
         assertThat(names(m)).containsExactly(StableHlo.CONSTANT, StableHlo.FUSED_REDUCE, StableHlo.FUNC_RETURN);
         Op op = m.main().body().ops().get(1);
         Block region = op.regions().getFirst();
-        assertThat(names(region)).containsExactly(StableHlo.ABS, StableHlo.RETURN);
+        assertThat(names(region)).containsExactly(ElementwiseOp.ABS.mlirName(), StableHlo.RETURN);
         assertThat(region.ops().getFirst().operands()).containsExactly(region.arguments().getFirst());
         assertThat(op.result().type()).isEqualTo(TensorType.of(DType.F32, 3));
     }
@@ -79,9 +81,9 @@ class ReductionFusionTest {
     @Test
     void aProducerWithAnotherUseIsLeftAlone() {
         ModuleBuilder b = new ModuleBuilder(F4, F4);
-        Value product = b.op(StableHlo.MULTIPLY, F4, b.arg(0), b.arg(1));
-        Value e = b.op(StableHlo.EXP, F4, product);
-        Value sum = reduce(b, e, body(StableHlo.ADD), 0);
+        Value product = b.op(ElementwiseOp.MUL.mlirName(), F4, b.arg(0), b.arg(1));
+        Value e = b.op(ElementwiseOp.EXP.mlirName(), F4, product);
+        Value sum = reduce(b, e, body(ElementwiseOp.ADD.mlirName()), 0);
         Module m = fused(b.module(sum, e));
 
         assertThat(names(m)).containsExactly(StableHlo.FUSION, StableHlo.CONSTANT, StableHlo.REDUCE,
@@ -91,22 +93,22 @@ class ReductionFusionTest {
     @Test
     void leadingAxesAndOtherBodiesAreLeftAlone() {
         ModuleBuilder leading = new ModuleBuilder(F34);
-        Value a = leading.op(StableHlo.ABS, F34, leading.arg(0));
-        assertThat(names(fused(leading.module(reduce(leading, a, body(StableHlo.ADD), 0)))))
-                .contains(StableHlo.ABS, StableHlo.REDUCE);
+        Value a = leading.op(ElementwiseOp.ABS.mlirName(), F34, leading.arg(0));
+        assertThat(names(fused(leading.module(reduce(leading, a, body(ElementwiseOp.ADD.mlirName()), 0)))))
+                .contains(ElementwiseOp.ABS.mlirName(), StableHlo.REDUCE);
 
         ModuleBuilder other = new ModuleBuilder(F4);
-        Value n = other.op(StableHlo.NEGATE, F4, other.arg(0));
-        assertThat(names(fused(other.module(reduce(other, n, body(StableHlo.SUBTRACT), 0)))))
-                .contains(StableHlo.NEGATE, StableHlo.REDUCE);
+        Value n = other.op(ElementwiseOp.NEG.mlirName(), F4, other.arg(0));
+        assertThat(names(fused(other.module(reduce(other, n, body(ElementwiseOp.SUB.mlirName()), 0)))))
+                .contains(ElementwiseOp.NEG.mlirName(), StableHlo.REDUCE);
     }
 
     @Test
     void aFusionWithSeveralResultsIsLeftAlone() {
         ModuleBuilder b = new ModuleBuilder(F4);
-        Value e = b.op(StableHlo.EXP, F4, b.arg(0));
-        Value n = b.op(StableHlo.NEGATE, F4, e);
-        Value sum = reduce(b, n, body(StableHlo.ADD), 0);
+        Value e = b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
+        Value n = b.op(ElementwiseOp.NEG.mlirName(), F4, e);
+        Value sum = reduce(b, n, body(ElementwiseOp.ADD.mlirName()), 0);
         Value other = b.op("test.opaque", F4, e);
         Module m = fused(b.module(sum, other));
 
@@ -117,8 +119,8 @@ class ReductionFusionTest {
     void reductionsInsideLoopBodiesAreFusedAndTheirUsersRewritten() {
         ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.BOOL), F4);
         ModuleBuilder inner = new ModuleBuilder();
-        Value t = inner.op(StableHlo.TANH, F4, b.arg(1));
-        Value max = reduce(inner, t, body(StableHlo.MAXIMUM), 0);
+        Value t = inner.op(ElementwiseOp.TANH.mlirName(), F4, b.arg(1));
+        Value max = reduce(inner, t, body(ElementwiseOp.MAX.mlirName()), 0);
         Value back = inner.op(StableHlo.BROADCAST_IN_DIM, List.of(max), List.of(F4),
                 Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
         Block ifTrue = inner.ret(back);

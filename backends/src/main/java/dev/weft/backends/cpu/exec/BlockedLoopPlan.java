@@ -2,7 +2,6 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.FloatMathBlock;
-import dev.weft.lowering.ir.StableHlo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -70,9 +69,9 @@ final class BlockedLoopPlan {
             return null;
         }
         return switch (a.op()) {
-            case StableHlo.SINE -> "sin";
-            case StableHlo.COSINE -> "cos";
-            case StableHlo.EXP -> "exp";
+            case SIN -> "sin";
+            case COS -> "cos";
+            case EXP -> "exp";
             default -> null;
         };
     }

@@ -8,6 +8,7 @@ import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
 import dev.weft.lowering.passes.Effects;
 import dev.weft.lowering.passes.Uses;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;

@@ -12,11 +12,10 @@ import static java.lang.constant.ConstantDescs.INIT_NAME;
 import static java.lang.constant.ConstantDescs.MTD_void;
 
 import dev.weft.DType;
-import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.backends.cpu.kernels.Elementwise;
 import dev.weft.backends.cpu.kernels.FloatMath;
 import dev.weft.backends.cpu.kernels.FloatMathBlock;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.classfile.ClassFile;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.Label;
@@ -472,19 +471,14 @@ final class FusedLoopGenerator {
             DType t = a.operand();
             TypeKind k = kind(t);
             switch (a.op()) {
-                case StableHlo.ADD -> binary(a, Opcode.IADD, Opcode.LADD, Opcode.FADD, Opcode.DADD);
-                case StableHlo.SUBTRACT -> binary(a, Opcode.ISUB, Opcode.LSUB, Opcode.FSUB, Opcode.DSUB);
-                case StableHlo.MULTIPLY -> binary(a, Opcode.IMUL, Opcode.LMUL, Opcode.FMUL, Opcode.DMUL);
-                case StableHlo.DIVIDE -> binary(a, Opcode.IDIV, Opcode.LDIV, Opcode.FDIV, Opcode.DDIV);
-                case StableHlo.REMAINDER -> binary(a, Opcode.IREM, Opcode.LREM, Opcode.FREM, Opcode.DREM);
-                case StableHlo.MAXIMUM, StableHlo.MINIMUM -> {
-                    arg(a, 0);
-                    arg(a, 1);
-                    ClassDesc v = valueDesc(t);
-                    code.invokestatic(CD_MATH, a.op().equals(StableHlo.MAXIMUM) ? "max" : "min",
-                            MethodTypeDesc.of(v, v, v));
-                }
-                case StableHlo.POWER -> {
+                case ADD -> binary(a, Opcode.IADD, Opcode.LADD, Opcode.FADD, Opcode.DADD);
+                case SUB -> binary(a, Opcode.ISUB, Opcode.LSUB, Opcode.FSUB, Opcode.DSUB);
+                case MUL -> binary(a, Opcode.IMUL, Opcode.LMUL, Opcode.FMUL, Opcode.DMUL);
+                case DIV -> binary(a, Opcode.IDIV, Opcode.LDIV, Opcode.FDIV, Opcode.DDIV);
+                case REM -> binary(a, Opcode.IREM, Opcode.LREM, Opcode.FREM, Opcode.DREM);
+                case MAX -> math(a, "max");
+                case MIN -> math(a, "min");
+                case POW -> {
                     TypeKind wide = t.isFloating() ? TypeKind.DOUBLE : TypeKind.LONG;
                     arg(a, 0);
                     code.conversion(k, wide);
@@ -497,34 +491,39 @@ final class FusedLoopGenerator {
                     }
                     code.conversion(wide, k);
                 }
-                case StableHlo.NEGATE -> {
+                case NEG -> {
                     arg(a, 0);
                     code.with(OperatorInstruction.of(pick(t, Opcode.INEG, Opcode.LNEG, Opcode.FNEG, Opcode.DNEG)));
                 }
-                case StableHlo.ABS -> {
-                    arg(a, 0);
-                    code.invokestatic(CD_MATH, "abs", MethodTypeDesc.of(valueDesc(t), valueDesc(t)));
-                }
-                case StableHlo.EXP -> floatMath(a, "exp");
-                case StableHlo.LOG -> transcendental(a, "log");
-                case StableHlo.SQRT -> transcendental(a, "sqrt");
-                case StableHlo.TANH -> transcendental(a, "tanh");
-                case StableHlo.SINE -> floatMath(a, "sin");
-                case StableHlo.COSINE -> floatMath(a, "cos");
-                case StableHlo.RSQRT -> {
+                case ABS -> math(a, "abs");
+                case EXP -> floatMath(a, "exp");
+                case LOG -> transcendental(a, "log");
+                case SQRT -> transcendental(a, "sqrt");
+                case TANH -> transcendental(a, "tanh");
+                case SIN -> floatMath(a, "sin");
+                case COS -> floatMath(a, "cos");
+                case RSQRT -> {
                     code.loadConstant(1.0);
                     arg(a, 0);
                     code.conversion(k, TypeKind.DOUBLE).invokestatic(CD_MATH, "sqrt", D_D).ddiv()
                             .conversion(TypeKind.DOUBLE, k);
                 }
-                case StableHlo.COMPARE -> compare(a);
-                case StableHlo.SELECT -> {
+                case LT, LE, GT, GE, EQ, NE -> compare(a);
+                case SELECT -> {
                     arg(a, 0);
                     code.ifThenElse(Opcode.IFNE, b -> arg(a, 1), b -> arg(a, 2));
                 }
-                case StableHlo.CONVERT -> convert(a);
-                default -> throw new IllegalArgumentException("not an elementwise op: " + a.op());
+                case CONVERT -> convert(a);
             }
+        }
+
+        /** {@code Math.fn} on the arguments, in the operand's own type. */
+        private void math(FusedLoopSpec.Apply a, String fn) {
+            ClassDesc v = valueDesc(a.operand());
+            for (int i = 0; i < a.args().size(); i++) {
+                arg(a, i);
+            }
+            code.invokestatic(CD_MATH, fn, a.args().size() == 1 ? MethodTypeDesc.of(v, v) : MethodTypeDesc.of(v, v, v));
         }
 
         private void binary(FusedLoopSpec.Apply a, Opcode i, Opcode l, Opcode f, Opcode d) {
@@ -555,16 +554,17 @@ final class FusedLoopGenerator {
          * {@code fcmpg}/{@code dcmpg} for LT/LE (NaN is false) and {@code fcmpl}/{@code dcmpl} for EQ/NE.
          */
         private void compare(FusedLoopSpec.Apply a) {
-            Comparison c = a.direction();
-            boolean swap = c == Comparison.GT || c == Comparison.GE;
+            ElementwiseOp c = a.op();
+            boolean swap = c == ElementwiseOp.GT || c == ElementwiseOp.GE;
             arg(a, swap ? 1 : 0);
             arg(a, swap ? 0 : 1);
-            boolean equality = c == Comparison.EQ || c == Comparison.NE;
+            boolean equality = c == ElementwiseOp.EQ || c == ElementwiseOp.NE;
             Opcode test = switch (c) {
                 case EQ -> Opcode.IFEQ;
                 case NE -> Opcode.IFNE;
                 case LT, GT -> Opcode.IFLT;
                 case LE, GE -> Opcode.IFLE;
+                default -> throw new IllegalArgumentException(c + " is not a comparison");
             };
             switch (a.operand()) {
                 case F32 -> code.with(OperatorInstruction.of(equality ? Opcode.FCMPL : Opcode.FCMPG));
@@ -575,6 +575,7 @@ final class FusedLoopGenerator {
                     case NE -> Opcode.IF_ICMPNE;
                     case LT, GT -> Opcode.IF_ICMPLT;
                     case LE, GE -> Opcode.IF_ICMPLE;
+                    default -> throw new IllegalArgumentException(c + " is not a comparison");
                 };
             }
             code.ifThenElse(test, b -> b.iconst_1(), b -> b.iconst_0());

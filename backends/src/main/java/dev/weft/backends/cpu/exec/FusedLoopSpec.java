@@ -1,18 +1,17 @@
 package dev.weft.backends.cpu.exec;
 
 import dev.weft.DType;
-import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The dataflow of a fusion region with its values numbered, which is all that code generation depends on: equal
@@ -32,19 +31,9 @@ record FusedLoopSpec(List<Node> nodes, List<Integer> results) {
     record Scalar(int input, DType dtype) implements Node {
     }
 
-    /**
-     * Elementwise op {@code op} (a {@link StableHlo} name) on nodes {@code args} of dtype {@code operand}
-     * (for {@code select}, of its second operand); {@code direction} is set for {@code compare} only.
-     */
-    record Apply(String op, Comparison direction, DType operand, DType dtype, List<Integer> args) implements Node {
+    /** Elementwise op {@code op} on nodes {@code args} of dtype {@code operand} (for select, of its second). */
+    record Apply(ElementwiseOp op, DType operand, DType dtype, List<Integer> args) implements Node {
     }
-
-    private static final Set<String> FLOATING_ONLY = Set.of(StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT,
-            StableHlo.RSQRT, StableHlo.TANH, StableHlo.SINE, StableHlo.COSINE);
-
-    private static final Set<String> NUMERIC_ONLY = Set.of(StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY,
-            StableHlo.DIVIDE, StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER,
-            StableHlo.NEGATE, StableHlo.ABS);
 
     /**
      * The spec of {@code fusion} (of {@code n} elements) and the region's full-size constants in input order, or
@@ -76,10 +65,12 @@ record FusedLoopSpec(List<Node> nodes, List<Integer> results) {
                 nodes.add(new Scalar(input, dtype));
                 continue;
             }
-            DType operand = op.operand(op.name().equals(StableHlo.SELECT) ? 1 : 0).tensorType().dtype();
-            if (!StableHlo.isElementwise(op.name())
-                    || FLOATING_ONLY.contains(op.name()) && !operand.isFloating()
-                    || NUMERIC_ONLY.contains(op.name()) && operand == DType.BOOL) {
+            ElementwiseOp elementwise = op.elementwise();
+            if (elementwise == null) {
+                return Optional.empty();
+            }
+            DType operand = op.operand(elementwise == ElementwiseOp.SELECT ? 1 : 0).tensorType().dtype();
+            if (!elementwise.accepts(operand)) {
                 return Optional.empty();
             }
             List<Integer> args = new ArrayList<>();
@@ -95,13 +86,8 @@ record FusedLoopSpec(List<Node> nodes, List<Integer> results) {
                 }
                 args.add(a);
             }
-            Comparison direction = op.name().equals(StableHlo.COMPARE)
-                    && op.attr("comparison_direction") instanceof Attr.Enum e ? Comparison.valueOf(e.value()) : null;
-            if (op.name().equals(StableHlo.COMPARE) && direction == null) {
-                return Optional.empty();
-            }
             node.put(op.result(), nodes.size());
-            nodes.add(new Apply(op.name(), direction, operand, dtype, List.copyOf(args)));
+            nodes.add(new Apply(elementwise, operand, dtype, List.copyOf(args)));
         }
         List<Integer> results = new ArrayList<>();
         for (Value v : region.results()) {

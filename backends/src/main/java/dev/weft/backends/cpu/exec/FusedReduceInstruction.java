@@ -3,14 +3,15 @@ package dev.weft.backends.cpu.exec;
 import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.Elementwise;
-import dev.weft.backends.cpu.kernels.Reduction;
 import dev.weft.backends.cpu.kernels.Reductions;
 import dev.weft.backends.cpu.kernels.RunFold;
 import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -37,7 +38,7 @@ final class FusedReduceInstruction {
 
     static Instruction compile(Op op, ProgramBuilder b) {
         Op fusion = fusionOf(op);
-        Reduction reduction = ReduceInstruction.libraryReduction(op.regions().get(1));
+        ElementwiseOp reduction = LibraryReduction.combiner(op.regions().get(1));
         if (reduction == null) {
             throw new IllegalArgumentException("the reduce body is not a sum, product, maximum or minimum");
         }
@@ -198,7 +199,7 @@ final class FusedReduceInstruction {
     }
 
     /** The fallback: the chunked fusion into a full-size buffer, then the library reduction of it. */
-    private static Instruction materialised(Op fusion, ProgramBuilder b, Reduction reduction, long[] dims,
+    private static Instruction materialised(Op fusion, ProgramBuilder b, ElementwiseOp reduction, long[] dims,
                                             int[] axes, int init, int out, int outClass, long outSize) {
         Instruction produce = FusionInstruction.chunked(fusion, b);
         int value = b.slot(fusion.result());

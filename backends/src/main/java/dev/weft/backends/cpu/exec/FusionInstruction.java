@@ -1,6 +1,7 @@
 package dev.weft.backends.cpu.exec;
 
 import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.ElementwiseKernel;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Op;
@@ -174,7 +175,7 @@ final class FusionInstruction {
                 registerBytes.add(inner.result().tensorType().dtype().byteSize());
                 continue;
             }
-            if (!StableHlo.isElementwise(inner.name())) {
+            if (inner.elementwise() == null) {
                 throw new IllegalArgumentException("fusion contains non-elementwise op " + inner.name());
             }
             int[] in = inner.operands().stream().mapToInt(v -> {
@@ -187,7 +188,7 @@ final class FusionInstruction {
             int out = registerBytes.size();
             reg.put(inner.result(), out);
             registerBytes.add(inner.result().tensorType().dtype().byteSize());
-            fused.add(new FusedOp(ElementwiseKernels.of(inner), in[0], in.length > 1 ? in[1] : -1,
+            fused.add(new FusedOp(OpCompilers.kernel(inner), in[0], in.length > 1 ? in[1] : -1,
                     in.length > 2 ? in[2] : -1, out));
         }
         int registers = registerBytes.size();

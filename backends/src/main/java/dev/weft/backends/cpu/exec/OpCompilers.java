@@ -4,15 +4,17 @@ import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.DataMovement;
 import dev.weft.backends.cpu.kernels.DotGeneral;
 import dev.weft.backends.cpu.kernels.DynamicSlices;
+import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.ElementwiseKernel;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.function.BiConsumer;
 
@@ -23,11 +25,8 @@ final class OpCompilers {
 
     static Map<String, OpCompiler> standard() {
         Map<String, OpCompiler> m = new HashMap<>();
-        for (String name : List.of(StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY, StableHlo.DIVIDE,
-                StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER, StableHlo.NEGATE,
-                StableHlo.ABS, StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT, StableHlo.RSQRT, StableHlo.TANH,
-                StableHlo.SINE, StableHlo.COSINE, StableHlo.COMPARE, StableHlo.SELECT, StableHlo.CONVERT)) {
-            m.put(name, OpCompilers::elementwise);
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            m.put(op.mlirName(), OpCompilers::elementwise);
         }
         m.put(StableHlo.CONSTANT, OpCompilers::constant);
         m.put(StableHlo.RESHAPE, OpCompilers::reshape);
@@ -51,7 +50,7 @@ final class OpCompilers {
     }
 
     private static Instruction elementwise(Op op, ProgramBuilder b) {
-        ElementwiseKernel k = ElementwiseKernels.of(op);
+        ElementwiseKernel k = kernel(op);
         int[] in = b.slots(op.operands());
         int a0 = in[0], a1 = in.length > 1 ? in[1] : -1, a2 = in.length > 2 ? in[2] : -1;
         int out = b.slot(op.result());
@@ -64,6 +63,12 @@ final class OpCompilers {
             k.apply(s[a0].segment, a1 < 0 ? null : s[a1].segment, a2 < 0 ? null : s[a2].segment, o.segment, n);
             f.define(out, o);
         };
+    }
+
+    /** The kernel of elementwise op {@code op} on its operands' and result's dtypes. */
+    static ElementwiseKernel kernel(Op op) {
+        return Elementwise.kernel(op.elementwise(), op.operand(0).tensorType().dtype(),
+                op.result().tensorType().dtype());
     }
 
     private static Instruction constant(Op op, ProgramBuilder b) {

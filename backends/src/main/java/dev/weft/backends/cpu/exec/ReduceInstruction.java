@@ -2,16 +2,14 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.DType;
 import dev.weft.backends.cpu.kernels.DataMovement;
-import dev.weft.backends.cpu.kernels.Reduction;
 import dev.weft.backends.cpu.kernels.Reductions;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Op;
-import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.Map;
 
 /**
  * {@code stablehlo.reduce} of one operand with a scalar init. A body that is a single add, multiply, maximum or
@@ -19,9 +17,6 @@ import java.util.Map;
  * element, folding the elements of each output position in row-major order.
  */
 final class ReduceInstruction {
-    private static final Map<String, Reduction> LIBRARY = Map.of(StableHlo.ADD, Reduction.SUM,
-            StableHlo.MULTIPLY, Reduction.PROD, StableHlo.MAXIMUM, Reduction.MAX, StableHlo.MINIMUM, Reduction.MIN);
-
     private ReduceInstruction() {
     }
 
@@ -38,7 +33,7 @@ final class ReduceInstruction {
         int in = b.slot(op.operand(0)), init = b.slot(op.operand(1)), out = b.slot(op.result());
         int cls = b.sizeClass(outType);
         Block body = op.regions().getFirst();
-        Reduction library = libraryReduction(body);
+        ElementwiseOp library = LibraryReduction.combiner(body);
         if (library != null) {
             return f -> {
                 Buffer o = f.allocate(cls);
@@ -71,11 +66,5 @@ final class ReduceInstruction {
             f.recycle(scalarClass, xArg);
             f.define(out, o);
         };
-    }
-
-    /** The library reduction a body computes ({@link LibraryReduction}), or {@code null} if it is anything else. */
-    static Reduction libraryReduction(Block body) {
-        String combiner = LibraryReduction.combiner(body);
-        return combiner == null ? null : LIBRARY.get(combiner);
     }
 }

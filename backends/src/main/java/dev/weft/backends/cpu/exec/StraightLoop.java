@@ -2,6 +2,7 @@ package dev.weft.backends.cpu.exec;
 
 import dev.weft.WeftException;
 import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.ElementwiseKernel;
 import dev.weft.backends.timeline.Timeline;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
@@ -301,8 +302,8 @@ final class StraightLoop {
             return pair == null ? Optional.empty() : Optional.of(new Pair(o, pair, in.getFirst(), out.getFirst(),
                     h.writesOverOperand(o)));
         }
-        if (StableHlo.isElementwise(o.name()) && out.size() == 1 && in.size() <= 3) {
-            return Optional.of(new Kernel(o, ElementwiseKernels.of(o), ints(in), out.getFirst(),
+        if (o.elementwise() != null && out.size() == 1 && in.size() <= 3) {
+            return Optional.of(new Kernel(o, OpCompilers.kernel(o), ints(in), out.getFirst(),
                     o.result().tensorType().shape().size()));
         }
         if (o.name().equals(StableHlo.FUSION) && !out.isEmpty()) {

@@ -7,7 +7,7 @@ import static java.lang.constant.ConstantDescs.CD_long;
 import static java.lang.constant.ConstantDescs.CD_void;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.classfile.CodeBuilder;
 import java.lang.classfile.Label;
 import java.lang.classfile.TypeKind;
@@ -16,7 +16,6 @@ import java.lang.constant.MethodTypeDesc;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Emits the vector main loop of a generated fused loop ({@link FusedLoopGenerator}): over
@@ -53,11 +52,6 @@ final class VectorLoopEmitter {
     private static final ClassDesc CD_SPECIES = ClassDesc.of(MODULE + ".VectorSpecies");
     private static final MethodTypeDesc NATIVE_ORDER = MethodTypeDesc.of(CD_ORDER);
 
-    /** Ops whose lane-wise Vector API method, by name, equals the scalar kernel bit for bit. */
-    private static final Map<String, String> METHODS = Map.of(StableHlo.ADD, "add", StableHlo.SUBTRACT, "sub",
-            StableHlo.MULTIPLY, "mul", StableHlo.DIVIDE, "div", StableHlo.NEGATE, "neg", StableHlo.ABS, "abs",
-            StableHlo.SQRT, "sqrt", StableHlo.MINIMUM, "min", StableHlo.MAXIMUM, "max");
-
     private VectorLoopEmitter() {
     }
 
@@ -77,7 +71,7 @@ final class VectorLoopEmitter {
         }
         for (FusedLoopSpec.Node node : spec.nodes()) {
             if (node.dtype() != t || node instanceof FusedLoopSpec.Apply a
-                    && (a.operand() != t || !METHODS.containsKey(a.op()))) {
+                    && (a.operand() != t || method(a.op()) == null)) {
                 return false;
             }
         }
@@ -137,7 +131,7 @@ final class VectorLoopEmitter {
                     }
                     MethodTypeDesc type = a.args().size() == 1 ? MethodTypeDesc.of(vector)
                             : MethodTypeDesc.of(vector, CD_VECTOR);
-                    code.invokevirtual(vector, METHODS.get(a.op()), type).astore(local[k]);
+                    code.invokevirtual(vector, method(a.op()), type).astore(local[k]);
                 }
             }
         }
@@ -151,6 +145,25 @@ final class VectorLoopEmitter {
         code.labelBinding(test).lload(i).lload(bound).lcmp().iflt(body);
         code.labelBinding(done);
         return bound;
+    }
+
+    /**
+     * The lane-wise Vector API method of {@code op}, by name, when it equals the scalar kernel bit for bit; null when
+     * the op has none, which keeps a fusion holding it scalar.
+     */
+    static String method(ElementwiseOp op) {
+        return switch (op) {
+            case ADD -> "add";
+            case SUB -> "sub";
+            case MUL -> "mul";
+            case DIV -> "div";
+            case NEG -> "neg";
+            case ABS -> "abs";
+            case SQRT -> "sqrt";
+            case MIN -> "min";
+            case MAX -> "max";
+            case POW, REM, EXP, LOG, RSQRT, TANH, SIN, COS, LT, LE, GT, GE, EQ, NE, SELECT, CONVERT -> null;
+        };
     }
 
     /** Pushes {@code SPECIES_256} of {@code vector}, a constant to C2. */

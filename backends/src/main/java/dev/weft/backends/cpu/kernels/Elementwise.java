@@ -7,6 +7,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.I32;
 import static dev.weft.backends.cpu.kernels.Layouts.I64;
 
 import dev.weft.DType;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -22,8 +23,22 @@ public final class Elementwise {
     private Elementwise() {
     }
 
+    /**
+     * The kernel of {@code op} on operands of {@code in} (for select, its condition's) with a result of {@code out}:
+     * the table binding every {@link ElementwiseOp} to the loops below, for eager and compiled code alike.
+     */
+    public static ElementwiseKernel kernel(ElementwiseOp op, DType in, DType out) {
+        return switch (op.form()) {
+            case BINARY -> (a, b, c, o, n) -> binary(op, in, a, b, o, n);
+            case UNARY -> (a, b, c, o, n) -> unary(op, in, a, o, n);
+            case COMPARISON -> (a, b, c, o, n) -> compare(op, in, a, b, o, n);
+            case SELECT -> (a, b, c, o, n) -> select(out, a, b, c, o, n);
+            case CONVERT -> (a, b, c, o, n) -> Conversions.convert(in, out, a, o, n);
+        };
+    }
+
     /** {@code out[i] = a[i] op b[i]}. */
-    public static void binary(BinaryOp op, DType t, MemorySegment a, MemorySegment b, MemorySegment out, long n) {
+    public static void binary(ElementwiseOp op, DType t, MemorySegment a, MemorySegment b, MemorySegment out, long n) {
         switch (t) {
             case F32 -> binaryF32(op, a, b, out, n);
             case F64 -> binaryF64(op, a, b, out, n);
@@ -33,7 +48,7 @@ public final class Elementwise {
         }
     }
 
-    private static void binaryF32(BinaryOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
+    private static void binaryF32(ElementwiseOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
         switch (op) {
             case ADD -> {
                 for (long i = 0; i < n; i++) {
@@ -75,10 +90,11 @@ public final class Elementwise {
                     o.setAtIndex(F32, i, a.getAtIndex(F32, i) % b.getAtIndex(F32, i));
                 }
             }
+            default -> throw new IllegalArgumentException(op + " is not a binary op");
         }
     }
 
-    private static void binaryF64(BinaryOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
+    private static void binaryF64(ElementwiseOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
         switch (op) {
             case ADD -> {
                 for (long i = 0; i < n; i++) {
@@ -120,10 +136,11 @@ public final class Elementwise {
                     o.setAtIndex(F64, i, a.getAtIndex(F64, i) % b.getAtIndex(F64, i));
                 }
             }
+            default -> throw new IllegalArgumentException(op + " is not a binary op");
         }
     }
 
-    private static void binaryI32(BinaryOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
+    private static void binaryI32(ElementwiseOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
         switch (op) {
             case ADD -> {
                 for (long i = 0; i < n; i++) {
@@ -173,10 +190,11 @@ public final class Elementwise {
                     throw new ArithmeticException(DIVISION_BY_ZERO);
                 }
             }
+            default -> throw new IllegalArgumentException(op + " is not a binary op");
         }
     }
 
-    private static void binaryI64(BinaryOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
+    private static void binaryI64(ElementwiseOp op, MemorySegment a, MemorySegment b, MemorySegment o, long n) {
         switch (op) {
             case ADD -> {
                 for (long i = 0; i < n; i++) {
@@ -226,6 +244,7 @@ public final class Elementwise {
                     throw new ArithmeticException(DIVISION_BY_ZERO);
                 }
             }
+            default -> throw new IllegalArgumentException(op + " is not a binary op");
         }
     }
 
@@ -249,7 +268,7 @@ public final class Elementwise {
     }
 
     /** {@code out[i] = op(a[i])}. */
-    public static void unary(UnaryOp op, DType t, MemorySegment a, MemorySegment out, long n) {
+    public static void unary(ElementwiseOp op, DType t, MemorySegment a, MemorySegment out, long n) {
         switch (t) {
             case F32 -> unaryF32(op, a, out, n);
             case F64 -> unaryF64(op, a, out, n);
@@ -259,7 +278,7 @@ public final class Elementwise {
         }
     }
 
-    private static void unaryF32(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
+    private static void unaryF32(ElementwiseOp op, MemorySegment a, MemorySegment o, long n) {
         switch (op) {
             case NEG -> {
                 for (long i = 0; i < n; i++) {
@@ -292,6 +311,7 @@ public final class Elementwise {
                     o.setAtIndex(F32, i, (float) Math.tanh(a.getAtIndex(F32, i)));
                 }
             }
+            default -> throw new IllegalArgumentException(op + " is not a unary op");
         }
     }
 
@@ -299,7 +319,7 @@ public final class Elementwise {
      * f32 {@code exp}, {@code sin} or {@code cos} by {@link FloatMathBlock}, one block at a time copied to a heap
      * array, where C2 vectorizes it.
      */
-    private static void floatMath(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
+    private static void floatMath(ElementwiseOp op, MemorySegment a, MemorySegment o, long n) {
         float[] block = new float[(int) Math.min(FloatMathBlock.SIZE, n)];
         FloatMathBlock kernels = FloatMathBlock.local();
         for (long i = 0; i < n; i += FloatMathBlock.SIZE) {
@@ -314,7 +334,7 @@ public final class Elementwise {
         }
     }
 
-    private static void unaryF64(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
+    private static void unaryF64(ElementwiseOp op, MemorySegment a, MemorySegment o, long n) {
         switch (op) {
             case NEG -> {
                 for (long i = 0; i < n; i++) {
@@ -361,10 +381,11 @@ public final class Elementwise {
                     o.setAtIndex(F64, i, Math.cos(a.getAtIndex(F64, i)));
                 }
             }
+            default -> throw new IllegalArgumentException(op + " is not a unary op");
         }
     }
 
-    private static void unaryI32(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
+    private static void unaryI32(ElementwiseOp op, MemorySegment a, MemorySegment o, long n) {
         switch (op) {
             case NEG -> {
                 for (long i = 0; i < n; i++) {
@@ -380,7 +401,7 @@ public final class Elementwise {
         }
     }
 
-    private static void unaryI64(UnaryOp op, MemorySegment a, MemorySegment o, long n) {
+    private static void unaryI64(ElementwiseOp op, MemorySegment a, MemorySegment o, long n) {
         switch (op) {
             case NEG -> {
                 for (long i = 0; i < n; i++) {
@@ -397,7 +418,8 @@ public final class Elementwise {
     }
 
     /** {@code out[i] = a[i] cmp b[i]} as BOOL bytes; GT and GE swap the operands, NE negates EQ. */
-    public static void compare(Comparison cmp, DType t, MemorySegment a, MemorySegment b, MemorySegment out, long n) {
+    public static void compare(ElementwiseOp cmp, DType t, MemorySegment a, MemorySegment b, MemorySegment out,
+                               long n) {
         switch (cmp) {
             case EQ -> equal(t, a, b, out, n, 0);
             case NE -> equal(t, a, b, out, n, 1);
@@ -405,6 +427,7 @@ public final class Elementwise {
             case GT -> less(t, b, a, out, n);
             case LE -> lessOrEqual(t, a, b, out, n);
             case GE -> lessOrEqual(t, b, a, out, n);
+            default -> throw new IllegalArgumentException(cmp + " is not a comparison");
         }
     }
 

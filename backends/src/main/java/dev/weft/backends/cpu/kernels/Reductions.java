@@ -6,6 +6,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.I32;
 import static dev.weft.backends.cpu.kernels.Layouts.I64;
 
 import dev.weft.DType;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,24 +23,14 @@ public final class Reductions {
     }
 
     /** Fills the first {@code n} elements of {@code out} with the identity of {@code r} ({@code -inf} for f32 max). */
-    public static void fillIdentity(Reduction r, DType t, MemorySegment out, long n) {
+    public static void fillIdentity(ElementwiseOp r, DType t, MemorySegment out, long n) {
+        Number identity = r.identity(t);
         for (long i = 0; i < n; i++) {
-            switch (r) {
-                case SUM -> Scalars.setLong(t, out, i, 0);
-                case PROD -> Scalars.setLong(t, out, i, 1);
-                case MAX -> setExtreme(t, out, i, false);
-                case MIN -> setExtreme(t, out, i, true);
+            if (identity instanceof Long l) {
+                Scalars.setLong(t, out, i, l);
+            } else {
+                Scalars.setDouble(t, out, i, identity.doubleValue());
             }
-        }
-    }
-
-    private static void setExtreme(DType t, MemorySegment out, long i, boolean largest) {
-        switch (t) {
-            case F32 -> out.setAtIndex(F32, i, largest ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY);
-            case F64 -> out.setAtIndex(F64, i, largest ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY);
-            case I32 -> out.setAtIndex(I32, i, largest ? Integer.MAX_VALUE : Integer.MIN_VALUE);
-            case I64 -> out.setAtIndex(I64, i, largest ? Long.MAX_VALUE : Long.MIN_VALUE);
-            case BOOL -> throw new IllegalArgumentException("reduction is not defined on bool");
         }
     }
 
@@ -47,7 +38,7 @@ public final class Reductions {
      * Folds {@code in} (of {@code dims}) over {@code axes} into {@code out}: {@code out[k] = r(out[k], in[j])} for
      * every input element {@code j} that maps to output element {@code k}.
      */
-    public static void accumulate(Reduction r, DType t, MemorySegment in, long[] dims, int[] axes,
+    public static void accumulate(ElementwiseOp r, DType t, MemorySegment in, long[] dims, int[] axes,
                                   MemorySegment out) {
         Groups g = Groups.of(dims, axes);
         if (g == null) {
@@ -66,7 +57,7 @@ public final class Reductions {
                 combineInteger(r, t, out, outOffset, reduceIntegerRun(r, t, in, inOffset, inner));
             } else {
                 MemorySegment row = out.asSlice(outOffset * es, inner * es);
-                Elementwise.binary(r.combiner(), t, row, in.asSlice(inOffset * es, inner * es), row, inner);
+                Elementwise.binary(r, t, row, in.asSlice(inOffset * es, inner * es), row, inner);
             }
             for (int ax = last - 1; ax >= 0; ax--) {
                 outOffset += g.outStrides[ax];
@@ -150,7 +141,7 @@ public final class Reductions {
         }
     }
 
-    static void combineFloating(Reduction r, DType t, MemorySegment out, long k, double v) {
+    static void combineFloating(ElementwiseOp r, DType t, MemorySegment out, long k, double v) {
         if (t == DType.F32) {
             out.setAtIndex(F32, k, (float) combine(r, out.getAtIndex(F32, k), v));
         } else {
@@ -159,7 +150,7 @@ public final class Reductions {
     }
 
     /** Integer results wrap; the low 32 bits of a 64-bit sum or product are the i32 result. */
-    static void combineInteger(Reduction r, DType t, MemorySegment out, long k, long v) {
+    static void combineInteger(ElementwiseOp r, DType t, MemorySegment out, long k, long v) {
         if (t == DType.I32) {
             out.setAtIndex(I32, k, (int) combine(r, out.getAtIndex(I32, k), v));
         } else {
@@ -167,25 +158,27 @@ public final class Reductions {
         }
     }
 
-    private static double combine(Reduction r, double a, double b) {
+    private static double combine(ElementwiseOp r, double a, double b) {
         return switch (r) {
-            case SUM -> a + b;
-            case PROD -> a * b;
+            case ADD -> a + b;
+            case MUL -> a * b;
             case MAX -> Math.max(a, b);
             case MIN -> Math.min(a, b);
+            default -> throw new IllegalArgumentException(r + " is not reducible");
         };
     }
 
-    private static long combine(Reduction r, long a, long b) {
+    private static long combine(ElementwiseOp r, long a, long b) {
         return switch (r) {
-            case SUM -> a + b;
-            case PROD -> a * b;
+            case ADD -> a + b;
+            case MUL -> a * b;
             case MAX -> Math.max(a, b);
             case MIN -> Math.min(a, b);
+            default -> throw new IllegalArgumentException(r + " is not reducible");
         };
     }
 
-    private static double reduceFloatingRun(Reduction r, DType t, MemorySegment in, long from, long n) {
+    private static double reduceFloatingRun(ElementwiseOp r, DType t, MemorySegment in, long from, long n) {
         double first = t == DType.F32 ? in.getAtIndex(F32, from) : in.getAtIndex(F64, from);
         return foldFloatingRun(r, t, in, from + 1, from + n, first);
     }
@@ -194,15 +187,15 @@ public final class Reductions {
      * {@code acc} (the fold of a run's earlier elements) folded with elements {@code [from, to)} of {@code in}, in
      * order: f32 sums and products in double, f32 max and min in float.
      */
-    static double foldFloatingRun(Reduction r, DType t, MemorySegment in, long from, long to, double acc) {
+    static double foldFloatingRun(ElementwiseOp r, DType t, MemorySegment in, long from, long to, double acc) {
         if (t == DType.F32) {
             switch (r) {
-                case SUM -> {
+                case ADD -> {
                     for (long i = from; i < to; i++) {
                         acc += in.getAtIndex(F32, i);
                     }
                 }
-                case PROD -> {
+                case MUL -> {
                     for (long i = from; i < to; i++) {
                         acc *= in.getAtIndex(F32, i);
                     }
@@ -225,12 +218,12 @@ public final class Reductions {
             return acc;
         }
         switch (r) {
-            case SUM -> {
+            case ADD -> {
                 for (long i = from; i < to; i++) {
                     acc += in.getAtIndex(F64, i);
                 }
             }
-            case PROD -> {
+            case MUL -> {
                 for (long i = from; i < to; i++) {
                     acc *= in.getAtIndex(F64, i);
                 }
@@ -249,7 +242,7 @@ public final class Reductions {
         return acc;
     }
 
-    private static long reduceIntegerRun(Reduction r, DType t, MemorySegment in, long from, long n) {
+    private static long reduceIntegerRun(ElementwiseOp r, DType t, MemorySegment in, long from, long n) {
         long first = t == DType.I32 ? in.getAtIndex(I32, from) : in.getAtIndex(I64, from);
         return foldIntegerRun(r, t, in, from + 1, from + n, first);
     }
@@ -258,16 +251,16 @@ public final class Reductions {
      * {@code init} (the fold of a run's earlier elements) folded with elements {@code [from, to)} of {@code in}, in
      * order; i32 values wrap at every step.
      */
-    static long foldIntegerRun(Reduction r, DType t, MemorySegment in, long from, long to, long init) {
+    static long foldIntegerRun(ElementwiseOp r, DType t, MemorySegment in, long from, long to, long init) {
         if (t == DType.I32) {
             int acc = (int) init;
             switch (r) {
-                case SUM -> {
+                case ADD -> {
                     for (long i = from; i < to; i++) {
                         acc += in.getAtIndex(I32, i);
                     }
                 }
-                case PROD -> {
+                case MUL -> {
                     for (long i = from; i < to; i++) {
                         acc *= in.getAtIndex(I32, i);
                     }
@@ -287,12 +280,12 @@ public final class Reductions {
         }
         long acc = init;
         switch (r) {
-            case SUM -> {
+            case ADD -> {
                 for (long i = from; i < to; i++) {
                     acc += in.getAtIndex(I64, i);
                 }
             }
-            case PROD -> {
+            case MUL -> {
                 for (long i = from; i < to; i++) {
                     acc *= in.getAtIndex(I64, i);
                 }

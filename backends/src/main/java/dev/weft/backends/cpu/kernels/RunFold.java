@@ -6,6 +6,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.I32;
 import static dev.weft.backends.cpu.kernels.Layouts.I64;
 
 import dev.weft.DType;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -17,14 +18,14 @@ import java.lang.foreign.MemorySegment;
  * equals the f32 operation).
  */
 public final class RunFold {
-    private final Reduction r;
+    private final ElementwiseOp r;
     private final DType t;
     private boolean started;
     private double floating;
     private long integer;
 
     /** A fold by {@code r} of {@code t} values (f32, f64, i32 or i64). */
-    public RunFold(Reduction r, DType t) {
+    public RunFold(ElementwiseOp r, DType t) {
         if (t == DType.BOOL) {
             throw new IllegalArgumentException("reduction is not defined on bool");
         }

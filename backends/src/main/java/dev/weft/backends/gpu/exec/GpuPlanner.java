@@ -17,6 +17,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.IdentityHashMap;
@@ -153,7 +154,7 @@ public final class GpuPlanner {
 
     private void lower(Op op, List<Step> steps) {
         String name = op.name();
-        if (StableHlo.isElementwise(name) || name.equals(StableHlo.FUSION)) {
+        if (op.elementwise() != null || name.equals(StableHlo.FUSION)) {
             Kernel k = add(name.equals(StableHlo.FUSION) ? ElementwiseKernels.fusion(op, kernelName(op))
                     : ElementwiseKernels.single(op, kernelName(op)));
             int[] in = slots(op.operands());
@@ -318,7 +319,7 @@ public final class GpuPlanner {
         if (op.operands().size() != 2) {
             throw new IllegalArgumentException("only single-operand reductions are supported");
         }
-        String combiner = combiner(op.regions().getFirst());
+        ElementwiseOp combiner = combiner(op.regions().getFirst());
         TensorType in = op.operand(0).tensorType();
         int[] axes = Arrays.stream(longs(op, "dimensions")).mapToInt(Math::toIntExact).toArray();
         ReduceKernels.Reduction r = ReduceKernels.reduce(kernelName(op), combiner, in.dtype(), in.shape().dims(),
@@ -341,8 +342,8 @@ public final class GpuPlanner {
     }
 
     /** The op of a reduction body that combines its two arguments once and returns the result. */
-    private static String combiner(Block body) {
-        String combiner = LibraryReduction.combiner(body);
+    private static ElementwiseOp combiner(Block body) {
+        ElementwiseOp combiner = LibraryReduction.combiner(body);
         if (combiner == null) {
             throw new IllegalArgumentException("only add, multiply, maximum and minimum reduction bodies are supported");
         }

@@ -30,7 +30,7 @@ public final class ElementwiseKernels {
                 region.results(), op.results().getFirst().tensorType().shape().size());
     }
 
-    /** The kernel of one elementwise op ({@link StableHlo#isElementwise}). */
+    /** The kernel of one elementwise op ({@link Op#elementwise()}). */
     public static Kernel single(Op op, String name) {
         return generate(name, op.operands(), List.of(op), op.results(), op.result().tensorType().shape().size());
     }
@@ -100,7 +100,7 @@ public final class ElementwiseKernels {
                     }
                 }
                 default -> {
-                    if (!StableHlo.isElementwise(op.name())) {
+                    if (op.elementwise() == null) {
                         throw new IllegalArgumentException(
                                 "non-elementwise op " + op.name() + " in an elementwise body");
                     }

@@ -1,12 +1,12 @@
 package dev.weft.backends.gpu.ptx;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.util.List;
 
 /**
- * {@code stablehlo.reduce} with an add, multiply, maximum or minimum body. Each output's reduced elements are split
- * among {@link #blocksPerOutput} blocks of {@link Launch#THREADS} threads: each thread folds a strided share
+ * {@code stablehlo.reduce} whose body is one reducible op ({@link ElementwiseOp#isReducible}). Each output's
+ * reduced elements are split among {@link #blocksPerOutput} blocks of {@link Launch#THREADS} threads: each thread folds a strided share
  * starting from the operation's identity and a shared-memory tree combines the block's threads. With one block per
  * output, thread 0 folds in the init value and stores the result (one kernel: operand, init scalar, result). With
  * several, a first kernel (operand, partials) stores one partial per block and a second one-block-per-output
@@ -40,8 +40,8 @@ public final class ReduceKernels {
         return (int) Math.max(1, Math.min(wanted, useful));
     }
 
-    /** The kernels reducing {@code dims} over {@code axes} with the binary op {@code combiner} ({@link StableHlo}). */
-    public static Reduction reduce(String name, String combiner, DType t, long[] dims, int[] axes) {
+    /** The kernels reducing {@code dims} over {@code axes}, folding with the reducible op {@code combiner}. */
+    public static Reduction reduce(String name, ElementwiseOp combiner, DType t, long[] dims, int[] axes) {
         if (t == DType.BOOL) {
             throw new IllegalArgumentException("reductions of bool are not supported");
         }
@@ -64,7 +64,7 @@ public final class ReduceKernels {
      * {@code o}'s reduced elements (row-major over the reduced axes) and stores at that block's index, with the
      * init value folded in when {@code withInit}. Parameters: (operand, init, result) or (operand, result).
      */
-    private static Kernel pass(String name, String combiner, DType t, long[] dims, boolean[] reduced, int split,
+    private static Kernel pass(String name, ElementwiseOp combiner, DType t, long[] dims, boolean[] reduced, int split,
                                boolean withInit) {
         long[] inStrides = Indexing.strides(dims);
         long[] keptDims = filter(dims, reduced, false), keptStrides = filter(inStrides, reduced, false);
@@ -92,7 +92,7 @@ public final class ReduceKernels {
         String[] labels = Indexing.open(w, r, count);
         String at = Indexing.dot(w, Indexing.coordinates(w, r, redDims), redStrides, 0);
         w.ins("add.s64 " + at + ", " + at + ", " + base);
-        move(w, t, acc, ScalarOps.binary(w, combiner, t, acc, w.load(t, w.address(in, at, es))));
+        move(w, t, acc, ScalarOps.emit(w, combiner, t, t, List.of(acc, w.load(t, w.address(in, at, es)))));
         w.ins("add.s64 " + r + ", " + r + ", " + (long) split * Launch.THREADS).ins("bra " + labels[0])
                 .at(labels[1]);
         String mine = w.reg(Reg.S32), sharedBase = w.reg(Reg.S32);
@@ -106,13 +106,13 @@ public final class ReduceKernels {
             w.ins("setp.ge.u32 " + idle + ", " + tid32 + ", " + half).ins("@" + idle + " bra " + skip);
             String other = w.reg(t);
             w.ins("ld.shared." + PtxWriter.memType(t) + " " + other + ", [" + mine + "+" + half * es + "]");
-            move(w, t, acc, ScalarOps.binary(w, combiner, t, acc, other));
+            move(w, t, acc, ScalarOps.emit(w, combiner, t, t, List.of(acc, other)));
             w.ins("st.shared." + PtxWriter.memType(t) + " [" + mine + "], " + acc);
             w.at(skip).ins("bar.sync 0");
         }
         String done = w.label();
         w.ins("setp.ne.u32 " + idle + ", " + tid32 + ", 0").ins("@" + idle + " bra " + done);
-        String result = withInit ? ScalarOps.binary(w, combiner, t, w.load(t, init), acc) : acc;
+        String result = withInit ? ScalarOps.emit(w, combiner, t, t, List.of(w.load(t, init), acc)) : acc;
         w.store(t, w.address(out, block, es), result);
         w.at(done);
         int params = withInit ? 3 : 2;
@@ -124,22 +124,9 @@ public final class ReduceKernels {
     }
 
     /** The identity of {@code combiner} on {@code t} as an immediate. */
-    static String identity(String combiner, DType t) {
-        return switch (combiner) {
-            case StableHlo.ADD -> Imm.of(t, 0);
-            case StableHlo.MULTIPLY -> Imm.of(t, 1);
-            case StableHlo.MAXIMUM -> switch (t) {
-                case I32 -> Integer.toString(Integer.MIN_VALUE);
-                case I64 -> Long.toString(Long.MIN_VALUE);
-                default -> Imm.of(t, Double.NEGATIVE_INFINITY);
-            };
-            case StableHlo.MINIMUM -> switch (t) {
-                case I32 -> Integer.toString(Integer.MAX_VALUE);
-                case I64 -> Long.toString(Long.MAX_VALUE);
-                default -> Imm.of(t, Double.POSITIVE_INFINITY);
-            };
-            default -> throw new IllegalArgumentException("no GPU reduction kernel for a " + combiner + " body");
-        };
+    static String identity(ElementwiseOp combiner, DType t) {
+        Number identity = combiner.identity(t);
+        return identity instanceof Long l ? Long.toString(l) : Imm.of(t, identity.doubleValue());
     }
 
     private static long[] filter(long[] v, boolean[] reduced, boolean keep) {

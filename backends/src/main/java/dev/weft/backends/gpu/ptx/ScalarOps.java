@@ -1,10 +1,10 @@
 package dev.weft.backends.gpu.ptx;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Op;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * PTX for one element of an elementwise op, with the CPU kernels' semantics: floating arithmetic is IEEE
@@ -18,55 +18,43 @@ final class ScalarOps {
     private ScalarOps() {
     }
 
-    /** Emits {@code op} on operand registers {@code in} and returns the result register. */
+    /** Emits elementwise op {@code op} on operand registers {@code in} and returns the result register. */
     static String emit(PtxWriter w, Op op, List<String> in) {
-        DType t = op.operand(0).tensorType().dtype();
-        DType out = op.result().tensorType().dtype();
-        return switch (op.name()) {
-            case StableHlo.COMPARE -> compare(w, t, direction(op), in.get(0), in.get(1));
-            case StableHlo.SELECT -> select(w, out, in.get(0), in.get(1), in.get(2));
-            case StableHlo.CONVERT -> convert(w, t, out, in.get(0));
-            default -> {
-                if (t == DType.BOOL) {
-                    throw new IllegalArgumentException(op.name() + " is not defined on bool");
-                }
-                yield in.size() == 2 ? binary(w, op.name(), t, in.get(0), in.get(1)) : unary(w, op.name(), t,
-                        in.get(0));
-            }
-        };
+        return emit(w, op.elementwise(), op.operand(0).tensorType().dtype(), op.result().tensorType().dtype(), in);
     }
 
-    /** {@code name(a, b)} on non-BOOL elements of {@code t}; reductions combine with it too. */
-    static String binary(PtxWriter w, String name, DType t, String a, String b) {
-        boolean f = t.isFloating();
-        return switch (name) {
-            case StableHlo.ADD -> PtxMath.op(w, t, f ? "add.rn" : "add", a, b);
-            case StableHlo.SUBTRACT -> PtxMath.op(w, t, f ? "sub.rn" : "sub", a, b);
-            case StableHlo.MULTIPLY -> PtxMath.op(w, t, f ? "mul.rn" : "mul.lo", a, b);
-            case StableHlo.DIVIDE -> PtxMath.op(w, t, f ? "div.rn" : "div", a, b);
-            case StableHlo.REMAINDER -> f ? floatRem(w, t, a, b) : PtxMath.op(w, t, "rem", a, b);
-            case StableHlo.POWER -> f ? PtxMath.pow(w, t, a, b) : PtxMath.intPow(w, t, a, b);
-            case StableHlo.MAXIMUM -> maxMin(w, t, "max", a, b);
-            case StableHlo.MINIMUM -> maxMin(w, t, "min", a, b);
-            default -> throw new IllegalArgumentException("not a binary elementwise op: " + name);
-        };
-    }
-
-    private static String unary(PtxWriter w, String name, DType t, String a) {
-        if (!t.isFloating() && !name.equals(StableHlo.NEGATE) && !name.equals(StableHlo.ABS)) {
-            throw new IllegalArgumentException(name + " is defined on floating dtypes only");
+    /**
+     * Emits {@code op} on registers {@code in} holding elements of {@code t} (for select, the condition) with a
+     * result of {@code out}, and returns the result register; reductions combine with it too.
+     */
+    static String emit(PtxWriter w, ElementwiseOp op, DType t, DType out, List<String> in) {
+        if (op.form() != ElementwiseOp.Form.SELECT && !op.accepts(t)) {
+            throw new IllegalArgumentException(op + " is not defined on " + t);
         }
-        return switch (name) {
-            case StableHlo.NEGATE -> PtxMath.op(w, t, "neg", a);
-            case StableHlo.ABS -> PtxMath.op(w, t, "abs", a);
-            case StableHlo.EXP -> PtxMath.exp(w, t, a);
-            case StableHlo.LOG -> PtxMath.log(w, t, a);
-            case StableHlo.SQRT -> PtxMath.op(w, t, "sqrt.rn", a);
-            case StableHlo.RSQRT -> PtxMath.op(w, t, "div.rn", Imm.of(t, 1), PtxMath.op(w, t, "sqrt.rn", a));
-            case StableHlo.TANH -> PtxMath.tanh(w, t, a);
-            case StableHlo.SINE -> PtxMath.sin(w, t, a);
-            case StableHlo.COSINE -> PtxMath.cos(w, t, a);
-            default -> throw new IllegalArgumentException("not a unary elementwise op: " + name);
+        boolean f = t.isFloating();
+        String a = in.get(0), b = in.size() > 1 ? in.get(1) : null;
+        return switch (op) {
+            case ADD -> PtxMath.op(w, t, f ? "add.rn" : "add", a, b);
+            case SUB -> PtxMath.op(w, t, f ? "sub.rn" : "sub", a, b);
+            case MUL -> PtxMath.op(w, t, f ? "mul.rn" : "mul.lo", a, b);
+            case DIV -> PtxMath.op(w, t, f ? "div.rn" : "div", a, b);
+            case REM -> f ? floatRem(w, t, a, b) : PtxMath.op(w, t, "rem", a, b);
+            case POW -> f ? PtxMath.pow(w, t, a, b) : PtxMath.intPow(w, t, a, b);
+            case MAX -> maxMin(w, t, "max", a, b);
+            case MIN -> maxMin(w, t, "min", a, b);
+            case NEG -> PtxMath.op(w, t, "neg", a);
+            case ABS -> PtxMath.op(w, t, "abs", a);
+            case EXP -> PtxMath.exp(w, t, a);
+            case LOG -> PtxMath.log(w, t, a);
+            case SQRT -> PtxMath.op(w, t, "sqrt.rn", a);
+            case RSQRT -> PtxMath.op(w, t, "div.rn", Imm.of(t, 1), PtxMath.op(w, t, "sqrt.rn", a));
+            case TANH -> PtxMath.tanh(w, t, a);
+            case SIN -> PtxMath.sin(w, t, a);
+            case COS -> PtxMath.cos(w, t, a);
+            case LT, LE, GT, GE, EQ -> compare(w, t, op.direction().toLowerCase(Locale.ROOT), a, b);
+            case NE -> compare(w, t, f ? "neu" : "ne", a, b);
+            case SELECT -> select(w, out, a, b, in.get(2));
+            case CONVERT -> convert(w, t, out, a);
         };
     }
 
@@ -102,19 +90,8 @@ final class ScalarOps {
         return PtxMath.op(w, t, "selp", a, r, infiniteB);
     }
 
-    private static String direction(Op op) {
-        if (op.attr("comparison_direction") instanceof Attr.Enum e) {
-            return e.value();
-        }
-        throw new IllegalArgumentException("missing comparison_direction");
-    }
-
-    private static String compare(PtxWriter w, DType t, String dir, String a, String b) {
-        String cmp = switch (dir) {
-            case "EQ", "LT", "LE", "GT", "GE" -> dir.toLowerCase();
-            case "NE" -> t.isFloating() ? "neu" : "ne";
-            default -> throw new IllegalArgumentException("unknown comparison " + dir);
-        };
+    /** {@code setp} with comparison {@code cmp} ({@code lt}, ..., {@code neu}); BOOL compares as 0 or 1. */
+    private static String compare(PtxWriter w, DType t, String cmp, String a, String b) {
         String type = t == DType.BOOL ? "u16" : Reg.arith(t);
         if (t == DType.BOOL) {
             a = widen(w, a);

@@ -3,10 +3,9 @@ package dev.weft.backends.cpu.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.DType;
-import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.backends.cpu.kernels.FloatMath;
 import dev.weft.backends.cpu.kernels.FloatMathBlock;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -35,10 +34,10 @@ class BlockedLoopTest {
         int two = s.scalar(1, DType.F32);
         int one = s.scalar(2, DType.F32);
         int half = s.scalar(3, DType.F32);
-        int sin = s.apply(StableHlo.SINE, DType.F32, s.apply(StableHlo.ADD, DType.F32,
-                s.apply(StableHlo.MULTIPLY, DType.F32, x, two), one));
-        int y = s.apply(StableHlo.ABS, DType.F32, s.apply(StableHlo.SUBTRACT, DType.F32,
-                s.apply(StableHlo.MULTIPLY, DType.F32, sin, x), half));
+        int sin = s.apply(ElementwiseOp.SIN, DType.F32, s.apply(ElementwiseOp.ADD, DType.F32,
+                s.apply(ElementwiseOp.MUL, DType.F32, x, two), one));
+        int y = s.apply(ElementwiseOp.ABS, DType.F32, s.apply(ElementwiseOp.SUB, DType.F32,
+                s.apply(ElementwiseOp.MUL, DType.F32, sin, x), half));
         return s.spec(y);
     }
 
@@ -66,7 +65,7 @@ class BlockedLoopTest {
     void fusionsWithoutF32KernelsHaveNoPlan() {
         SpecBuilder s = new SpecBuilder();
         int x = s.element(0, DType.F64);
-        assertThat(BlockedLoopPlan.of(s.spec(s.apply(StableHlo.SINE, DType.F64, x)))).isEmpty();
+        assertThat(BlockedLoopPlan.of(s.spec(s.apply(ElementwiseOp.SIN, DType.F64, x)))).isEmpty();
     }
 
     @ParameterizedTest
@@ -134,18 +133,18 @@ class BlockedLoopTest {
         int k = s.element(1, DType.I32);
         int d = s.scalar(2, DType.F64);
         int half = s.scalar(3, DType.F32);
-        int c = s.compare(Comparison.LT, DType.F32, x, s.apply(StableHlo.CONVERT, DType.I32, DType.F32, k));
-        int sin = s.apply(StableHlo.SINE, DType.F32, x);
-        int e = s.apply(StableHlo.MULTIPLY, DType.F32, s.apply(StableHlo.EXP, DType.F32, sin),
-                s.apply(StableHlo.COSINE, DType.F32, x));
-        int y = s.select(DType.F32, c, e, s.apply(StableHlo.CONVERT, DType.I32, DType.F32, k));
-        int sin2x = s.apply(StableHlo.SINE, DType.F32, s.apply(StableHlo.ADD, DType.F32, x, x));
-        int w = s.apply(StableHlo.ADD, DType.F64, s.apply(StableHlo.MULTIPLY, DType.F64,
-                s.apply(StableHlo.CONVERT, DType.F32, DType.F64, y), d),
-                s.apply(StableHlo.CONVERT, DType.F32, DType.F64, sin2x));
-        int wide = s.apply(StableHlo.CONVERT, DType.I32, DType.I64, k);
-        int m = s.apply(StableHlo.MULTIPLY, DType.I64, wide, wide);
-        int cosHalf = s.apply(StableHlo.COSINE, DType.F32, half);
+        int c = s.compare(ElementwiseOp.LT, DType.F32, x, s.apply(ElementwiseOp.CONVERT, DType.I32, DType.F32, k));
+        int sin = s.apply(ElementwiseOp.SIN, DType.F32, x);
+        int e = s.apply(ElementwiseOp.MUL, DType.F32, s.apply(ElementwiseOp.EXP, DType.F32, sin),
+                s.apply(ElementwiseOp.COS, DType.F32, x));
+        int y = s.select(DType.F32, c, e, s.apply(ElementwiseOp.CONVERT, DType.I32, DType.F32, k));
+        int sin2x = s.apply(ElementwiseOp.SIN, DType.F32, s.apply(ElementwiseOp.ADD, DType.F32, x, x));
+        int w = s.apply(ElementwiseOp.ADD, DType.F64, s.apply(ElementwiseOp.MUL, DType.F64,
+                s.apply(ElementwiseOp.CONVERT, DType.F32, DType.F64, y), d),
+                s.apply(ElementwiseOp.CONVERT, DType.F32, DType.F64, sin2x));
+        int wide = s.apply(ElementwiseOp.CONVERT, DType.I32, DType.I64, k);
+        int m = s.apply(ElementwiseOp.MUL, DType.I64, wide, wide);
+        int cosHalf = s.apply(ElementwiseOp.COS, DType.F32, half);
         FusedLoopSpec spec = s.spec(w, m, c, sin, cosHalf, half);
 
         Random rnd = new Random(n);

@@ -16,6 +16,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,11 +37,11 @@ class CpuExecutableTest {
         Ir ir = new Ir();
         List<Value> a = args(F32_4, F32_4);
         Value x = a.get(0), y = a.get(1);
-        Value s = ir.binary(StableHlo.ADD, x, y);
-        Value p = ir.binary(StableHlo.MULTIPLY, s, x);
+        Value s = ir.binary(ElementwiseOp.ADD, x, y);
+        Value p = ir.binary(ElementwiseOp.MUL, s, x);
         Value gt = ir.compare("GT", p, y);
-        Value r = ir.op(StableHlo.SELECT, F32_4, gt, p, y);
-        Value c = ir.op(StableHlo.CONVERT, t(DType.I32, 4), r);
+        Value r = ir.op(ElementwiseOp.SELECT, F32_4, gt, p, y);
+        Value c = ir.op(ElementwiseOp.CONVERT, t(DType.I32, 4), r);
         CpuExecutable exe = new CpuExecutable(ir.module(a, r, c));
         List<Tensor> out = exe.run(List.of(Tensor.of(new float[] {1, -2, 3, 0.5f}),
                 Tensor.of(new float[] {2, 1, -1, 10})));
@@ -50,7 +51,7 @@ class CpuExecutableTest {
         assertThat(out.get(1).toIntArray()).containsExactly(3, 2, 6, 10);
     }
 
-    private static Block libraryBody(Ir ir, String combiner, DType d) {
+    private static Block libraryBody(Ir ir, ElementwiseOp combiner, DType d) {
         ir.begin();
         List<Value> ba = args(t(d), t(d));
         return ir.close(ba, ir.binary(combiner, ba.get(0), ba.get(1)));
@@ -61,11 +62,11 @@ class CpuExecutableTest {
         Ir ir = new Ir();
         List<Value> a = args(t(DType.F32, 2, 3));
         Value init = ir.f32(10);
-        Block body = libraryBody(ir, StableHlo.ADD, DType.F32);
+        Block body = libraryBody(ir, ElementwiseOp.ADD, DType.F32);
         Value sum = ir.op(StableHlo.REDUCE, List.of(a.get(0), init), List.of(t(DType.F32, 2)),
                 Map.of("dimensions", Attr.I64Array.of(1)), List.of(body)).result();
         Value lo = ir.f32(Float.NEGATIVE_INFINITY);
-        Block maxBody = libraryBody(ir, StableHlo.MAXIMUM, DType.F32);
+        Block maxBody = libraryBody(ir, ElementwiseOp.MAX, DType.F32);
         Value max = ir.op(StableHlo.REDUCE, List.of(a.get(0), lo), List.of(t(DType.F32, 3)),
                 Map.of("dimensions", Attr.I64Array.of(0)), List.of(maxBody)).result();
         List<Tensor> out = new CpuExecutable(ir.module(a, sum, max))
@@ -81,8 +82,8 @@ class CpuExecutableTest {
         Value init = ir.constant(t(DType.I64), MemorySegment.ofArray(new long[] {0}));
         ir.begin();
         List<Value> ba = args(t(DType.I64), t(DType.I64));
-        Value sq = ir.binary(StableHlo.MULTIPLY, ba.get(1), ba.get(1));
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), sq));
+        Value sq = ir.binary(ElementwiseOp.MUL, ba.get(1), ba.get(1));
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), sq));
         Value r = ir.op(StableHlo.REDUCE, List.of(a.get(0), init), List.of(t(DType.I64, 2)),
                 Map.of("dimensions", Attr.I64Array.of(1)), List.of(body)).result();
         Tensor out = new CpuExecutable(ir.module(a, r)).run(List.of(Tensor.of(new long[] {1, 2, 3, 4, 5, 6}, 2, 3)))
@@ -115,8 +116,8 @@ class CpuExecutableTest {
         Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(10)));
         ir.begin();
         List<Value> ba = args(i32, i32);
-        Value acc = ir.binary(StableHlo.ADD, ba.get(1), ir.binary(StableHlo.ADD, ba.get(0), x));
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), one), acc);
+        Value acc = ir.binary(ElementwiseOp.ADD, ba.get(1), ir.binary(ElementwiseOp.ADD, ba.get(0), x));
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), one), acc);
         var loop = ir.op(StableHlo.WHILE, List.of(zero, zero), List.of(i32, i32), Map.of(), List.of(cond, body));
         Module m = ir.module(a, loop.results().get(1), loop.results().get(0));
         List<Tensor> out = new CpuExecutable(m).run(List.of(Tensor.scalar(DType.I32, 100)));
@@ -135,8 +136,8 @@ class CpuExecutableTest {
         Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(20)));
         ir.begin();
         List<Value> ba = args(i32, vec);
-        Value next = ir.binary(StableHlo.ADD, ba.get(1), half, 0);
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), one, 0), next);
+        Value next = ir.binary(ElementwiseOp.ADD, ba.get(1), half, 0);
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), one, 0), next);
         var loop = ir.op(StableHlo.WHILE, List.of(start, a.getFirst()), List.of(i32, vec), counted(0, 20, 1),
                 List.of(cond, body));
         CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(1)));
@@ -164,8 +165,8 @@ class CpuExecutableTest {
         Block cond = ir.close(ca, ir.compare(direction, ca.get(1), ir.i32(up ? 12 : 3)));
         ir.begin();
         List<Value> ba = args(i32, i32);
-        Value sum = ir.binary(StableHlo.ADD, ba.get(0), ba.get(1));
-        Block body = ir.close(ba, sum, ir.binary(up ? StableHlo.ADD : StableHlo.SUBTRACT, ba.get(1), ir.i32(1)));
+        Value sum = ir.binary(ElementwiseOp.ADD, ba.get(0), ba.get(1));
+        Block body = ir.close(ba, sum, ir.binary(up ? ElementwiseOp.ADD : ElementwiseOp.SUB, ba.get(1), ir.i32(1)));
         var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.getFirst()), List.of(i32, i32), Map.of(),
                 List.of(cond, body));
         CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(0)));
@@ -196,8 +197,8 @@ class CpuExecutableTest {
         Block cond = ir.close(ca, pred);
         ir.begin();
         List<Value> ba = args(i32, i32);
-        Value sum = ir.binary(StableHlo.ADD, ba.get(0), readsCounter ? ba.get(1) : ir.i32(1));
-        Block body = ir.close(ba, sum, ir.binary(StableHlo.ADD, ba.get(1), ir.i32(1)));
+        Value sum = ir.binary(ElementwiseOp.ADD, ba.get(0), readsCounter ? ba.get(1) : ir.i32(1));
+        Block body = ir.close(ba, sum, ir.binary(ElementwiseOp.ADD, ba.get(1), ir.i32(1)));
         var loop = ir.op(StableHlo.WHILE, List.of(a.getFirst(), ir.i32(3)), List.of(i32, i32),
                 Map.of(Attr.CountedLoop.KEY, new Attr.CountedLoop(1, 3, 12, 1)), List.of(cond, body));
         CpuExecutable exe = new CpuExecutable(ir.module(a, loop.results().get(0), loop.results().get(1)), calls);
@@ -213,9 +214,9 @@ class CpuExecutableTest {
         Value x = a.getFirst();
         Value pred = ir.compare("GT", x, ir.constant(t(DType.F64), MemorySegment.ofArray(new double[] {0})));
         ir.begin();
-        Block onTrue = ir.close(List.of(), ir.binary(StableHlo.MULTIPLY, x, x));
+        Block onTrue = ir.close(List.of(), ir.binary(ElementwiseOp.MUL, x, x));
         ir.begin();
-        Block onFalse = ir.close(List.of(), ir.op(StableHlo.NEGATE, t(DType.F64), x));
+        Block onFalse = ir.close(List.of(), ir.op(ElementwiseOp.NEG, t(DType.F64), x));
         Value r = ir.op(StableHlo.IF, List.of(pred), List.of(t(DType.F64)), Map.of(), List.of(onTrue, onFalse))
                 .result();
         CpuExecutable exe = new CpuExecutable(ir.module(a, r));
@@ -231,10 +232,10 @@ class CpuExecutableTest {
         List<Value> a = args(vec, vec);
         ir.begin();
         List<Value> fa = args(vec, vec);
-        Value prod = ir.binary(StableHlo.MULTIPLY, fa.get(0), fa.get(1));
-        Value sum = ir.binary(StableHlo.ADD, prod, fa.get(0));
+        Value prod = ir.binary(ElementwiseOp.MUL, fa.get(0), fa.get(1));
+        Value sum = ir.binary(ElementwiseOp.ADD, prod, fa.get(0));
         Value pos = ir.compare("GT", sum, ir.constant(vec, MemorySegment.ofArray(new float[n])));
-        Value relu = ir.op(StableHlo.SELECT, vec, pos, sum, ir.op(StableHlo.NEGATE, vec, fa.get(1)));
+        Value relu = ir.op(ElementwiseOp.SELECT, vec, pos, sum, ir.op(ElementwiseOp.NEG, vec, fa.get(1)));
         Block region = ir.close(fa, sum, relu);
         var fusion = ir.op(StableHlo.FUSION, a, List.of(vec, vec), Map.of(StableHlo.LAST_USE, Attr.I64Array.of()),
                 List.of(region));
@@ -263,7 +264,7 @@ class CpuExecutableTest {
         List<Value> fa = args(scalar, vec);
         Value wide = ir.op(StableHlo.BROADCAST_IN_DIM, List.of(fa.get(0)), List.of(vec),
                 Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
-        Block region = ir.close(fa, ir.binary(StableHlo.MULTIPLY, ir.binary(StableHlo.ADD, fa.get(1), wide), wide));
+        Block region = ir.close(fa, ir.binary(ElementwiseOp.MUL, ir.binary(ElementwiseOp.ADD, fa.get(1), wide), wide));
         Value r = ir.op(StableHlo.FUSION, List.of(a.get(1), a.get(0)), List.of(vec), Map.of(), List.of(region))
                 .result();
         CpuExecutable exe = new CpuExecutable(ir.module(a, r));
@@ -283,10 +284,10 @@ class CpuExecutableTest {
         TensorType vec = t(DType.I32, n);
         Ir ir = new Ir();
         List<Value> a = args(vec);
-        Value v = ir.op(StableHlo.NEGATE, vec, a.getFirst());
+        Value v = ir.op(ElementwiseOp.NEG, vec, a.getFirst());
         ir.begin();
         List<Value> fa = args(vec, vec);
-        Block region = ir.close(fa, ir.binary(StableHlo.SUBTRACT, ir.binary(StableHlo.MULTIPLY, fa.get(0), fa.get(0)),
+        Block region = ir.close(fa, ir.binary(ElementwiseOp.SUB, ir.binary(ElementwiseOp.MUL, fa.get(0), fa.get(0)),
                 fa.get(1)));
         Value r = ir.op(StableHlo.FUSION, List.of(v, a.getFirst()), List.of(vec),
                 Map.of(StableHlo.LAST_USE, Attr.I64Array.of(0)), List.of(region)).result();
@@ -307,10 +308,11 @@ class CpuExecutableTest {
         Ir ir = new Ir();
         TensorType vec = t(DType.F32, 1000);
         List<Value> a = args(vec);
-        Value v = ir.op(StableHlo.NEGATE, vec, a.getFirst());
-        v = ir.op(StableHlo.NEGATE, vec, v);
+        Value v = ir.op(ElementwiseOp.NEG, vec, a.getFirst());
+        v = ir.op(ElementwiseOp.NEG, vec, v);
         for (int k = 0; k < 50; k++) {
-            v = annotated ? ir.binary(StableHlo.ADD, v, a.getFirst(), 0) : ir.binary(StableHlo.ADD, v, a.getFirst());
+            v = annotated ? ir.binary(ElementwiseOp.ADD, v, a.getFirst(), 0)
+                    : ir.binary(ElementwiseOp.ADD, v, a.getFirst());
         }
         return ir.module(a, v);
     }
@@ -330,9 +332,9 @@ class CpuExecutableTest {
     void aLastUseMarkOnAValueStillInUseIsIgnored() {
         Ir ir = new Ir();
         List<Value> a = args(F32_4);
-        Value v = ir.op(StableHlo.NEGATE, F32_4, a.getFirst());
-        Value twice = ir.binary(StableHlo.ADD, v, v, 0, 1);
-        Value r = ir.binary(StableHlo.MULTIPLY, v, twice);
+        Value v = ir.op(ElementwiseOp.NEG, F32_4, a.getFirst());
+        Value twice = ir.binary(ElementwiseOp.ADD, v, v, 0, 1);
+        Value r = ir.binary(ElementwiseOp.MUL, v, twice);
         Tensor out = new CpuExecutable(ir.module(a, r)).run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst();
         assertThat(out.toFloatArray()).containsExactly(2, 8, 18, 32);
     }
@@ -355,7 +357,7 @@ class CpuExecutableTest {
     void runTimeErrorsNameTheOpsLocation() {
         Ir ir = new Ir();
         List<Value> a = args(t(DType.I32, 2), t(DType.I32, 2));
-        Value q = ir.binary(StableHlo.DIVIDE, a.get(0), a.get(1));
+        Value q = ir.binary(ElementwiseOp.DIV, a.get(0), a.get(1));
         CpuExecutable exe = new CpuExecutable(ir.module(a, q));
         assertThat(exe.run(List.of(Tensor.of(new int[] {7, -7}), Tensor.of(new int[] {2, 2}))).getFirst().toIntArray())
                 .containsExactly(3, -3);
@@ -368,7 +370,7 @@ class CpuExecutableTest {
     void argumentsAreChecked() {
         Ir ir = new Ir();
         List<Value> a = args(F32_4);
-        CpuExecutable exe = new CpuExecutable(ir.module(a, ir.op(StableHlo.NEGATE, F32_4, a.getFirst())));
+        CpuExecutable exe = new CpuExecutable(ir.module(a, ir.op(ElementwiseOp.NEG, F32_4, a.getFirst())));
         assertThatThrownBy(() -> exe.run(List.of(Tensor.of(new double[] {1, 2, 3, 4}))))
                 .isInstanceOf(WeftException.class).hasMessageContaining("dtype");
         assertThatThrownBy(() -> exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}, 2, 2))))
@@ -423,7 +425,7 @@ class CpuExecutableTest {
         var call = ir.op(StableHlo.CUSTOM_CALL, List.of(a.getFirst(), token), List.of(F32_4, TokenType.INSTANCE),
                 Map.of("call_target_name", new Attr.Str("test.twice"), "backend_config", new Attr.Str("cfg")),
                 List.of());
-        Value r = ir.binary(StableHlo.ADD, call.results().getFirst(), a.getFirst());
+        Value r = ir.binary(ElementwiseOp.ADD, call.results().getFirst(), a.getFirst());
         CpuExecutable exe = new CpuExecutable(ir.module(a, r), calls);
         assertThat(exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst().toFloatArray())
                 .containsExactly(3, 6, 9, 12);
@@ -519,8 +521,8 @@ class CpuExecutableTest {
         Block cond = ir.close(ca, ir.compare("LT", ca.get(0), ir.i32(n)));
         ir.begin();
         List<Value> ba = args(i32, F32_4, F32_4);
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)),
-                ir.binary(StableHlo.ADD, ba.get(2), ba.get(2)), ba.get(2));
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), ir.i32(1)),
+                ir.binary(ElementwiseOp.ADD, ba.get(2), ba.get(2)), ba.get(2));
         var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.get(0), a.get(1)), List.of(i32, F32_4, F32_4),
                 counted(0, n, 1), List.of(cond, body));
         return new CpuExecutable(ir.module(a, loop.results().get(1)));
@@ -544,8 +546,8 @@ class CpuExecutableTest {
         Block cond = ir.close(ca, ir.compare("LT", ca.get(0), scalar(ir, dtype, bound)));
         ir.begin();
         List<Value> ba = args(counter, f64);
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), scalar(ir, dtype, step)),
-                ir.binary(StableHlo.ADD, ba.get(1), ba.get(1)));
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), scalar(ir, dtype, step)),
+                ir.binary(ElementwiseOp.ADD, ba.get(1), ba.get(1)));
         var loop = ir.op(StableHlo.WHILE, List.of(scalar(ir, dtype, start), a.getFirst()), List.of(counter, f64),
                 counted(start, bound, step), List.of(cond, body));
         List<Tensor> out = new CpuExecutable(ir.module(a, loop.results().get(0), loop.results().get(1)))
@@ -572,9 +574,9 @@ class CpuExecutableTest {
         Value one = ir.constant(f64, MemorySegment.ofArray(new double[] {1}));
         Value x = ba.get(1);
         for (int k = 0; k < adds; k++) {
-            x = ir.binary(StableHlo.ADD, x, one);
+            x = ir.binary(ElementwiseOp.ADD, x, one);
         }
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)), x);
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), ir.i32(1)), x);
         var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.getFirst()), List.of(i32, f64), counted(0, 3, 1),
                 List.of(cond, body));
         Tensor out = new CpuExecutable(ir.module(a, loop.results().get(1)))
@@ -606,7 +608,7 @@ class CpuExecutableTest {
         List<Value> ba = args(i32, F32_4, TokenType.INSTANCE);
         var call = ir.op(StableHlo.CUSTOM_CALL, List.of(ba.get(1), ba.get(2)), List.of(F32_4, TokenType.INSTANCE),
                 Map.of("call_target_name", new Attr.Str("test.negate")), List.of());
-        Block body = ir.close(ba, ir.binary(StableHlo.ADD, ba.get(0), ir.i32(1)), call.results().get(0),
+        Block body = ir.close(ba, ir.binary(ElementwiseOp.ADD, ba.get(0), ir.i32(1)), call.results().get(0),
                 call.results().get(1));
         var loop = ir.op(StableHlo.WHILE, List.of(ir.i32(0), a.get(0), token),
                 List.of(i32, F32_4, TokenType.INSTANCE), counted(0, n, 1), List.of(cond, body));
@@ -624,7 +626,7 @@ class CpuExecutableTest {
         List<Value> a = args(F32_4);
         Value neg = ir.op(StableHlo.CUSTOM_CALL, List.of(a.getFirst()), List.of(F32_4),
                 Map.of("call_target_name", new Attr.Str("test.negate")), List.of()).result();
-        Value r = ir.binary(StableHlo.MULTIPLY, neg, a.getFirst());
+        Value r = ir.binary(ElementwiseOp.MUL, neg, a.getFirst());
         CpuExecutable exe = new CpuExecutable(ir.module(a, r), calls);
         Tensor first = exe.run(List.of(Tensor.of(new float[] {1, 2, 3, 4}))).getFirst();
         Tensor second = exe.run(List.of(Tensor.of(new float[] {5, 6, 7, 8}))).getFirst();

@@ -3,7 +3,7 @@ package dev.weft.backends.cpu.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -39,9 +39,9 @@ class FusedLoopOffsetsTest {
         int a = s.element(0, t);
         int b = s.element(1, t);
         FusedLoopSpec spec = switch (t) {
-            case F64 -> s.spec(s.apply(StableHlo.SUBTRACT, t, a, s.apply(StableHlo.MULTIPLY, t, b, s.scalar(2, t))));
-            case I32 -> s.spec(s.apply(StableHlo.ADD, t, s.apply(StableHlo.MULTIPLY, t, a, b), a));
-            default -> s.spec(s.apply(StableHlo.ADD, t, s.apply(StableHlo.SINE, t, a), b));
+            case F64 -> s.spec(s.apply(ElementwiseOp.SUB, t, a, s.apply(ElementwiseOp.MUL, t, b, s.scalar(2, t))));
+            case I32 -> s.spec(s.apply(ElementwiseOp.ADD, t, s.apply(ElementwiseOp.MUL, t, a, b), a));
+            default -> s.spec(s.apply(ElementwiseOp.ADD, t, s.apply(ElementwiseOp.SIN, t, a), b));
         };
         FusedLoop loop = FusedLoopGenerator.loop(spec);
         assertThat(FusedLoopGenerator.isVectorized(loop)).isEqualTo(t == DType.F64);

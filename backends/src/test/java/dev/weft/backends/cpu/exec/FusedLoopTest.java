@@ -16,6 +16,7 @@ import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -29,6 +30,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -41,54 +43,40 @@ import org.junit.jupiter.params.provider.ValueSource;
  * eager kernels.
  */
 class FusedLoopTest {
-    private static final DType[] NUMERIC = {DType.F32, DType.F64, DType.I32, DType.I64};
-    private static final String[] BINARY = {StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY, StableHlo.DIVIDE,
-        StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER};
-    private static final String[] FLOAT_UNARY = {StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT, StableHlo.RSQRT,
-        StableHlo.TANH, StableHlo.SINE, StableHlo.COSINE};
-
-    /** An op of the cases: {@code name} on operands of {@code in} giving {@code out}. */
-    record Case(String name, String direction, DType in, DType out) {
+    /** An op of the cases: {@code op} on operands of {@code in} giving {@code out}. */
+    record Case(ElementwiseOp op, DType in, DType out) {
         int arity() {
-            return switch (name) {
-                case StableHlo.SELECT -> 3;
-                case StableHlo.NEGATE, StableHlo.ABS, StableHlo.CONVERT -> 1;
-                default -> List.of(FLOAT_UNARY).contains(name) ? 1 : 2;
-            };
+            return op.arity();
         }
 
         /** Operand {@code i}'s dtype ({@code select}'s condition is BOOL). */
         DType operand(int i) {
-            return name.equals(StableHlo.SELECT) && i == 0 ? DType.BOOL : in;
+            return op == ElementwiseOp.SELECT && i == 0 ? DType.BOOL : in;
         }
 
         @Override
         public String toString() {
-            return name + (direction == null ? "" : " " + direction) + " " + in.specName() + "->" + out.specName();
+            return op + " " + in.specName() + "->" + out.specName();
         }
     }
 
+    /** Every elementwise op on every dtype it accepts (and, for convert, to every dtype). */
     static Stream<Arguments> everyOp() {
         List<Case> cases = new ArrayList<>();
-        for (DType t : NUMERIC) {
-            for (String op : BINARY) {
-                cases.add(new Case(op, null, t, t));
-            }
-            cases.add(new Case(StableHlo.NEGATE, null, t, t));
-            cases.add(new Case(StableHlo.ABS, null, t, t));
-            if (t.isFloating()) {
-                for (String op : FLOAT_UNARY) {
-                    cases.add(new Case(op, null, t, t));
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            for (DType t : DType.values()) {
+                if (!op.accepts(t)) {
+                    continue;
                 }
-            }
-        }
-        for (DType t : DType.values()) {
-            for (String dir : List.of("EQ", "NE", "LT", "LE", "GT", "GE")) {
-                cases.add(new Case(StableHlo.COMPARE, dir, t, DType.BOOL));
-            }
-            cases.add(new Case(StableHlo.SELECT, null, t, t));
-            for (DType to : DType.values()) {
-                cases.add(new Case(StableHlo.CONVERT, null, t, to));
+                switch (op.form()) {
+                    case CONVERT -> {
+                        for (DType to : DType.values()) {
+                            cases.add(new Case(op, t, to));
+                        }
+                    }
+                    case COMPARISON -> cases.add(new Case(op, t, DType.BOOL));
+                    default -> cases.add(new Case(op, t, t));
+                }
             }
         }
         return cases.stream().map(Arguments::of);
@@ -125,9 +113,10 @@ class FusedLoopTest {
     }
 
     private static Value apply(Ir ir, Case c, List<Value> operands, long n) {
-        Map<String, Attr> attrs = c.direction() == null ? Map.of()
-                : Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", c.direction()));
-        return ir.op(c.name(), operands, List.of(t(c.out(), n)), attrs, List.of()).result();
+        Map<String, Attr> attrs = c.op().direction() == null ? Map.of()
+                : Map.of("comparison_direction",
+                        new Attr.Enum("stablehlo", "comparison_direction", c.op().direction()));
+        return ir.op(c.op().mlirName(), operands, List.of(t(c.out(), n)), attrs, List.of()).result();
     }
 
     private static Value broadcast(Ir ir, Value scalar, long n) {
@@ -136,7 +125,7 @@ class FusedLoopTest {
     }
 
     private static boolean isDivision(Case c) {
-        return !c.in().isFloating() && (c.name().equals(StableHlo.DIVIDE) || c.name().equals(StableHlo.REMAINDER));
+        return !c.in().isFloating() && (c.op() == ElementwiseOp.DIV || c.op() == ElementwiseOp.REM);
     }
 
     @ParameterizedTest
@@ -167,13 +156,14 @@ class FusedLoopTest {
         List<Value> a = args(f32, i32, t(DType.F64));
         ir.begin();
         List<Value> fa = args(f32, i32, t(DType.F64));
-        Value less = ir.compare("LT", fa.get(0), ir.op(StableHlo.CONVERT, f32, fa.get(1)));
-        Value y = ir.binary(StableHlo.MULTIPLY, ir.op(StableHlo.CONVERT, f64, ir.op(StableHlo.SINE, f32, fa.get(0))),
+        Value less = ir.compare("LT", fa.get(0), ir.op(ElementwiseOp.CONVERT, f32, fa.get(1)));
+        Value y = ir.binary(ElementwiseOp.MUL,
+                ir.op(ElementwiseOp.CONVERT, f64, ir.op(ElementwiseOp.SIN, f32, fa.get(0))),
                 broadcast(ir, fa.get(2), n));
-        Value wide = ir.op(StableHlo.SELECT, f64, less, y, ir.op(StableHlo.NEGATE, f64, y));
-        Value k = ir.op(StableHlo.CONVERT, i64, fa.get(1));
-        Value count = ir.op(StableHlo.SELECT, i64, less, ir.binary(StableHlo.MULTIPLY, k, k),
-                ir.binary(StableHlo.SUBTRACT, k, k));
+        Value wide = ir.op(ElementwiseOp.SELECT, f64, less, y, ir.op(ElementwiseOp.NEG, f64, y));
+        Value k = ir.op(ElementwiseOp.CONVERT, i64, fa.get(1));
+        Value count = ir.op(ElementwiseOp.SELECT, i64, less, ir.binary(ElementwiseOp.MUL, k, k),
+                ir.binary(ElementwiseOp.SUB, k, k));
         Block region = ir.close(fa, wide, count);
         Op fusion = ir.op(StableHlo.FUSION, a, List.of(f64, i64), Map.of(), List.of(region));
         return ir.module(a, fusion.results().get(0), fusion.results().get(1));
@@ -185,11 +175,11 @@ class FusedLoopTest {
         TensorType vec = t(DType.F32, n);
         Ir ir = new Ir();
         List<Value> a = args(vec);
-        Value v = ir.op(StableHlo.NEGATE, vec, a.getFirst());
+        Value v = ir.op(ElementwiseOp.NEG, vec, a.getFirst());
         ir.begin();
         List<Value> fa = args(vec, vec);
-        Value sum = ir.binary(StableHlo.ADD, ir.binary(StableHlo.MULTIPLY, fa.get(0), fa.get(0)), fa.get(1));
-        Block region = ir.close(fa, sum, ir.op(StableHlo.ABS, vec, fa.get(0)));
+        Value sum = ir.binary(ElementwiseOp.ADD, ir.binary(ElementwiseOp.MUL, fa.get(0), fa.get(0)), fa.get(1));
+        Block region = ir.close(fa, sum, ir.op(ElementwiseOp.ABS, vec, fa.get(0)));
         Op fusion = ir.op(StableHlo.FUSION, List.of(v, a.getFirst()), List.of(vec, vec),
                 Map.of(StableHlo.LAST_USE, Attr.I64Array.of(0)), List.of(region));
         Module m = ir.module(a, fusion.results().get(0), fusion.results().get(1));
@@ -209,9 +199,9 @@ class FusedLoopTest {
 
     @Test
     void equalFusionsShareOneLoop() {
-        Op first = fusionOp(singleOpFusion(new Case(StableHlo.ADD, null, DType.F32, DType.F32), 10));
-        Op second = fusionOp(singleOpFusion(new Case(StableHlo.ADD, null, DType.F32, DType.F32), 10));
-        Op other = fusionOp(singleOpFusion(new Case(StableHlo.ADD, null, DType.F64, DType.F64), 10));
+        Op first = fusionOp(singleOpFusion(new Case(ElementwiseOp.ADD, DType.F32, DType.F32), 10));
+        Op second = fusionOp(singleOpFusion(new Case(ElementwiseOp.ADD, DType.F32, DType.F32), 10));
+        Op other = fusionOp(singleOpFusion(new Case(ElementwiseOp.ADD, DType.F64, DType.F64), 10));
         FusedLoop loop = FusedLoopGenerator.loop(FusedLoopSpec.of(first, 10, new ArrayList<>()).orElseThrow());
         assertThat(FusedLoopGenerator.loop(FusedLoopSpec.of(second, 10, new ArrayList<>()).orElseThrow()))
                 .isSameAs(loop);
@@ -221,7 +211,7 @@ class FusedLoopTest {
 
     @Test
     void opsTheKernelsRejectKeepTheChunkedPath() {
-        Module m = singleOpFusion(new Case(StableHlo.SINE, null, DType.I32, DType.I32), 10);
+        Module m = singleOpFusion(new Case(ElementwiseOp.SIN, DType.I32, DType.I32), 10);
         assertThat(FusedLoopSpec.of(fusionOp(m), 10, new ArrayList<>())).isEmpty();
         List<Tensor> in = inputs(m, new Random(3), true);
         assertThatThrownBy(() -> new CpuExecutable(m).run(in)).isInstanceOf(WeftException.class)
@@ -229,10 +219,10 @@ class FusedLoopTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {StableHlo.DIVIDE, StableHlo.REMAINDER})
-    void integerDivisionByZeroFailsAtTheOpsLine(String op) {
+    @EnumSource(value = ElementwiseOp.class, names = {"DIV", "REM"})
+    void integerDivisionByZeroFailsAtTheOpsLine(ElementwiseOp op) {
         for (DType t : List.of(DType.I32, DType.I64)) {
-            Module m = singleOpFusion(new Case(op, null, t, t), FusionInstruction.CHUNK + 1);
+            Module m = singleOpFusion(new Case(op, t, t), FusionInstruction.CHUNK + 1);
             List<Tensor> in = inputs(m, new Random(7), true);
             MemorySegment divisor = TensorAccess.data(in.get(1));
             divisor.fill((byte) 0);
@@ -244,7 +234,7 @@ class FusedLoopTest {
     @Test
     void aDivisionByZeroInAPooledBlockFailsAtTheOpsLine() {
         int n = (int) FusedLoopRunner.PARALLEL_MIN + 3;
-        Module m = singleOpFusion(new Case(StableHlo.DIVIDE, null, DType.I32, DType.I32), n);
+        Module m = singleOpFusion(new Case(ElementwiseOp.DIV, DType.I32, DType.I32), n);
         List<Tensor> in = inputs(m, new Random(5), false);
         TensorAccess.data(in.get(1)).setAtIndex(ValueLayout.JAVA_INT, n - 1, 0);
         assertThatThrownBy(() -> new CpuExecutable(m).run(in)).isInstanceOf(WeftException.class)
@@ -254,7 +244,7 @@ class FusedLoopTest {
     @Test
     void aLargeFusionOverThreadConfinedBuffersRunsOnTheCallingThread() {
         int n = (int) FusedLoopRunner.PARALLEL_MIN + 3;
-        Module m = singleOpFusion(new Case(StableHlo.MULTIPLY, null, DType.F32, DType.F32), n);
+        Module m = singleOpFusion(new Case(ElementwiseOp.MUL, DType.F32, DType.F32), n);
         try (Arena arena = Arena.ofConfined()) {
             List<Tensor> in = new ArrayList<>();
             for (float v : new float[] {1.5f, 2f, 4f}) {

@@ -11,6 +11,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -46,18 +47,23 @@ final class Ir {
         return op(name, List.of(in), List.of(out), Map.of(), List.of()).result();
     }
 
-    Value binary(String name, Value a, Value b) {
-        return op(name, a.type(), a, b);
+    Value op(ElementwiseOp e, Type out, Value... in) {
+        return op(e.mlirName(), out, in);
     }
 
-    /** {@code name(a, b)} whose operands {@code dying} die here. */
-    Value binary(String name, Value a, Value b, int... dying) {
-        return op(name, List.of(a, b), List.of(a.type()), Map.of(StableHlo.LAST_USE, Attr.I64Array.of(dying)),
-                List.of()).result();
+    Value binary(ElementwiseOp e, Value a, Value b) {
+        return op(e.mlirName(), a.type(), a, b);
+    }
+
+    /** {@code e(a, b)} whose operands {@code dying} die here. */
+    Value binary(ElementwiseOp e, Value a, Value b, int... dying) {
+        return op(e.mlirName(), List.of(a, b), List.of(a.type()),
+                Map.of(StableHlo.LAST_USE, Attr.I64Array.of(dying)), List.of()).result();
     }
 
     Value compare(String dir, Value a, Value b) {
-        return op(StableHlo.COMPARE, List.of(a, b), List.of(TensorType.of(DType.BOOL, a.tensorType().shape().dims())),
+        ElementwiseOp e = ElementwiseOp.valueOf(dir);
+        return op(e.mlirName(), List.of(a, b), List.of(TensorType.of(DType.BOOL, a.tensorType().shape().dims())),
                 Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", dir)), List.of())
                 .result();
     }

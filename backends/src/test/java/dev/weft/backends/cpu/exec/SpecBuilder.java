@@ -1,8 +1,7 @@
 package dev.weft.backends.cpu.exec;
 
 import dev.weft.DType;
-import dev.weft.backends.cpu.kernels.Comparison;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -19,20 +18,20 @@ final class SpecBuilder {
         return add(new FusedLoopSpec.Scalar(input, t));
     }
 
-    int apply(String op, DType t, int... args) {
+    int apply(ElementwiseOp op, DType t, int... args) {
         return apply(op, t, t, args);
     }
 
-    int apply(String op, DType operand, DType result, int... args) {
-        return add(new FusedLoopSpec.Apply(op, null, operand, result, IntStream.of(args).boxed().toList()));
+    int apply(ElementwiseOp op, DType operand, DType result, int... args) {
+        return add(new FusedLoopSpec.Apply(op, operand, result, IntStream.of(args).boxed().toList()));
     }
 
-    int compare(Comparison direction, DType operand, int a, int b) {
-        return add(new FusedLoopSpec.Apply(StableHlo.COMPARE, direction, operand, DType.BOOL, List.of(a, b)));
+    int compare(ElementwiseOp comparison, DType operand, int a, int b) {
+        return add(new FusedLoopSpec.Apply(comparison, operand, DType.BOOL, List.of(a, b)));
     }
 
     int select(DType t, int cond, int a, int b) {
-        return add(new FusedLoopSpec.Apply(StableHlo.SELECT, null, t, t, List.of(cond, a, b)));
+        return add(new FusedLoopSpec.Apply(ElementwiseOp.SELECT, t, t, List.of(cond, a, b)));
     }
 
     FusedLoopSpec spec(int... results) {

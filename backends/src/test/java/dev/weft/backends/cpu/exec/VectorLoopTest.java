@@ -6,14 +6,12 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
-import dev.weft.backends.cpu.kernels.BinaryOp;
-import dev.weft.backends.cpu.kernels.Comparison;
 import dev.weft.backends.cpu.kernels.Elementwise;
-import dev.weft.backends.cpu.kernels.UnaryOp;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,7 +19,6 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -46,11 +43,6 @@ class VectorLoopTest {
     private static final double[] SPECIAL = {0.0, -0.0, 1.0, -1.0, 2.5, -3.75, Double.NaN, Double.POSITIVE_INFINITY,
         Double.NEGATIVE_INFINITY, Double.MIN_VALUE, -Double.MIN_NORMAL / 3, Double.MAX_VALUE, 1e-300, 7e300};
 
-    private static final Map<String, BinaryOp> BINARY = Map.of(StableHlo.ADD, BinaryOp.ADD, StableHlo.SUBTRACT,
-            BinaryOp.SUB, StableHlo.MULTIPLY, BinaryOp.MUL, StableHlo.DIVIDE, BinaryOp.DIV, StableHlo.MINIMUM,
-            BinaryOp.MIN, StableHlo.MAXIMUM, BinaryOp.MAX);
-    private static final Map<String, UnaryOp> UNARY = Map.of(StableHlo.NEGATE, UnaryOp.NEG, StableHlo.ABS,
-            UnaryOp.ABS, StableHlo.SQRT, UnaryOp.SQRT);
 
     @BeforeAll
     static void install() {
@@ -66,8 +58,11 @@ class VectorLoopTest {
     static Stream<Arguments> opsAndDtypes() {
         List<Arguments> out = new ArrayList<>();
         for (DType t : List.of(DType.F64, DType.F32)) {
-            Stream.concat(BINARY.keySet().stream(), UNARY.keySet().stream()).sorted()
-                    .forEach(op -> out.add(Arguments.of(op, t)));
+            for (ElementwiseOp op : ElementwiseOp.values()) {
+                if (VectorLoopEmitter.method(op) != null) {
+                    out.add(Arguments.of(op, t));
+                }
+            }
         }
         return out.stream();
     }
@@ -79,7 +74,7 @@ class VectorLoopTest {
      */
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("opsAndDtypes")
-    void everyOpEqualsItsEagerKernelOnSpecialValues(String op, DType t) {
+    void everyOpEqualsItsEagerKernelOnSpecialValues(ElementwiseOp op, DType t) {
         int pairs = SPECIAL.length * SPECIAL.length;
         int n = 40 * pairs + 3;
         double[] x = new double[n];
@@ -91,17 +86,13 @@ class VectorLoopTest {
         SpecBuilder s = new SpecBuilder();
         int a = s.element(0, t);
         int b = s.element(1, t);
-        FusedLoopSpec spec = UNARY.containsKey(op) ? s.spec(s.apply(op, t, a)) : s.spec(s.apply(op, t, a, b));
+        FusedLoopSpec spec = op.arity() == 1 ? s.spec(s.apply(op, t, a)) : s.spec(s.apply(op, t, a, b));
         FusedLoop loop = FusedLoopGenerator.loop(spec);
         assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
         MemorySegment sx = segment(t, x);
         MemorySegment sy = segment(t, y);
         MemorySegment want = Arena.ofAuto().allocate((long) n * t.byteSize());
-        if (UNARY.containsKey(op)) {
-            Elementwise.unary(UNARY.get(op), t, sx, want, n);
-        } else {
-            Elementwise.binary(BINARY.get(op), t, sx, sy, want, n);
-        }
+        Elementwise.kernel(op, t, t).apply(sx, sy, null, want, n);
         for (int warm : new int[] {0, WARM}) {
             for (int from : new int[] {0, 1, 3}) {
                 MemorySegment got = Arena.ofAuto().allocate((long) n * t.byteSize());
@@ -141,10 +132,10 @@ class VectorLoopTest {
         int x = s.element(0, t);
         int y = s.element(1, t);
         int k = s.scalar(2, t);
-        int first = s.apply(StableHlo.SUBTRACT, t, s.apply(StableHlo.MULTIPLY, t, s.apply(StableHlo.ADD, t, x, y), k),
-                s.apply(StableHlo.DIVIDE, t, s.apply(StableHlo.ABS, t, x), y));
-        int second = s.apply(StableHlo.MAXIMUM, t, s.apply(StableHlo.MINIMUM, t, x, y),
-                s.apply(StableHlo.NEGATE, t, s.apply(StableHlo.SQRT, t, y)));
+        int first = s.apply(ElementwiseOp.SUB, t, s.apply(ElementwiseOp.MUL, t, s.apply(ElementwiseOp.ADD, t, x, y), k),
+                s.apply(ElementwiseOp.DIV, t, s.apply(ElementwiseOp.ABS, t, x), y));
+        int second = s.apply(ElementwiseOp.MAX, t, s.apply(ElementwiseOp.MIN, t, x, y),
+                s.apply(ElementwiseOp.NEG, t, s.apply(ElementwiseOp.SQRT, t, y)));
         FusedLoop loop = FusedLoopGenerator.loop(s.spec(first, second));
         assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
 
@@ -162,19 +153,19 @@ class VectorLoopTest {
         MemorySegment ax = Arena.ofAuto().allocate(bytes);
         MemorySegment q = Arena.ofAuto().allocate(bytes);
         MemorySegment want1 = Arena.ofAuto().allocate(bytes);
-        Elementwise.binary(BinaryOp.ADD, t, sx, sy, sum, n);
-        Elementwise.binary(BinaryOp.MUL, t, sum, kk, scaled, n);
-        Elementwise.unary(UnaryOp.ABS, t, sx, ax, n);
-        Elementwise.binary(BinaryOp.DIV, t, ax, sy, q, n);
-        Elementwise.binary(BinaryOp.SUB, t, scaled, q, want1, n);
+        Elementwise.binary(ElementwiseOp.ADD, t, sx, sy, sum, n);
+        Elementwise.binary(ElementwiseOp.MUL, t, sum, kk, scaled, n);
+        Elementwise.unary(ElementwiseOp.ABS, t, sx, ax, n);
+        Elementwise.binary(ElementwiseOp.DIV, t, ax, sy, q, n);
+        Elementwise.binary(ElementwiseOp.SUB, t, scaled, q, want1, n);
         MemorySegment mn = Arena.ofAuto().allocate(bytes);
         MemorySegment rt = Arena.ofAuto().allocate(bytes);
         MemorySegment ng = Arena.ofAuto().allocate(bytes);
         MemorySegment want2 = Arena.ofAuto().allocate(bytes);
-        Elementwise.binary(BinaryOp.MIN, t, sx, sy, mn, n);
-        Elementwise.unary(UnaryOp.SQRT, t, sy, rt, n);
-        Elementwise.unary(UnaryOp.NEG, t, rt, ng, n);
-        Elementwise.binary(BinaryOp.MAX, t, mn, ng, want2, n);
+        Elementwise.binary(ElementwiseOp.MIN, t, sx, sy, mn, n);
+        Elementwise.unary(ElementwiseOp.SQRT, t, sy, rt, n);
+        Elementwise.unary(ElementwiseOp.NEG, t, rt, ng, n);
+        Elementwise.binary(ElementwiseOp.MAX, t, mn, ng, want2, n);
         MemorySegment.copy(sx, 0, want1, 0, (long) from * t.byteSize());
         MemorySegment got2 = Arena.ofAuto().allocate(bytes);
         got2.fill((byte) 0x55);
@@ -216,8 +207,8 @@ class VectorLoopTest {
         int x = s.element(0, t);
         int y = s.element(1, t);
         int k = s.scalar(2, t);
-        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(StableHlo.MULTIPLY, t,
-                s.apply(StableHlo.SUBTRACT, t, x, y), k), s.apply(StableHlo.DIVIDE, t, y, x)));
+        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(ElementwiseOp.MUL, t,
+                s.apply(ElementwiseOp.SUB, t, x, y), k), s.apply(ElementwiseOp.DIV, t, y, x)));
         assertThat(loop).isInstanceOf(VectorWarmUp.Paths.class);
         VectorWarmUp.Paths paths = (VectorWarmUp.Paths) loop;
         Random rnd = new Random(n + from);
@@ -340,8 +331,8 @@ class VectorLoopTest {
     void heapSegmentsOfArraysWork() {
         SpecBuilder s = new SpecBuilder();
         int x = s.element(0, DType.F64);
-        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(StableHlo.MULTIPLY, DType.F64, x,
-                s.apply(StableHlo.ADD, DType.F64, x, s.scalar(1, DType.F64)))));
+        FusedLoop loop = FusedLoopGenerator.loop(s.spec(s.apply(ElementwiseOp.MUL, DType.F64, x,
+                s.apply(ElementwiseOp.ADD, DType.F64, x, s.scalar(1, DType.F64)))));
         assertThat(FusedLoopGenerator.isVectorized(loop)).isTrue();
         double[] in = IntStream.range(0, 23).mapToDouble(i -> i - 7.5).toArray();
         double[] out = new double[23];
@@ -356,20 +347,20 @@ class VectorLoopTest {
     void otherOpsAndDtypesKeepTheScalarLoop() {
         List<FusedLoopSpec> scalar = new ArrayList<>();
         SpecBuilder sine = new SpecBuilder();
-        scalar.add(sine.spec(sine.apply(StableHlo.SINE, DType.F64, sine.element(0, DType.F64))));
+        scalar.add(sine.spec(sine.apply(ElementwiseOp.SIN, DType.F64, sine.element(0, DType.F64))));
         SpecBuilder ints = new SpecBuilder();
-        scalar.add(ints.spec(ints.apply(StableHlo.ADD, DType.I32, ints.element(0, DType.I32),
+        scalar.add(ints.spec(ints.apply(ElementwiseOp.ADD, DType.I32, ints.element(0, DType.I32),
                 ints.element(1, DType.I32))));
         SpecBuilder rem = new SpecBuilder();
-        scalar.add(rem.spec(rem.apply(StableHlo.REMAINDER, DType.F64, rem.element(0, DType.F64),
+        scalar.add(rem.spec(rem.apply(ElementwiseOp.REM, DType.F64, rem.element(0, DType.F64),
                 rem.element(1, DType.F64))));
         SpecBuilder mixed = new SpecBuilder();
-        scalar.add(mixed.spec(mixed.apply(StableHlo.ADD, DType.F64, mixed.element(0, DType.F64),
-                mixed.apply(StableHlo.CONVERT, DType.F32, DType.F64, mixed.element(1, DType.F32)))));
+        scalar.add(mixed.spec(mixed.apply(ElementwiseOp.ADD, DType.F64, mixed.element(0, DType.F64),
+                mixed.apply(ElementwiseOp.CONVERT, DType.F32, DType.F64, mixed.element(1, DType.F32)))));
         SpecBuilder where = new SpecBuilder();
         int a = where.element(0, DType.F64);
         int b = where.element(1, DType.F64);
-        scalar.add(where.spec(where.select(DType.F64, where.compare(Comparison.LT, DType.F64, a, b), a, b)));
+        scalar.add(where.spec(where.select(DType.F64, where.compare(ElementwiseOp.LT, DType.F64, a, b), a, b)));
         for (FusedLoopSpec spec : scalar) {
             assertThat(VectorLoopEmitter.qualifies(spec)).as(spec.toString()).isFalse();
             assertThat(FusedLoopGenerator.isVectorized(FusedLoopGenerator.loop(spec))).as(spec.toString()).isFalse();

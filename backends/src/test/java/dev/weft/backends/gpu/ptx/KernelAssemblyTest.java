@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.ptx;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -22,33 +22,18 @@ class KernelAssemblyTest {
     }
 
     @Test
-    void elementwiseOpsOnEveryDtype() throws Exception {
+    void everyElementwiseOpOnEveryDtypeItAccepts() throws Exception {
         List<Kernel> ks = new ArrayList<>();
-        for (String op : List.of(StableHlo.ADD, StableHlo.SUBTRACT, StableHlo.MULTIPLY, StableHlo.DIVIDE,
-                StableHlo.POWER, StableHlo.MAXIMUM, StableHlo.MINIMUM, StableHlo.REMAINDER)) {
-            for (DType t : NUMERIC) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 2), name(op, t)));
-            }
-        }
-        for (String op : List.of(StableHlo.NEGATE, StableHlo.ABS)) {
-            for (DType t : NUMERIC) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
-            }
-        }
-        for (String op : List.of(StableHlo.EXP, StableHlo.LOG, StableHlo.SQRT, StableHlo.RSQRT, StableHlo.TANH,
-                StableHlo.SINE, StableHlo.COSINE)) {
-            for (DType t : List.of(DType.F32, DType.F64)) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, t, 1), name(op, t)));
-            }
-        }
-        for (DType t : ALL) {
-            for (String dir : List.of("EQ", "NE", "LT", "LE", "GT", "GE")) {
-                ks.add(ElementwiseKernels.single(Ops.compare(dir, t), name(StableHlo.COMPARE, dir, t)));
-            }
-            ks.add(ElementwiseKernels.single(Ops.elementwise(StableHlo.SELECT, t, t, 3), name(StableHlo.SELECT, t)));
-            for (DType to : ALL) {
-                ks.add(ElementwiseKernels.single(Ops.elementwise(StableHlo.CONVERT, t, to, 1),
-                        name(StableHlo.CONVERT, t, to)));
+        for (ElementwiseOp op : ElementwiseOp.values()) {
+            for (DType t : ALL) {
+                if (!op.accepts(t)) {
+                    continue;
+                }
+                List<DType> outs = op.form() == ElementwiseOp.Form.CONVERT ? ALL
+                        : List.of(op.form() == ElementwiseOp.Form.COMPARISON ? DType.BOOL : t);
+                for (DType out : outs) {
+                    ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, out), name(op.primitiveName(), t, out)));
+                }
             }
         }
         assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
@@ -59,14 +44,15 @@ class KernelAssemblyTest {
     void reductionsOverAnyAxes() throws Exception {
         List<Kernel> ks = new ArrayList<>();
         long[] small = {3, 4, 5}, large = {3, 70000, 5};
-        for (String op : List.of(StableHlo.ADD, StableHlo.MULTIPLY, StableHlo.MAXIMUM, StableHlo.MINIMUM)) {
+        for (ElementwiseOp op : List.of(ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX, ElementwiseOp.MIN)) {
+            String n = op.primitiveName();
             for (DType t : NUMERIC) {
                 for (long[] dims : List.of(small, large)) {
                     String size = dims == small ? "small" : "large";
-                    ks.addAll(ReduceKernels.reduce(name(op, t, "all", size), op, t, dims, new int[] {0, 1, 2})
+                    ks.addAll(ReduceKernels.reduce(name(n, t, "all", size), op, t, dims, new int[] {0, 1, 2})
                             .passes());
-                    ks.addAll(ReduceKernels.reduce(name(op, t, "mid", size), op, t, dims, new int[] {1}).passes());
-                    ks.addAll(ReduceKernels.reduce(name(op, t, "outer", size), op, t, dims, new int[] {0, 2})
+                    ks.addAll(ReduceKernels.reduce(name(n, t, "mid", size), op, t, dims, new int[] {1}).passes());
+                    ks.addAll(ReduceKernels.reduce(name(n, t, "outer", size), op, t, dims, new int[] {0, 2})
                             .passes());
                 }
             }

@@ -8,6 +8,7 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.SourceLocation;
 import java.util.List;
 import java.util.Map;
@@ -27,23 +28,15 @@ final class Ops {
         return new Op(name, in, List.of(out), attrs, List.of(), LOC);
     }
 
-    static Op elementwise(String name, DType in, DType out, int arity) {
+    /** {@code op} on operands of {@code in} (select's condition BOOL) giving {@code out}, over 5x7. */
+    static Op elementwise(ElementwiseOp op, DType in, DType out) {
         List<Value> operands = new java.util.ArrayList<>();
-        if (name.equals(StableHlo.SELECT)) {
-            operands.add(value(DType.BOOL, 5, 7));
-            arity--;
+        for (int i = 0; i < op.arity(); i++) {
+            operands.add(value(op == ElementwiseOp.SELECT && i == 0 ? DType.BOOL : in, 5, 7));
         }
-        for (int i = 0; i < arity; i++) {
-            operands.add(value(in, 5, 7));
-        }
-        Map<String, Attr> attrs = name.equals(StableHlo.COMPARE)
-                ? Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", "LT")) : Map.of();
-        return op(name, operands, TensorType.of(out, 5, 7), attrs);
-    }
-
-    static Op compare(String dir, DType t) {
-        return op(StableHlo.COMPARE, List.of(value(t, 9), value(t, 9)), TensorType.of(DType.BOOL, 9),
-                Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", dir)));
+        Map<String, Attr> attrs = op.direction() == null ? Map.of()
+                : Map.of("comparison_direction", new Attr.Enum("stablehlo", "comparison_direction", op.direction()));
+        return op(op.mlirName(), operands, TensorType.of(out, 5, 7), attrs);
     }
 
     /** {@code (x * s) + 1.5} over f32[1000] with a rank-0 {@code s} broadcast inside the region. */
@@ -53,14 +46,16 @@ final class Ops {
         TensorType full = TensorType.of(DType.F32, 1000);
         Op splat = new Op(StableHlo.BROADCAST_IN_DIM, List.of(s), List.of(full),
                 Map.of("broadcast_dimensions", Attr.I64Array.of(new long[0])), List.of(), LOC);
-        Op mul = new Op(StableHlo.MULTIPLY, List.of(x, splat.result()), List.of(full), Map.of(), List.of(), LOC);
+        Op mul = new Op(ElementwiseOp.MUL.mlirName(), List.of(x, splat.result()), List.of(full), Map.of(), List.of(),
+                LOC);
         java.lang.foreign.MemorySegment one = java.lang.foreign.Arena.global().allocate(4);
         one.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0, 1.5f);
         Op c = new Op(StableHlo.CONSTANT, List.of(), List.of(TensorType.of(DType.F32)),
                 Map.of("value", new Attr.Dense(TensorType.of(DType.F32), one)), List.of(), LOC);
         Op bc = new Op(StableHlo.BROADCAST_IN_DIM, List.of(c.result()), List.of(full),
                 Map.of("broadcast_dimensions", Attr.I64Array.of(new long[0])), List.of(), LOC);
-        Op add = new Op(StableHlo.ADD, List.of(mul.result(), bc.result()), List.of(full), Map.of(), List.of(), LOC);
+        Op add = new Op(ElementwiseOp.ADD.mlirName(), List.of(mul.result(), bc.result()), List.of(full), Map.of(),
+                List.of(), LOC);
         Op ret = new Op(StableHlo.RETURN, List.of(add.result()), List.of(), Map.of(), List.of(), LOC);
         region.ops().addAll(List.of(splat, mul, c, bc, add, ret));
         return new Op(StableHlo.FUSION, List.of(value(DType.F32, 1000), value(DType.F32)), List.of(full), Map.of(),

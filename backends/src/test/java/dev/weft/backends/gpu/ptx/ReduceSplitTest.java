@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.ptx;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.DType;
-import dev.weft.lowering.ir.StableHlo;
+import dev.weft.prim.ElementwiseOp;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -28,7 +28,7 @@ class ReduceSplitTest {
 
     @Test
     void aFullSumOfAMillionElementsRunsOn512BlocksThenOne() {
-        ReduceKernels.Reduction r = ReduceKernels.reduce("sum", StableHlo.ADD, DType.F32, new long[] {1 << 20},
+        ReduceKernels.Reduction r = ReduceKernels.reduce("sum", ElementwiseOp.ADD, DType.F32, new long[] {1 << 20},
                 new int[] {0});
         assertThat(r.partials()).isEqualTo(512);
         assertThat(r.passes()).extracting(Kernel::name).containsExactly("sum_partial", "sum");
@@ -41,7 +41,7 @@ class ReduceSplitTest {
 
     @Test
     void manyOutputsKeepOnePassOfOneBlockEach() {
-        ReduceKernels.Reduction r = ReduceKernels.reduce("rows", StableHlo.MAXIMUM, DType.F64,
+        ReduceKernels.Reduction r = ReduceKernels.reduce("rows", ElementwiseOp.MAX, DType.F64,
                 new long[] {5000, 300}, new int[] {1});
         assertThat(r.partials()).isZero();
         assertThat(r.passes()).hasSize(1);
@@ -52,7 +52,7 @@ class ReduceSplitTest {
     @Test
     void reductionsOfMoreThanFourBillionElementsIndexIn64Bits() {
         long n = 6L << 30;
-        List<Kernel> passes = ReduceKernels.reduce("big", StableHlo.ADD, DType.F64, new long[] {3, n / 3},
+        List<Kernel> passes = ReduceKernels.reduce("big", ElementwiseOp.ADD, DType.F64, new long[] {3, n / 3},
                 new int[] {0, 1}).passes();
         passes.forEach(k -> Immediates.assertFit(k.ptx()));
         assertThat(passes.getFirst().ptx()).contains("setp.ge.u64", ", " + n + ";");
