@@ -51,11 +51,11 @@ final class CommAdRules {
             }
             throw notDifferentiable(op);
         });
-        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.comm())));
+        AdRules.transpose(CommPrims.ALLREDUCE, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.handle())));
 
         AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(p, t.get(0))));
         AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(ownBlock(p,
-                Pvary.explicit(ct.get(0), p.comm()), in.get(0))));
+                Pvary.explicit(ct.get(0), p.handle()), in.get(0))));
 
         AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
             if (p.op() != ReduceOp.SUM) {
@@ -68,8 +68,8 @@ final class CommAdRules {
 
         AdRules.jvp(CommPrims.BCAST, (p, x, t, out) -> List.of(bind(p, t.get(0))));
         // every rank makes the cotangent varying, so that transposing this again is a bcast on every rank
-        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.comm())
-                .mul(p.comm().rank() == p.root() ? 1 : 0)));
+        AdRules.transpose(CommPrims.BCAST, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.handle())
+                .mul(p.handle().rank() == p.root() ? 1 : 0)));
 
         // The root's result is the sum; another rank's is its own operand: the tangent of either is reduce's.
         AdRules.jvp(CommPrims.REDUCE, (p, x, t, out) -> {
@@ -80,7 +80,7 @@ final class CommAdRules {
         });
         AdRules.transpose(CommPrims.REDUCE, (p, ct, k, in) -> {
             Tensor fromRoot = bind(new CommOp.Bcast(p.comm(), p.root()), ct.get(0));
-            return List.of(p.comm().rank() == p.root() ? fromRoot : fromRoot.add(ct.get(0)));
+            return List.of(p.handle().rank() == p.root() ? fromRoot : fromRoot.add(ct.get(0)));
         });
 
         AdRules.jvp(CommPrims.ALLTOALL, (p, x, t, out) -> List.of(bind(p, t.get(0))));
@@ -147,9 +147,9 @@ final class CommAdRules {
      */
     private static <P extends CommOp> void variance(Primitive<P> prim, boolean invariant) {
         AdRules.variance(prim, (p, in, outputs) -> {
-            Variance operands = VarianceRule.meet(in).varyingOver(p.comm());
+            Variance operands = VarianceRule.meet(in).varyingOver(p.handle());
             return new VarianceRule.Typing(operands, Collections.nCopies(outputs,
-                    invariant ? operands.invariantOver(p.comm()) : operands));
+                    invariant ? operands.invariantOver(p.handle()) : operands));
         });
     }
 
@@ -158,7 +158,7 @@ final class CommAdRules {
         long[] dims = operand.shape().dims();
         long rows = dims.length == 0 ? 1 : dims[0];
         long[] start = new long[gathered.shape().length], limit = gathered.shape().clone();
-        start[0] = p.comm().rank() * rows;
+        start[0] = p.handle().rank() * rows;
         limit[0] = start[0] + rows;
         return gathered.slice(start, limit).reshape(dims);
     }

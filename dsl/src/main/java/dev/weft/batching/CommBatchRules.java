@@ -25,7 +25,7 @@ final class CommBatchRules {
 
         // a batch of scalars gathers to [ranks * batch], rank-major: [ranks, batch] is batched along axis 1
         BatchRules.rule(CommPrims.ALLGATHER, (p, app) -> app.arg(0).rank() == 1
-                ? BatchRule.Result.of(bind(p, app.arg(0)).reshape(p.comm().size(), app.size()), 1)
+                ? BatchRule.Result.of(bind(p, app.arg(0)).reshape(p.handle().size(), app.size()), 1)
                 : BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
         BatchRules.rule(CommPrims.REDUCE_SCATTER, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
         BatchRules.rule(CommPrims.ALLTOALL, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));

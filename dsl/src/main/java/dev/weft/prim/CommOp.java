@@ -3,6 +3,8 @@ package dev.weft.prim;
 import dev.weft.comm.ReduceOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommHandle;
+import dev.weft.spi.CommId;
+import dev.weft.spi.CommRef;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
 import java.util.List;
@@ -11,11 +13,43 @@ import java.util.List;
  * One communication operation, described once: the parameters of a communication primitive, made by
  * {@link dev.weft.comm.Comm}, carried by the traced node, attached to the lowered {@code custom_call} (its
  * {@code backend_config} is this descriptor's printed form) and run by each runtime, which switches over these
- * records exhaustively. Each record holds exactly its operation's fields. Communicators compare by identity.
+ * records exhaustively. Each record holds exactly its operation's fields. While tracing, the communicator is the
+ * live {@link CommHandle}; a lowered op's is its {@link CommRef} ({@link #symbolic}).
  */
 public sealed interface CommOp extends Params {
     /** The communicator the operation runs on. */
-    CommHandle comm();
+    CommId comm();
+
+    /** The live communicator of an op being traced or run eagerly. */
+    default CommHandle handle() {
+        return switch (comm()) {
+            case CommHandle h -> h;
+            case CommRef r -> throw new IllegalStateException("a lowered " + kind() + " names '" + r
+                    + "' by reference: bind it to a communicator first");
+        };
+    }
+
+    /** This op with its communicator named by reference, as a lowered module holds it. */
+    default CommOp symbolic() {
+        CommRef c = comm().ref();
+        return switch (this) {
+            case Rank r -> new Rank(c);
+            case Barrier b -> new Barrier(c);
+            case Send(var x, int dest, int tag) -> new Send(c, dest, tag);
+            case Recv(var x, int source, int tag, Aval result) -> new Recv(c, source, tag, result);
+            case Isend(var x, int dest, int tag) -> new Isend(c, dest, tag);
+            case Irecv(var x, int source, int tag, Aval result) -> new Irecv(c, source, tag, result);
+            case Wait(Start start) -> new Wait((Start) start.symbolic());
+            case AllReduce(var x, ReduceOp op) -> new AllReduce(c, op);
+            case AllGather a -> new AllGather(c);
+            case ReduceScatter(var x, ReduceOp op) -> new ReduceScatter(c, op);
+            case Bcast(var x, int root) -> new Bcast(c, root);
+            case Reduce(var x, ReduceOp op, int root) -> new Reduce(c, op, root);
+            case AllToAll a -> new AllToAll(c);
+            case SendRecv(var x, int dest, int sendTag, int source, int recvTag, Aval result) ->
+                    new SendRecv(c, dest, sendTag, source, recvTag, result);
+        };
+    }
 
     /** The primitive's name, which is also the custom call's: {@code allreduce}, {@code reduce_scatter}, ... */
     default String kind() {
@@ -66,35 +100,35 @@ public sealed interface CommOp extends Params {
     }
 
     /** This rank in the communicator, an I32 scalar computed at run time. */
-    record Rank(CommHandle comm) implements CommOp {
+    record Rank(CommId comm) implements CommOp {
         @Override
         public Effect effect() {
             return Effect.PURE;
         }
     }
 
-    record Barrier(CommHandle comm) implements Collective {
+    record Barrier(CommId comm) implements Collective {
     }
 
-    record Send(CommHandle comm, int dest, int tag) implements CommOp {
+    record Send(CommId comm, int dest, int tag) implements CommOp {
     }
 
     /** Receives a tensor of {@code result}'s dtype and shape. */
-    record Recv(CommHandle comm, int source, int tag, Aval result) implements CommOp {
+    record Recv(CommId comm, int source, int tag, Aval result) implements CommOp {
         @Override
         public Aval data(List<Aval> inputs) {
             return result;
         }
     }
 
-    record Isend(CommHandle comm, int dest, int tag) implements Start {
+    record Isend(CommId comm, int dest, int tag) implements Start {
         @Override
         public int peer() {
             return dest;
         }
     }
 
-    record Irecv(CommHandle comm, int source, int tag, Aval result) implements Start {
+    record Irecv(CommId comm, int source, int tag, Aval result) implements Start {
         @Override
         public int peer() {
             return source;
@@ -112,7 +146,7 @@ public sealed interface CommOp extends Params {
      */
     record Wait(Start start) implements CommOp {
         @Override
-        public CommHandle comm() {
+        public CommId comm() {
             return start.comm();
         }
 
@@ -127,7 +161,7 @@ public sealed interface CommOp extends Params {
         }
     }
 
-    record AllReduce(CommHandle comm, ReduceOp op) implements Reducing {
+    record AllReduce(CommId comm, ReduceOp op) implements Reducing {
         @Override
         public boolean inPlace() {
             return true;
@@ -135,26 +169,26 @@ public sealed interface CommOp extends Params {
     }
 
     /** Every rank's operand concatenated along axis 0 (a scalar becomes 1-D). */
-    record AllGather(CommHandle comm) implements Collective {
+    record AllGather(CommId comm) implements Collective {
     }
 
     /** Reduces across ranks, then rank {@code r} keeps block {@code r} of axis 0. */
-    record ReduceScatter(CommHandle comm, ReduceOp op) implements Reducing {
+    record ReduceScatter(CommId comm, ReduceOp op) implements Reducing {
     }
 
-    record Bcast(CommHandle comm, int root) implements Rooted {
+    record Bcast(CommId comm, int root) implements Rooted {
     }
 
     /** The reduction at the root; other ranks get their operand back. */
-    record Reduce(CommHandle comm, ReduceOp op, int root) implements Reducing, Rooted {
+    record Reduce(CommId comm, ReduceOp op, int root) implements Reducing, Rooted {
     }
 
     /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
-    record AllToAll(CommHandle comm) implements Collective {
+    record AllToAll(CommId comm) implements Collective {
     }
 
     /** Sends its operand to {@code dest} and receives a tensor of {@code result}'s dtype and shape. */
-    record SendRecv(CommHandle comm, int dest, int sendTag, int source, int recvTag, Aval result)
+    record SendRecv(CommId comm, int dest, int sendTag, int source, int recvTag, Aval result)
             implements CommOp {
     }
 }

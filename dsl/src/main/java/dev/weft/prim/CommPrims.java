@@ -6,12 +6,17 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.comm.ReduceOp;
+import dev.weft.graph.Node;
+import dev.weft.graph.Region;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.CommBindings;
+import dev.weft.spi.CommHandle;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.Shape;
 import dev.weft.spi.ShapeRule;
 import dev.weft.spi.SourceLocation;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -64,7 +69,7 @@ public final class CommPrims {
             (in, p) -> {
                 Aval a = in.getFirst();
                 long[] d = a.shape().rank() == 0 ? new long[] {1} : a.shape().dims();
-                d[0] *= p.comm().size();
+                d[0] *= p.handle().size();
                 return List.of(new Aval(a.dtype(), Shape.of(d)));
             });
 
@@ -72,8 +77,8 @@ public final class CommPrims {
             CommOp.ReduceScatter.class, (in, p) -> {
                 Aval a = in.getFirst();
                 numeric("reduceScatter", a);
-                long[] d = splitAxis0("reduceScatter", a, p.comm().size());
-                d[0] /= p.comm().size();
+                long[] d = splitAxis0("reduceScatter", a, p.handle().size());
+                d[0] /= p.handle().size();
                 return List.of(new Aval(a.dtype(), Shape.of(d)));
             });
 
@@ -89,7 +94,7 @@ public final class CommPrims {
     });
 
     public static final Primitive<CommOp.AllToAll> ALLTOALL = prim("alltoall", CommOp.AllToAll.class, (in, p) -> {
-        splitAxis0("alltoall", in.getFirst(), p.comm().size());
+        splitAxis0("alltoall", in.getFirst(), p.handle().size());
         return List.of(in.getFirst());
     });
 
@@ -132,12 +137,33 @@ public final class CommPrims {
         return Bind.bind(of(op), op, args);
     }
 
+    /**
+     * The communicators that the communication ops of {@code body} (nested regions included) run on, each bound to
+     * its reference: what an executable of {@code body}'s lowered module is bound to on this rank.
+     */
+    public static CommBindings bindings(Region body) {
+        List<CommHandle> handles = new ArrayList<>();
+        handles(body, handles);
+        return CommBindings.of(handles);
+    }
+
+    private static void handles(Region body, List<CommHandle> out) {
+        for (Node n : body.nodes()) {
+            if (n.params() instanceof CommOp op) {
+                out.add(op.handle());
+            }
+            for (Region r : n.regions()) {
+                handles(r, out);
+            }
+        }
+    }
+
     private static <P extends CommOp> Primitive<P> prim(String name, Class<P> type, ShapeRule<P> rule) {
         return new Primitive<>(name, type, CommOp::effect, rule);
     }
 
     private static void checkPeer(CommOp p, int peer, int tag) {
-        int size = p.comm().size();
+        int size = p.handle().size();
         if (peer < 0 || peer >= size) {
             throw new WeftException(SourceLocation.UNKNOWN,
                     "peer rank " + peer + " is outside [0, " + size + ") of communicator " + p.comm().name());
@@ -148,7 +174,7 @@ public final class CommPrims {
     }
 
     private static void checkRoot(CommOp p, int root) {
-        int size = p.comm().size();
+        int size = p.handle().size();
         if (root < 0 || root >= size) {
             throw new WeftException(SourceLocation.UNKNOWN,
                     "root rank " + root + " is outside [0, " + size + ") of communicator " + p.comm().name());

@@ -2,15 +2,25 @@ package dev.weft.spi;
 
 /**
  * A runtime's handle on one communicator as seen by one rank (fake ranks, MPI, NCCL bootstrap). The
- * communication primitives carry it in their parameters; backends execute them on it.
+ * communication primitives carry it in their parameters while tracing; lowering replaces it by its
+ * {@link #ref()}, which an executable binds back to a handle ({@link CommBindings}).
  */
-public interface CommHandle {
+public non-sealed interface CommHandle extends CommId {
     int rank();
 
     int size();
 
-    /** Stable, human-readable name used in IR and error reports, e.g. {@code world} or {@code world.split(1)}. */
+    /**
+     * Stable, human-readable name used in IR and error reports, e.g. {@code world} or {@code world.split(1)#0}:
+     * distinct among this rank's communicators, and the same on every run of one program.
+     */
+    @Override
     String name();
+
+    @Override
+    default CommRef ref() {
+        return new CommRef(name());
+    }
 
     /**
      * MPI_Comm_split: ranks with equal {@code color} form a communicator ordered by {@code key}, then rank. A

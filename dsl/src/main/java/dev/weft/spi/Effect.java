@@ -10,23 +10,39 @@ public sealed interface Effect {
     /** The effect of every array operation. */
     Effect PURE = new Pure();
 
+    /** This effect as a lowered op carries it: on its communicator's {@link CommRef}. */
+    default Effect symbolic() {
+        return this;
+    }
+
     /** No effect. */
     record Pure() implements Effect {
     }
 
     /**
-     * Ordered on {@code comm}: one chain per communicator (compared by identity, as {@link CommHandle}s are), so
-     * operations on different communicators stay independent.
+     * Ordered on {@code comm}: one chain per communicator, so operations on different communicators stay
+     * independent. Live {@link CommHandle}s compare by identity, {@link CommRef}s by name.
      */
-    record Ordered(CommHandle comm) implements Effect {
+    record Ordered(CommId comm) implements Effect {
+        @Override
+        public Effect symbolic() {
+            return new Ordered(comm.ref());
+        }
+
         @Override
         public boolean equals(Object o) {
-            return o instanceof Ordered other && other.comm == comm;
+            return o instanceof Ordered other && switch (comm) {
+                case CommHandle h -> other.comm == h;
+                case CommRef r -> r.equals(other.comm);
+            };
         }
 
         @Override
         public int hashCode() {
-            return System.identityHashCode(comm);
+            return switch (comm) {
+                case CommHandle h -> System.identityHashCode(h);
+                case CommRef r -> r.hashCode();
+            };
         }
     }
 }

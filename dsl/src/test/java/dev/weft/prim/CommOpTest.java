@@ -1,11 +1,13 @@
 package dev.weft.prim;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.weft.DType;
 import dev.weft.comm.ReduceOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommHandle;
+import dev.weft.spi.CommRef;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -68,6 +70,21 @@ class CommOpTest {
                 .isNotEqualTo(onWorld);
         assertThat(CommPrims.WAIT.effect(new CommOp.Wait(new CommOp.Isend(WORLD, 1, 3)))).isEqualTo(onWorld);
         assertThat(Prims.ADD.effect(Params.NONE)).isEqualTo(Effect.PURE);
+    }
+
+    @Test
+    void aSymbolicOpNamesItsCommunicatorByReferenceAndComparesByName() {
+        Aval f4 = new Aval(DType.F32, Shape.of(4));
+        CommRef world = new CommRef("world");
+        CommOp wait = new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 3, f4)).symbolic();
+        assertThat(wait).isEqualTo(new CommOp.Wait(new CommOp.Irecv(world, 1, 3, f4)));
+        assertThat(new CommOp.Reduce(WORLD, ReduceOp.MAX, 1).symbolic())
+                .isEqualTo(new CommOp.Reduce(world, ReduceOp.MAX, 1));
+        assertThat(CommPrims.BARRIER.effect(new CommOp.Barrier(WORLD)).symbolic())
+                .isEqualTo(new Effect.Ordered(new CommRef("world")))
+                .isEqualTo(CommPrims.BARRIER.effect(new CommOp.Barrier(new Stub("world"))).symbolic());
+        assertThatThrownBy(wait::handle).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("names 'world' by reference");
     }
 
     @Test

@@ -28,7 +28,7 @@ import java.util.function.Function;
 /**
  * What a {@link LoweringRule} sees: the target, an insertion point (the end of the current block) and the source
  * location and effect of the node being lowered, which every op emitted for it carries (the ops of its nested
- * regions carry their own nodes').
+ * regions carry their own nodes'), naming its communicator by reference ({@link Effect#symbolic}).
  */
 public final class LoweringContext {
     private final LoweringRules rules;
@@ -162,7 +162,7 @@ public final class LoweringContext {
 
     private void lowerNode(Node node, Map<Var, Value> env) {
         location = node.location();
-        effect = node.prim().effect(node.params());
+        effect = node.prim().effect(node.params()).symbolic();
         List<Value> operands = node.inputs().stream().map(v -> lookup(env, v)).toList();
         LoweringRule rule = rules.lookup(node.prim(), target, node.location());
         List<Value> outs = rule.lower(this, node, operands);

@@ -2,6 +2,7 @@ package dev.weft.lowering;
 
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.Pipeline;
+import dev.weft.spi.CommBindings;
 import dev.weft.tracer.Executable;
 
 /**
@@ -24,12 +25,18 @@ public interface Target {
     Pipeline pipeline();
 
     /**
+     * The namespace of its communication custom calls, {@code <prefix><op>}: {@code weft.mpi.} where the runtime
+     * is MPI's (or the fake), {@code weft.nccl.} where it is NCCL.
+     */
+    String commCallPrefix();
+
+    /**
      * Prepares {@code module}, lowered for this target and run through its pipeline, to run on this target's
-     * executor.
+     * executor, its communication ops on the communicators {@code comms} binds to their references.
      *
      * @throws dev.weft.WeftException when the executor cannot run here (no device)
      */
-    Executable executable(Module module);
+    Executable executable(Module module, CommBindings comms);
 
     /**
      * The module as {@code bin/weft ir} prints it: its MLIR text, followed by whatever this target generates

@@ -9,14 +9,15 @@ import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.ReductionFusion;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
+import dev.weft.spi.CommBindings;
 import dev.weft.tracer.Executable;
 
 /**
  * Targets for the tests of this module, which has no executor: {@link #CPU} runs every pass the way the backends'
  * CPU target does, {@link #GPU} is named as the GPU target (whose rules tests may register) with no passes.
  */
-public record TestTarget(String name, Pipeline pipeline) implements Target {
-    public static final TestTarget CPU = new TestTarget("cpu", Pipeline.of(
+public record TestTarget(String name, String commCallPrefix, Pipeline pipeline) implements Target {
+    public static final TestTarget CPU = new TestTarget("cpu", "weft.mpi.", Pipeline.of(
             new Verifier(),
             new ThreadTokens(),
             new DeadCodeElimination(),
@@ -25,10 +26,10 @@ public record TestTarget(String name, Pipeline pipeline) implements Target {
             new ReductionFusion(),
             new Verifier(),
             new BufferPlanning()));
-    public static final TestTarget GPU = new TestTarget("gpu", Pipeline.of());
+    public static final TestTarget GPU = new TestTarget("gpu", "weft.nccl.", Pipeline.of());
 
     @Override
-    public Executable executable(Module module) {
+    public Executable executable(Module module, CommBindings comms) {
         throw new UnsupportedOperationException("lowering tests do not run modules");
     }
 }

@@ -2,7 +2,9 @@ package dev.weft.backends.comm;
 
 import dev.weft.DType;
 import dev.weft.backends.cpu.exec.OperandResultCall;
+import dev.weft.spi.CommBindings;
 import dev.weft.spi.CommHandle;
+import dev.weft.spi.CommRef;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -28,6 +30,20 @@ import java.util.List;
  * the runtime's {@link ThreadLevel}; as in MPI, no two threads call collectives on one communicator at once.
  */
 public interface Communicator extends CommHandle {
+    /** {@code h} as a runtime communicator: every handle Weft's runtimes make is one. */
+    static Communicator of(CommHandle h, SourceLocation where) {
+        if (h instanceof Communicator c) {
+            return c;
+        }
+        throw new CommException(where, "communicator '" + h.name() + "' is not one of a Weft runtime's ("
+                + h.getClass().getName() + ")");
+    }
+
+    /** The runtime communicator {@code comms} binds {@code ref} to. */
+    static Communicator bound(CommBindings comms, CommRef ref, SourceLocation where) {
+        return of(comms.get(ref, where), where);
+    }
+
     /** This rank's index in the communicator, in {@code [0, size())}. */
     int rank();
 

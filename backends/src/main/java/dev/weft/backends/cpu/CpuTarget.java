@@ -1,7 +1,7 @@
 package dev.weft.backends.cpu;
 
-import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.backends.cpu.exec.CpuExecutable;
+import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.BufferPlanning;
@@ -13,11 +13,13 @@ import dev.weft.lowering.passes.ReductionFusion;
 import dev.weft.lowering.passes.SliceOfPad;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
+import dev.weft.spi.CommBindings;
 import dev.weft.tracer.Executable;
 
 /**
  * The {@code cpu} target (the default): modules run on the {@link CpuExecutable}, communication custom calls
- * ({@code weft.mpi.*}) on the bound communicator's runtime (fake ranks or MPI).
+ * ({@code weft.mpi.*}, run by a {@link dev.weft.backends.cpu.exec.CpuCustomCallProvider}) on the bound
+ * communicators' runtime (fake ranks or MPI).
  */
 public record CpuTarget() implements Target {
     /** The name users type. */
@@ -45,7 +47,12 @@ public record CpuTarget() implements Target {
     }
 
     @Override
-    public Executable executable(Module module) {
-        return new CpuExecutable(module, CommCustomCalls.registry(module));
+    public String commCallPrefix() {
+        return "weft.mpi.";
+    }
+
+    @Override
+    public Executable executable(Module module, CommBindings comms) {
+        return new CpuExecutable(module, CustomCallRegistry.of(module, comms));
     }
 }

@@ -13,6 +13,7 @@ import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.SliceOfPad;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
+import dev.weft.spi.CommBindings;
 import dev.weft.tracer.Executable;
 
 /**
@@ -45,8 +46,13 @@ public record GpuTarget() implements Target {
     }
 
     @Override
-    public Executable executable(Module module) {
-        return new GpuExecutable(module);
+    public String commCallPrefix() {
+        return "weft.nccl.";
+    }
+
+    @Override
+    public Executable executable(Module module, CommBindings comms) {
+        return new GpuExecutable(module, comms);
     }
 
     @Override

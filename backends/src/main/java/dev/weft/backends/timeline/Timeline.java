@@ -1,6 +1,5 @@
 package dev.weft.backends.timeline;
 
-import dev.weft.backends.comm.Communicator;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.OutputDirectory;
 import dev.weft.spi.Setting;
@@ -50,7 +49,7 @@ public final class Timeline {
     /** Records an event at {@code site} that began at {@link System#nanoTime} {@code start} and ends now. */
     public static void record(EventSite site, long start) {
         long end = System.nanoTime();
-        int rank = ((Communicator) CommBinding.world()).rank();
+        int rank = CommBinding.world().rank();
         RANKS.computeIfAbsent(rank, RankEvents::new).add(site, start, end, Thread.currentThread());
     }
 

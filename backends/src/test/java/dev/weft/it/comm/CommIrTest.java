@@ -9,9 +9,19 @@ import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.backends.comm.fake.FakeWorld;
+import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.Op;
 import dev.weft.spi.CommBinding;
+import dev.weft.spi.CommBindings;
+import dev.weft.spi.CommId;
+import dev.weft.spi.CommRef;
+import dev.weft.tracer.Executable;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -76,6 +86,52 @@ class CommIrTest {
         }));
         assertThat(mlir[1][0]).as("one program serves every rank").isEqualTo(mlir[0][0]);
         return mlir[0];
+    }
+
+    /**
+     * A module names its communicators by reference and holds none: lowered in one fake world, it prints as a
+     * module lowered in another, and runs there bound to that world's communicators of the same names, with the
+     * result of the compiled method.
+     */
+    @Test
+    void aModuleNamesItsCommunicatorsByReferenceAndRunsBoundToAnotherRunsOnes() {
+        Module[] lowered = new Module[2];
+        FakeWorld.run(2, w -> CommBinding.with(w, () -> {
+            Comm world = Comm.of(w);
+            lowered[world.rank()] = (Module) Weft.lower(CommIrTest.class, "twoCommunicators", world, world.dup(),
+                    TensorSpec.of(DType.F32, 3, 5));
+            return null;
+        }));
+        List<CommId> named = new ArrayList<>();
+        for (Func f : lowered[0].functions()) {
+            comms(f.body(), named);
+        }
+        assertThat(named).hasSize(6).allMatch(c -> c instanceof CommRef)
+                .extracting(CommId::name).containsOnly("world", "world.dup#0");
+        FakeWorld.run(2, w -> CommBinding.with(w, () -> {
+            Comm world = Comm.of(w);
+            Comm dup = world.dup();
+            Module m = lowered[world.rank()];
+            assertThat(Weft.lower(CommIrTest.class, "twoCommunicators", world, dup, TensorSpec.of(DType.F32, 3, 5))
+                    .toMlir()).isEqualTo(m.toMlir());
+            Tensor x = Tensor.arange(DType.F32, 15).reshape(3, 5).add(world.rank());
+            Executable exe = new CpuTarget().executable(m, CommBindings.of(List.of(w, dup.handle())));
+            assertThat(exe.run(List.of(x)).getFirst().toFloatArray())
+                    .containsExactly(twoCommunicators(world, dup, x).toFloatArray());
+            return null;
+        }));
+    }
+
+    /** The communicator of each communication op in {@code block}, nested ones included. */
+    private static void comms(Block block, List<CommId> out) {
+        for (Op op : block.ops()) {
+            if (op.attr("backend_config") instanceof Attr.CommConfig c) {
+                out.add(c.op().comm());
+            }
+            for (Block region : op.regions()) {
+                comms(region, out);
+            }
+        }
     }
 
     @Test

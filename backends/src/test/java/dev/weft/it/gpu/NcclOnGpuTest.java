@@ -7,11 +7,12 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
-import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.backends.cpu.exec.CpuExecutable;
+import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.backends.gpu.exec.GpuExecutable;
 import dev.weft.backends.gpu.nccl.NcclLibrary;
 import dev.weft.lowering.ir.Module;
+import dev.weft.spi.CommBindings;
 import dev.weft.testing.RankRunner;
 import java.util.List;
 import jcuda.driver.JCudaDriver;
@@ -66,8 +67,10 @@ class NcclOnGpuTest {
             TensorSpec spec = TensorSpec.of(DType.F32, v.length);
             Module cpu = (Module) Weft.lower("cpu", NcclPrograms.class, "collectives", spec, world);
             Module gpu = (Module) Weft.lower("gpu", NcclPrograms.class, "collectives", spec, world);
-            float[] expected = new CpuExecutable(cpu, CommCustomCalls.registry(cpu)).run(x).getFirst().toFloatArray();
-            GpuExecutable exe = new GpuExecutable(gpu);
+            CommBindings comms = CommBindings.of(List.of(world.handle()));
+            float[] expected = new CpuExecutable(cpu, CustomCallRegistry.of(cpu, comms)).run(x).getFirst()
+                    .toFloatArray();
+            GpuExecutable exe = new GpuExecutable(gpu, comms);
             for (int run = 0; run < 2; run++) {
                 assertThat(exe.run(x).getFirst().toFloatArray()).as("rank %d, run %d", world.rank(), run)
                         .containsExactly(expected);

@@ -126,11 +126,16 @@ public sealed interface Attr {
 
     /**
      * A communication op's descriptor as the {@code backend_config} of its {@code custom_call}: runtimes read
-     * {@code op} itself; the text is its printed form, a dictionary of the communicator's name and of the fields
-     * that mean something for that op (peer, tag, source, receive tag, reduce op, root), then the dtype and count
-     * of the data it moves ({@code data}, null for none).
+     * {@code op} itself, its communicator a {@link dev.weft.spi.CommRef} that the executable binds; the text is its
+     * printed form, a dictionary of the communicator's name and of the fields that mean something for that op
+     * (peer, tag, source, receive tag, reduce op, root), then the dtype and count of the data it moves
+     * ({@code data}, null for none).
      */
     record CommConfig(CommOp op, Aval data) implements Attr {
+        public CommConfig {
+            op = op.symbolic();
+        }
+
         /** The printed entries. */
         public Dict dict() {
             Map<String, Attr> c = new LinkedHashMap<>();

@@ -29,7 +29,7 @@ public final class ScheduleExtractor {
     public static Map<Communicator, List<ScheduleItem>> of(Region body) {
         Map<Communicator, List<ScheduleItem>> out = new LinkedHashMap<>();
         for (Node n : body.nodes()) {
-            if (n.params() instanceof CommOp p && p.comm() instanceof Communicator comm) {
+            if (n.params() instanceof CommOp p && p.handle() instanceof Communicator comm) {
                 steps(n, p, out.computeIfAbsent(comm, c -> new ArrayList<>()));
             } else if (n.prim() == Prims.FORI && n.params() instanceof LoopParams lp) {
                 long times = Math.max(0, (long) lp.hi() - lp.lo());

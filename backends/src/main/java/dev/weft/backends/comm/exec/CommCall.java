@@ -18,17 +18,14 @@ import java.lang.foreign.ValueLayout;
  * {@code out} buffers, except that a completed receive returns the buffer its {@code irecv} posted. With
  * {@code WEFT_DEBUG=1} every call is logged to stderr as {@code r<rank> | <op> | <count> items | <seconds>}.
  *
- * @param op     the operation's descriptor; its communicator is {@code comm}
+ * @param op     the operation's descriptor
+ * @param comm   the communicator it runs on: the op's own while eager, the one its reference is bound to when
+ *               compiled
  * @param reduce the runtime's reduce operator of a {@link CommOp.Reducing} op; null for other ops
  * @param data   dtype and shape of the data moved ({@link CommOp#data}); null for barrier and rank
  */
 public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data, SourceLocation where) {
     private static final boolean DEBUG = Setting.DEBUG.on();
-
-    /** The call of {@code op} on its communicator, a runtime {@link Communicator}. */
-    public static CommCall of(CommOp op, ReduceOp reduce, Aval data, SourceLocation where) {
-        return new CommCall(op, (Communicator) op.comm(), reduce, data, where);
-    }
 
     /** What a {@code sendrecv} receives; null for other ops. */
     public Aval received() {

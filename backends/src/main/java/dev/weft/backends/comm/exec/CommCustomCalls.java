@@ -5,6 +5,7 @@ import dev.weft.Tensor;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceFunction;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.cpu.exec.CpuCustomCallProvider;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallHandler;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
@@ -17,6 +18,7 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
+import dev.weft.spi.CommBindings;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.TensorAccess;
 import java.lang.foreign.Arena;
@@ -25,27 +27,21 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 /**
- * Handlers for the {@code weft.mpi.<op>} custom calls of one module: each op's descriptor (its
- * {@code backend_config}, an {@link Attr.CommConfig}) becomes a {@link CommCall} once, when the executable is
- * built; token operands are dropped and token results returned as {@link CustomCallRegistry#TOKEN}.
+ * Runs the communication custom calls of a module lowered for the {@code cpu} target ({@code weft.mpi.<op>}, the
+ * prefix the target names): each op's descriptor (its {@code backend_config}, an {@link Attr.CommConfig}) becomes
+ * a {@link CommCall} once, when the executable is built, on the communicator its reference is bound to; token
+ * operands are dropped and token results returned as {@link CustomCallRegistry#TOKEN}.
  */
-public final class CommCustomCalls {
-    public static final String PREFIX = "weft.mpi.";
-
-    private CommCustomCalls() {
-    }
-
-    /** A registry running every {@code weft.mpi.*} call of {@code module}. */
-    public static CustomCallRegistry registry(Module module) {
-        CustomCallRegistry r = new CustomCallRegistry();
-        CustomCallHandler handler = handler(module);
+public final class CommCustomCalls implements CpuCustomCallProvider {
+    @Override
+    public void register(Module module, CommBindings comms, CustomCallRegistry registry) {
+        CustomCallHandler handler = handler(module, comms);
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
-            r.register(PREFIX + prim.name(), handler);
+            registry.register(module.target().commCallPrefix() + prim.name(), handler);
         }
-        return r;
     }
 
-    private static CustomCallHandler handler(Module module) {
+    private static CustomCallHandler handler(Module module, CommBindings comms) {
         return new CustomCallHandler() {
             @Override
             public void call(Op op, MemorySegment[] operands, MemorySegment[] results) {
@@ -54,7 +50,7 @@ public final class CommCustomCalls {
 
             @Override
             public CustomCallHandler bind(Op op) {
-                return new BoundCall(commCall(module, op), op);
+                return new BoundCall(commCall(module, comms, op), op);
             }
 
             @Override
@@ -118,12 +114,16 @@ public final class CommCustomCalls {
         }
     }
 
-    /** The call {@code op}'s descriptor says; a custom reduce op runs the module's function it calls. */
-    private static CommCall commCall(Module module, Op op) {
+    /**
+     * The call {@code op}'s descriptor says, on the communicator bound to its reference; a custom reduce op runs
+     * the module's function it calls.
+     */
+    private static CommCall commCall(Module module, CommBindings comms, Op op) {
         Attr.CommConfig config = (Attr.CommConfig) op.attr("backend_config");
         ReduceOp reduce = config.op() instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> compiled(module,
                 ((Attr.Symbol) ((Attr.Array) op.attr("called_computations")).elements().getFirst()).name())) : null;
-        return CommCall.of(config.op(), reduce, config.data(), op.location());
+        Communicator comm = Communicator.bound(comms, config.op().comm().ref(), op.location());
+        return new CommCall(config.op(), comm, reduce, config.data(), op.location());
     }
 
     /**

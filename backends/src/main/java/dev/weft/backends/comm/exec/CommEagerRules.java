@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.exec;
 
+import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
@@ -36,7 +37,8 @@ public final class CommEagerRules implements EagerRuleProvider {
     private static CommCall call(CommOp p, List<Aval> inAvals) {
         ReduceOp reduce = p instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> ReduceOps.viaTensors(r.op()))
                 : null;
-        return CommCall.of(p, reduce, p.data(inAvals), SourceLocation.capture());
+        SourceLocation where = SourceLocation.capture();
+        return new CommCall(p, Communicator.of(p.handle(), where), reduce, p.data(inAvals), where);
     }
 
     /** Copies results the call did not write in place (a completed receive's buffer) into {@code out}. */

@@ -1,6 +1,7 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
+import dev.weft.prim.CommPrims;
 import dev.weft.spi.SourceLocation;
 
 import java.util.Objects;
@@ -10,9 +11,12 @@ import java.util.Objects;
  * {@code where}. Unused fields are null ({@code dtype}, {@code reduceOp}) or -1 ({@code count}, {@code root}).
  */
 record CollectiveCall(Kind kind, DType dtype, long count, int root, String reduceOp, SourceLocation where) {
+    /** The collectives a fake communicator runs, labelled as their primitives are named ({@code reduce_scatter}). */
     enum Kind {
-        BARRIER("barrier"), BCAST("bcast"), REDUCE("reduce"), ALLREDUCE("allreduce"), ALLGATHER("allgather"),
-        REDUCE_SCATTER("reduceScatter"), ALLTOALL("alltoall"), SPLIT("split"), DUP("dup");
+        BARRIER(CommPrims.BARRIER.name()), BCAST(CommPrims.BCAST.name()), REDUCE(CommPrims.REDUCE.name()),
+        ALLREDUCE(CommPrims.ALLREDUCE.name()), ALLGATHER(CommPrims.ALLGATHER.name()),
+        REDUCE_SCATTER(CommPrims.REDUCE_SCATTER.name()), ALLTOALL(CommPrims.ALLTOALL.name()), SPLIT("split"),
+        DUP("dup");
 
         final String label;
 

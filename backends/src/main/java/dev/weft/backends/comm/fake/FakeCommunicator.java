@@ -136,10 +136,10 @@ final class FakeCommunicator implements Communicator {
     @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
                               SourceLocation where) {
-        live("reduceScatter", where);
-        CommChecks.reduceOp(this, "reduceScatter", op, dtype, where);
-        long inBytes = CommChecks.buffer(this, "reduceScatter", "input", in, dtype, total(countPerRank, where), where);
-        long bytes = CommChecks.buffer(this, "reduceScatter", "output", out, dtype, countPerRank, where);
+        live("reduce_scatter", where);
+        CommChecks.reduceOp(this, "reduce_scatter", op, dtype, where);
+        long inBytes = CommChecks.buffer(this, "reduce_scatter", "input", in, dtype, total(countPerRank, where), where);
+        long bytes = CommChecks.buffer(this, "reduce_scatter", "output", out, dtype, countPerRank, where);
         Object result = collective(new CollectiveCall(CollectiveCall.Kind.REDUCE_SCATTER, dtype, countPerRank, -1,
                 op.name(), where), op, Collectives.copyOf(in, inBytes));
         MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);

@@ -1,21 +1,17 @@
 package dev.weft.backends.comm.lowering;
 
-import dev.weft.backends.comm.exec.CommCustomCalls;
-import dev.weft.backends.cpu.CpuTarget;
-import dev.weft.backends.gpu.GpuTarget;
-import dev.weft.backends.gpu.nccl.NcclCustomCalls;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.Graph;
 import dev.weft.graph.Node;
 import dev.weft.graph.Var;
 import dev.weft.lowering.Lowerer;
 import dev.weft.lowering.LoweringContext;
-import dev.weft.lowering.LoweringRule;
 import dev.weft.lowering.LoweringRuleProvider;
 import dev.weft.lowering.LoweringRules;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.Type;
+import dev.weft.lowering.ir.Value;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
@@ -29,46 +25,37 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Lowers every communication primitive to {@code stablehlo.custom_call @weft.mpi.<op>} (target {@code cpu}) or
- * {@code @weft.nccl.<op>} (target {@code gpu}), {@code <op>} its {@link CommOp#kind}, carrying its descriptor as
- * the {@code backend_config} ({@link Attr.CommConfig}: runtimes read the descriptor, the text names the
- * communicator, peer, tag, reduce op, root, dtype and element count) and {@code has_side_effect = true} for all
- * but {@code comm_rank}, the op's effect being the application's. A custom reduce op is traced on two 1-D tensors
- * of the reduced element count and lowered into a private function listed in {@code called_computations}. Tokens
- * are threaded afterwards by the {@code thread-tokens} pass.
+ * Lowers every communication primitive, on every target, to {@code stablehlo.custom_call @<prefix><op>}, the
+ * prefix the target's ({@link dev.weft.lowering.Target#commCallPrefix}: {@code weft.mpi.} on {@code cpu},
+ * {@code weft.nccl.} on {@code gpu}) and {@code <op>} its {@link CommOp#kind}, carrying its descriptor as the
+ * {@code backend_config} ({@link Attr.CommConfig}: runtimes read the descriptor, its communicator named by
+ * reference; the text names the communicator, peer, tag, reduce op, root, dtype and element count) and
+ * {@code has_side_effect = true} for all but {@code comm_rank}, the op's effect being the application's. A custom
+ * reduce op is traced on two 1-D tensors of the reduced element count and lowered into a private function listed
+ * in {@code called_computations}. Tokens are threaded afterwards by the {@code thread-tokens} pass.
  */
 public final class CommLoweringRules implements LoweringRuleProvider {
-    /** Each target's namespace of communication custom calls: the runtime its executor dispatches them to. */
-    private static final Map<String, String> CALL_PREFIX = Map.of(
-            CpuTarget.NAME, CommCustomCalls.PREFIX,
-            GpuTarget.NAME, NcclCustomCalls.PREFIX);
-
     @Override
     public void register(LoweringRules rules) {
-        for (String target : CALL_PREFIX.keySet()) {
-            String prefix = CALL_PREFIX.get(target);
-            for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
-                rules.register(prim, target, customCall(prefix));
-            }
+        for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
+            rules.register(prim, LoweringRules.ANY_TARGET, CommLoweringRules::customCall);
         }
     }
 
-    private static LoweringRule customCall(String prefix) {
-        return (ctx, node, operands) -> {
-            CommOp p = (CommOp) node.params();
-            Aval data = p.data(node.inputs().stream().map(Var::aval).toList());
-            Map<String, Attr> attrs = new LinkedHashMap<>();
-            attrs.put("call_target_name", new Attr.Str(prefix + p.kind()));
-            attrs.put("has_side_effect", new Attr.Bool(p.effect() instanceof Effect.Ordered));
-            attrs.put("api_version", Attr.Int.i32(4));
-            attrs.put("backend_config", new Attr.CommConfig(p, data));
-            if (p instanceof CommOp.Reducing r && r.op().isCustom()) {
-                attrs.put("called_computations", new Attr.Array(List.of(
-                        new Attr.Symbol(reduction(ctx, r.op(), data)))));
-            }
-            List<Type> types = LoweringContext.outputTypes(node);
-            return ctx.emit(StableHlo.CUSTOM_CALL, operands, types, attrs, List.of()).results();
-        };
+    private static List<Value> customCall(LoweringContext ctx, Node node, List<Value> operands) {
+        CommOp p = (CommOp) node.params();
+        Aval data = p.data(node.inputs().stream().map(Var::aval).toList());
+        Map<String, Attr> attrs = new LinkedHashMap<>();
+        attrs.put("call_target_name", new Attr.Str(ctx.target().commCallPrefix() + p.kind()));
+        attrs.put("has_side_effect", new Attr.Bool(p.effect() instanceof Effect.Ordered));
+        attrs.put("api_version", Attr.Int.i32(4));
+        attrs.put("backend_config", new Attr.CommConfig(p, data));
+        if (p instanceof CommOp.Reducing r && r.op().isCustom()) {
+            attrs.put("called_computations", new Attr.Array(List.of(
+                    new Attr.Symbol(reduction(ctx, r.op(), data)))));
+        }
+        List<Type> types = LoweringContext.outputTypes(node);
+        return ctx.emit(StableHlo.CUSTOM_CALL, operands, types, attrs, List.of()).results();
     }
 
     /** Lowers {@code op}'s function on 1-D tensors of {@code data}'s size into a private function; its name. */

@@ -220,17 +220,17 @@ final class MpiCommunicator implements Communicator {
     @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
                               SourceLocation where) {
-        live("reduceScatter", where);
-        CommChecks.reduceOp(this, "reduceScatter", op, dtype, where);
-        long inBytes = CommChecks.buffer(this, "reduceScatter", "input", in, dtype, total(countPerRank, where), where);
-        CommChecks.buffer(this, "reduceScatter", "output", out, dtype, countPerRank, where);
-        int n = intCount("reduceScatter", total(countPerRank, where), where) / size;
-        requireNative("reduceScatter", in, where);
-        requireNative("reduceScatter", out, where);
+        live("reduce_scatter", where);
+        CommChecks.reduceOp(this, "reduce_scatter", op, dtype, where);
+        long inBytes = CommChecks.buffer(this, "reduce_scatter", "input", in, dtype, total(countPerRank, where), where);
+        CommChecks.buffer(this, "reduce_scatter", "output", out, dtype, countPerRank, where);
+        int n = intCount("reduce_scatter", total(countPerRank, where), where) / size;
+        requireNative("reduce_scatter", in, where);
+        requireNative("reduce_scatter", out, where);
         boolean inPlace = in.address() == out.address();
         MemorySegment send = inPlace ? mpi.inPlace : copyIfOverlapping(in, inBytes, out);
         MemorySegment recv = inPlace ? in : out;
-        reduceCall("reduceScatter", op, where,
+        reduceCall("reduce_scatter", op, where,
                 o -> mpi.reduceScatterBlock(send, recv, n, mpi.datatype(dtype), o, handle));
     }
 

@@ -1,8 +1,12 @@
 package dev.weft.backends.cpu.exec;
 
+import dev.weft.lowering.ir.Module;
+import dev.weft.spi.CommBindings;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -14,7 +18,19 @@ public final class CustomCallRegistry {
     /** Stands for a {@code !stablehlo.token} among custom-call operands and results. */
     public static final MemorySegment TOKEN = MemorySegment.NULL;
 
+    private static final List<CpuCustomCallProvider> PROVIDERS = ServiceLoader.load(CpuCustomCallProvider.class)
+            .stream().map(ServiceLoader.Provider::get).toList();
+
     private final Map<String, CustomCallHandler> handlers = new ConcurrentHashMap<>();
+
+    /** The handlers every {@link CpuCustomCallProvider} has for {@code module}, on the communicators of {@code comms}. */
+    public static CustomCallRegistry of(Module module, CommBindings comms) {
+        CustomCallRegistry r = new CustomCallRegistry();
+        for (CpuCustomCallProvider p : PROVIDERS) {
+            p.register(module, comms, r);
+        }
+        return r;
+    }
 
     /** Makes {@code handler} run custom calls to {@code target}, replacing any earlier one; returns this. */
     public CustomCallRegistry register(String target, CustomCallHandler handler) {

@@ -9,6 +9,7 @@ import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.ir.Module;
+import dev.weft.spi.CommBindings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -161,7 +162,7 @@ public final class GpuBenchmark {
      */
     private static void foriSynchronisations(int steps) {
         try (GpuExecutable exe = new GpuExecutable((Module) Weft.lower(GpuTarget.NAME, GpuBenchmark.class, "relax",
-                TensorSpec.of(DType.F32, 1024), steps))) {
+                TensorSpec.of(DType.F32, 1024), steps), CommBindings.NONE)) {
             long before = exe.hostSynchronisations();
             float last = exe.run(List.of(Tensor.zeros(DType.F32, 1024))).getFirst().toFloatArray()[1023];
             long inLoop = exe.hostSynchronisations() - before - 1;

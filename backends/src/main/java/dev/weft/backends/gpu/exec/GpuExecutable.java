@@ -14,6 +14,7 @@ import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.Type;
+import dev.weft.spi.CommBindings;
 import dev.weft.spi.NativeMemory;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
@@ -107,14 +108,15 @@ public final class GpuExecutable implements Executable, AutoCloseable {
 
     /**
      * Opens the device (failing with "target gpu needs an NVIDIA GPU and driver: ..." without one), plans the
-     * module, loads its PTX and uploads its constants.
+     * module, loads its PTX and uploads its constants; its communication ops run on the communicators {@code comms}
+     * binds.
      */
-    public GpuExecutable(Module module) {
-        this(module, CudaDevice.open(Comm.world().rank()), ServiceLoader.load(GpuExtension.class));
+    public GpuExecutable(Module module, CommBindings comms) {
+        this(module, comms, CudaDevice.open(Comm.world().rank()), ServiceLoader.load(GpuExtension.class));
     }
 
     /** The executable of {@code module} on the device behind {@code cuda}, with {@code extensions}. */
-    GpuExecutable(Module module, CudaCalls cuda, Iterable<GpuExtension> extensions) {
+    GpuExecutable(Module module, CommBindings comms, CudaCalls cuda, Iterable<GpuExtension> extensions) {
         this.argumentTypes = tensorTypes(module.main().argumentTypes());
         this.resultTypes = tensorTypes(module.main().resultTypes());
         this.cuda = cuda;
@@ -136,7 +138,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
             Optional<GpuMatmul> found = Optional.empty();
             for (GpuExtension e : extensions) {
                 this.extensions.add(e);
-                handlers.putAll(e.customCalls(module, resources));
+                handlers.putAll(e.customCalls(module, comms, resources));
                 if (found.isEmpty()) {
                     found = e.matmul(stream);
                 }

@@ -1,6 +1,7 @@
 package dev.weft.backends.gpu.exec;
 
 import dev.weft.lowering.ir.Module;
+import dev.weft.spi.CommBindings;
 import java.util.Map;
 import java.util.Optional;
 
@@ -11,10 +12,12 @@ import java.util.Optional;
 public interface GpuExtension {
     /**
      * Handlers by {@code call_target_name} for the custom calls of {@code module} that this extension runs, using
-     * the executable's {@code resources}; none when the module has no such call. Fails, naming the op's source
-     * line, when the module needs this extension's library and it cannot be loaded.
+     * the executable's {@code resources} and, for communication, the communicators {@code comms} binds; none when
+     * the module has no such call. Fails, naming the op's source line, when the module needs this extension's
+     * library and it cannot be loaded.
      */
-    default Map<String, GpuCustomCallHandler> customCalls(Module module, GpuResources resources) {
+    default Map<String, GpuCustomCallHandler> customCalls(Module module, CommBindings comms,
+                                                          GpuResources resources) {
         return Map.of();
     }
 

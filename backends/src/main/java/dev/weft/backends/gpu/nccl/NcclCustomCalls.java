@@ -5,8 +5,6 @@ import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.backends.comm.exec.ReduceOps;
-import dev.weft.backends.comm.lowering.CommLoweringRules;
-
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
@@ -17,6 +15,7 @@ import dev.weft.lowering.ir.Value;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
+import dev.weft.spi.CommBindings;
 import dev.weft.spi.Primitive;
 
 import java.util.ArrayList;
@@ -27,9 +26,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Handlers for the {@code weft.nccl.<op>} custom calls of one module (see {@link CommLoweringRules}). Building
- * them creates, collectively and in the module's order, the NCCL communicator of every communicator the module
- * names; each op's descriptor (its {@code backend_config}, an {@link Attr.CommConfig}) becomes an
+ * Handlers for the communication custom calls of a module lowered for the {@code gpu} target
+ * ({@code weft.nccl.<op>}, the prefix the target names). Building them creates, collectively and in the module's
+ * order, the NCCL communicator of every communicator the module names, over the communicator its reference is
+ * bound to; each op's descriptor (its {@code backend_config}, an {@link Attr.CommConfig}) becomes an
  * {@link NcclCall} once, on its first call. Token operands are skipped and token results returned as
  * {@link NcclCallHandler#TOKEN}.
  *
@@ -40,23 +40,25 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link NcclCommunicator#flush} before it queues work that reads what they received, and at the end.
  */
 public final class NcclCustomCalls {
-    public static final String PREFIX = "weft.nccl.";
-
     private NcclCustomCalls() {
     }
 
-    /** A handler per {@code weft.nccl.*} call target name, running the calls of {@code module} in {@code ctx}. */
-    public static Map<String, NcclCallHandler> handlers(Module module, NcclContext ctx) {
+    /**
+     * A handler per communication call target name, running the calls of {@code module} in {@code ctx} over the
+     * communicators {@code comms} binds.
+     */
+    public static Map<String, NcclCallHandler> handlers(Module module, CommBindings comms, NcclContext ctx) {
+        String prefix = module.target().commCallPrefix();
         for (Func f : module.functions()) {
-            createCommunicators(module, ctx, f.body());
+            createCommunicators(prefix, comms, ctx, f.body());
         }
         Map<Op, NcclCall> calls = new ConcurrentHashMap<>();
         Map<Op, Runnable> checks = new ConcurrentHashMap<>();
         Map<String, NcclCallHandler> handlers = new LinkedHashMap<>();
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
-            handlers.put(PREFIX + prim.name(), (op, operands, results, stream) -> {
-                NcclCall call = calls.computeIfAbsent(op, o -> call(module, ctx, o));
-                checks.computeIfAbsent(op, NcclCustomCalls::check).run();
+            handlers.put(prefix + prim.name(), (op, operands, results, stream) -> {
+                NcclCall call = calls.computeIfAbsent(op, o -> call(module, comms, ctx, o));
+                checks.computeIfAbsent(op, o -> check(comms, o)).run();
                 List<Long> out = new ArrayList<>(call.run(ctx, tensors(op.operands(), operands),
                         tensors(op.results(), results), stream));
                 for (var v : op.results()) {
@@ -70,14 +72,14 @@ public final class NcclCustomCalls {
         return handlers;
     }
 
-    /** Creates the NCCL communicator of each {@code weft.nccl.*} call in {@code block}, nested ones included. */
-    private static void createCommunicators(Module module, NcclContext ctx, Block block) {
+    /** Creates the NCCL communicator of each {@code <prefix>*} call in {@code block}, nested ones included. */
+    private static void createCommunicators(String prefix, CommBindings comms, NcclContext ctx, Block block) {
         for (Op op : block.ops()) {
-            if (op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(PREFIX)) {
-                ctx.communicator(bootstrap(op), op.location());
+            if (op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(prefix)) {
+                ctx.communicator(bootstrap(comms, op), op.location());
             }
             for (Block region : op.regions()) {
-                createCommunicators(module, ctx, region);
+                createCommunicators(prefix, comms, ctx, region);
             }
         }
     }
@@ -87,8 +89,8 @@ public final class NcclCustomCalls {
      * that bootstraps its NCCL one): it queues nothing on the stream and waits for no kernel. Messages on NCCL carry
      * no envelope (NCCL has no tags to pair one with).
      */
-    private static Runnable check(Op op) {
-        Communicator comm = bootstrap(op);
+    private static Runnable check(CommBindings comms, Op op) {
+        Communicator comm = bootstrap(comms, op);
         if (!(config(op).op() instanceof CommOp.Collective c) || !CommCheck.applies(comm, c)) {
             return () -> {
             };
@@ -99,8 +101,8 @@ public final class NcclCustomCalls {
     }
 
     /** The communicator {@code op} runs on, whose ranks bootstrap its NCCL communicator. */
-    private static Communicator bootstrap(Op op) {
-        return (Communicator) config(op).op().comm();
+    private static Communicator bootstrap(CommBindings comms, Op op) {
+        return Communicator.bound(comms, config(op).op().comm().ref(), op.location());
     }
 
     private static Attr.CommConfig config(Op op) {
@@ -120,9 +122,9 @@ public final class NcclCustomCalls {
     }
 
     /** The call {@code op}'s descriptor says; a custom reduce op runs the module's function it calls. */
-    private static NcclCall call(Module module, NcclContext ctx, Op op) {
+    private static NcclCall call(Module module, CommBindings comms, NcclContext ctx, Op op) {
         Attr.CommConfig config = config(op);
-        NcclCommunicator comm = ctx.communicator(bootstrap(op), op.location());
+        NcclCommunicator comm = ctx.communicator(bootstrap(comms, op), op.location());
         Aval data = config.data();
         ReduceOp.Builtin builtin = null;
         Func custom = null;

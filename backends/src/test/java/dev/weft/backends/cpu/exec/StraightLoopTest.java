@@ -8,12 +8,12 @@ import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.WeftException;
-import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
+import dev.weft.spi.CommBindings;
 import dev.weft.testing.RankRunner;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -136,9 +136,9 @@ class StraightLoopTest {
                 Tensor x = Tensor.of(new float[] {1.5f, -2, 3.25f, world.rank() + 0.5f, 7}, 5);
                 Tensor want = allreduceHalve(world, x, n);
                 Module m = lower(world, "allreduceHalve", List.of(x), n);
-                CpuExecutable kept = new CpuExecutable(m, CommCustomCalls.registry(m), OpCompilers.standard(), true);
+                CpuExecutable kept = new CpuExecutable(m, registry(m), OpCompilers.standard(), true);
                 assertThat(TensorBits.of(kept.run(List.of(x)).getFirst())).isEqualTo(TensorBits.of(want));
-                CpuExecutable exe = new CpuExecutable(m, CommCustomCalls.registry(m), OpCompilers.standard(), true);
+                CpuExecutable exe = new CpuExecutable(m, registry(m), OpCompilers.standard(), true);
                 Tensor donated = x.add(0.0).donate();
                 Tensor got = exe.run(List.of(donated)).getFirst();
                 assertThat(TensorBits.of(got)).as("%d iterations, rank %d", n, world.rank())
@@ -149,12 +149,17 @@ class StraightLoopTest {
         });
     }
 
+    /** The custom calls of {@code m}, its communication ops on this rank's world. */
+    private static CustomCallRegistry registry(Module m) {
+        return CustomCallRegistry.of(m, CommBindings.of(List.of(Comm.world().handle())));
+    }
+
     /** How many registers of the first while loop of {@code m}'s main function take a carry's buffer. */
     private static long aliased(Module m) {
         Op loop = m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.WHILE)).findFirst()
                 .orElseThrow();
         StraightLoop straight = ControlFlow.straightLoop(loop,
-                new ProgramBuilder(OpCompilers.standard(), CommCustomCalls.registry(m), true)).orElseThrow();
+                new ProgramBuilder(OpCompilers.standard(), registry(m), true)).orElseThrow();
         return Arrays.stream(straight.aliasOf).filter(r -> r >= 0).count();
     }
 
@@ -189,7 +194,7 @@ class StraightLoopTest {
             assertThat(runsStraight(m)).isTrue();
             List<String> messages = new ArrayList<>();
             for (boolean straight : new boolean[] {true, false}) {
-                CpuExecutable exe = new CpuExecutable(m, CommCustomCalls.registry(m), OpCompilers.standard(),
+                CpuExecutable exe = new CpuExecutable(m, registry(m), OpCompilers.standard(),
                         straight);
                 assertThatThrownBy(() -> exe.run(List.of(x, d))).isInstanceOfSatisfying(WeftException.class,
                         e -> messages.add(e.getMessage())).hasMessageContaining("division by zero");
@@ -209,7 +214,7 @@ class StraightLoopTest {
             assertThat(runsStraight(m)).as("%s runs straight", method).isEqualTo(straight);
         }
         for (boolean path : new boolean[] {true, false}) {
-            CpuExecutable exe = new CpuExecutable(m, CommCustomCalls.registry(m), OpCompilers.standard(), path);
+            CpuExecutable exe = new CpuExecutable(m, registry(m), OpCompilers.standard(), path);
             for (int run = 0; run < 2; run++) {
                 List<Tensor> out = exe.run(args);
                 assertThat(out).hasSameSizeAs(eager);
@@ -226,7 +231,7 @@ class StraightLoopTest {
         Op loop = m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.WHILE)).findFirst()
                 .orElseThrow();
         Instruction compiled = ControlFlow.compileWhile(loop,
-                new ProgramBuilder(OpCompilers.standard(), CommCustomCalls.registry(m), true));
+                new ProgramBuilder(OpCompilers.standard(), registry(m), true));
         return compiled.getClass().getName().contains("GeneratedStraightLoop");
     }
 

@@ -14,6 +14,7 @@ import dev.weft.backends.gpu.nccl.NcclLibrary;
 import dev.weft.comm.Comm;
 import dev.weft.lowering.ir.Module;
 import dev.weft.spi.CommBinding;
+import dev.weft.spi.CommBindings;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
@@ -72,8 +73,9 @@ class GpuExecutableNcclGroupsTest {
         NcclGpuExtension ext = new NcclGpuExtension();
         GpuExtension noted = new GpuExtension() {
             @Override
-            public Map<String, GpuCustomCallHandler> customCalls(Module module, GpuResources resources) {
-                return ext.customCalls(module, resources);
+            public Map<String, GpuCustomCallHandler> customCalls(Module module, CommBindings comms,
+                                                                 GpuResources resources) {
+                return ext.customCalls(module, comms, resources);
             }
 
             @Override
@@ -82,7 +84,7 @@ class GpuExecutableNcclGroupsTest {
                 ext.flush();
             }
         };
-        return new GpuExecutable(m, cuda, List.of(noted));
+        return new GpuExecutable(m, CommBindings.of(List.of(Comm.world().handle())), cuda, List.of(noted));
     }
 
     @Test

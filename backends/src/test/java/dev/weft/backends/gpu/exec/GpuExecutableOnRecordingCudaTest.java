@@ -9,6 +9,7 @@ import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.WeftException;
 import dev.weft.lowering.ir.Module;
+import dev.weft.spi.CommBindings;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,7 +28,8 @@ class GpuExecutableOnRecordingCudaTest {
     }
 
     private static GpuExecutable executable(RecordingCuda cuda, String method, Object... args) {
-        return new GpuExecutable((Module) Weft.lower("gpu", Programs.class, method, args), cuda, List.of());
+        return new GpuExecutable((Module) Weft.lower("gpu", Programs.class, method, args), CommBindings.NONE, cuda,
+                List.of());
     }
 
     /** A reshape runs no kernel: the result is the argument's buffer, so its bytes make the round trip. */

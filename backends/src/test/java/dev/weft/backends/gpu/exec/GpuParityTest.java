@@ -6,9 +6,10 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
-import dev.weft.backends.comm.exec.CommCustomCalls;
 import dev.weft.backends.cpu.exec.CpuExecutable;
+import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.lowering.ir.Module;
+import dev.weft.spi.CommBindings;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,8 +61,9 @@ class GpuParityTest {
         }
         Module cpu = (Module) Weft.lower("cpu", Programs.class, method, specs);
         Module gpu = (Module) Weft.lower("gpu", Programs.class, method, specs);
-        Tensor expected = new CpuExecutable(cpu, CommCustomCalls.registry(cpu)).run(tensors).getFirst();
-        GpuExecutable exe = new GpuExecutable(gpu);
+        Tensor expected = new CpuExecutable(cpu, CustomCallRegistry.of(cpu, CommBindings.NONE)).run(tensors)
+                .getFirst();
+        GpuExecutable exe = new GpuExecutable(gpu, CommBindings.NONE);
         for (int run = 0; run < 2; run++) {
             Tensor actual = exe.run(tensors).getFirst();
             assertThat(actual.shape()).isEqualTo(expected.shape());

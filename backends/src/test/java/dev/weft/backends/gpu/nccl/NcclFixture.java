@@ -18,6 +18,7 @@ import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
+import dev.weft.spi.CommBindings;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
@@ -36,6 +37,7 @@ import java.util.Map;
  */
 final class NcclFixture {
     static final TokenType TOKEN = TokenType.INSTANCE;
+    private static final String PREFIX = new GpuTarget().commCallPrefix();
 
     final NativeStub stub = stub();
     final DeviceLog device = new DeviceLog();
@@ -50,7 +52,7 @@ final class NcclFixture {
         functions.addAll(List.of(reductions));
         Module module = new Module(new GpuTarget(), functions);
         stub.reset();
-        handlers = NcclCustomCalls.handlers(module, new NcclContext(
+        handlers = NcclCustomCalls.handlers(module, CommBindings.of(List.of(world)), new NcclContext(
                 new NcclCommunicators(NcclLibrary.load(), device), device, device));
         stub.reset();
     }
@@ -69,14 +71,14 @@ final class NcclFixture {
 
     /** {@code op} on {@code world}: its dictionary made the descriptor it stands for. */
     private static Op onRank(Communicator world, Op op) {
-        String name = ((Attr.Str) op.attr("call_target_name")).value().substring(NcclCustomCalls.PREFIX.length());
+        String name = ((Attr.Str) op.attr("call_target_name")).value().substring(PREFIX.length());
         Map<String, Attr> c = ((Attr.Dict) op.attr("backend_config")).entries();
         Aval data = c.get("dtype") instanceof Attr.Str(String dt)
                 ? new Aval(DType.fromSpecName(dt), Shape.of(number(c, "count"))) : null;
         Map<String, Attr> attrs = new LinkedHashMap<>(op.attributes());
         attrs.put("backend_config", new Attr.CommConfig(descriptor(world, name, c, data, op), data));
         return new Op(op.name(), op.operands(), op.results().stream().map(Value::type).toList(), attrs, op.regions(),
-                op.location(), new Effect.Ordered(world));
+                op.location(), new Effect.Ordered(world.ref()));
     }
 
     private static CommOp descriptor(Communicator world, String name, Map<String, Attr> c, Aval data, Op op) {
@@ -132,7 +134,7 @@ final class NcclFixture {
     static Op op(String name, int line, Map<String, Attr> config, List<Type> operands, List<Type> results,
                  String reduction) {
         Map<String, Attr> attrs = new LinkedHashMap<>();
-        attrs.put("call_target_name", new Attr.Str(NcclCustomCalls.PREFIX + name));
+        attrs.put("call_target_name", new Attr.Str(PREFIX + name));
         attrs.put("has_side_effect", new Attr.Bool(!name.equals("comm_rank")));
         attrs.put("backend_config", new Attr.Dict(config));
         if (reduction != null) {

@@ -16,6 +16,7 @@ import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
+import dev.weft.spi.CommBindings;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,15 +39,16 @@ public final class NcclGpuExtension implements GpuExtension {
     private static final Map<String, NcclCommunicators> BY_LIBRARY = new ConcurrentHashMap<>();
 
     @Override
-    public Map<String, GpuCustomCallHandler> customCalls(Module module, GpuResources resources) {
+    public Map<String, GpuCustomCallHandler> customCalls(Module module, CommBindings comms,
+                                                         GpuResources resources) {
         List<Op> calls = new ArrayList<>();
         for (Func f : module.functions()) {
-            collect(f.body(), calls);
+            collect(f.body(), module.target().commCallPrefix(), calls);
         }
         if (calls.isEmpty()) {
             return Map.of();
         }
-        NcclCommunicators comms = communicators(calls.getFirst());
+        NcclCommunicators nccl = communicators(calls.getFirst());
         for (Op op : calls) {
             if (op.attr("called_computations") instanceof Attr.Array(List<Attr> fs)) {
                 Func reduction = module.function(((Attr.Symbol) fs.getFirst()).name());
@@ -59,9 +61,9 @@ public final class NcclGpuExtension implements GpuExtension {
             }
         }
         PooledDeviceMemory memory = new PooledDeviceMemory(resources);
-        NcclContext ctx = new NcclContext(comms, memory, new KernelLocalReduce(resources));
+        NcclContext ctx = new NcclContext(nccl, memory, new KernelLocalReduce(resources));
         Map<String, GpuCustomCallHandler> handlers = new LinkedHashMap<>();
-        NcclCustomCalls.handlers(module, ctx).forEach((name, h) -> handlers.put(name, adapt(h, memory, resources)));
+        NcclCustomCalls.handlers(module, comms, ctx).forEach((name, h) -> handlers.put(name, adapt(h, memory, resources)));
         return handlers;
     }
 
@@ -71,14 +73,14 @@ public final class NcclGpuExtension implements GpuExtension {
         NcclCommunicator.flush();
     }
 
-    /** The {@code weft.nccl.*} calls of {@code block}, nested ones included, in program order. */
-    private static void collect(Block block, List<Op> out) {
+    /** The calls of {@code block} named {@code <prefix>*}, nested ones included, in program order. */
+    private static void collect(Block block, String prefix, List<Op> out) {
         for (Op op : block.ops()) {
-            if (target(op).startsWith(NcclCustomCalls.PREFIX)) {
+            if (target(op).startsWith(prefix)) {
                 out.add(op);
             }
             for (Block region : op.regions()) {
-                collect(region, out);
+                collect(region, prefix, out);
             }
         }
     }

@@ -21,6 +21,7 @@ import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
+import dev.weft.spi.CommBindings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +61,11 @@ class GpuExtensionsTest {
         }
     }
 
+    /** This thread's world, bound to its reference. */
+    private static CommBindings world() {
+        return CommBindings.of(List.of(Comm.world().handle()));
+    }
+
     private static Module lower(String method, Object... args) {
         return (Module) Weft.lower("gpu", NcclPrograms.class, method, args);
     }
@@ -84,7 +90,7 @@ class GpuExtensionsTest {
     @Test
     void withoutNcclAModuleWithAnNcclCallFailsAtThatCallsLine() {
         Module m = lower("allreduce", TensorSpec.of(DType.F32, 4), Comm.world(), NcclPrograms.XPLUS);
-        assertThatThrownBy(() -> withNccl(MISSING, () -> new NcclGpuExtension().customCalls(m, new FakeResources())))
+        assertThatThrownBy(() -> withNccl(MISSING, () -> new NcclGpuExtension().customCalls(m, world(), new FakeResources())))
                 .isInstanceOf(CommException.class)
                 .hasMessageStartingWith("NcclPrograms.java:" + NcclPrograms.allreduceLine
                         + ": weft.nccl.allreduce needs NCCL: NCCL could not be loaded from " + MISSING + ": ")
@@ -94,7 +100,7 @@ class GpuExtensionsTest {
     @Test
     void aModuleWithoutNcclCallsNeedsNoNccl() {
         Module m = lower("twice", TensorSpec.of(DType.F32, 4));
-        assertThat(withNccl(MISSING, () -> new NcclGpuExtension().customCalls(m, new FakeResources()))).isEmpty();
+        assertThat(withNccl(MISSING, () -> new NcclGpuExtension().customCalls(m, world(), new FakeResources()))).isEmpty();
     }
 
     @Test
@@ -104,7 +110,7 @@ class GpuExtensionsTest {
         Set<String> used = targets(m.main().body(), new TreeSet<>());
         assertThat(used).hasSize(14);
         Map<String, GpuCustomCallHandler> handlers = withNccl(stub.file.toString(),
-                () -> new NcclGpuExtension().customCalls(m, new FakeResources()));
+                () -> new NcclGpuExtension().customCalls(m, world(), new FakeResources()));
         assertThat(handlers.keySet()).containsExactlyInAnyOrderElementsOf(used);
     }
 
@@ -118,7 +124,7 @@ class GpuExtensionsTest {
         Module m = lower("allreduce", TensorSpec.of(DType.F32, 4), Comm.world(), NcclPrograms.XPLUS);
         FakeResources res = new FakeResources();
         Map<String, GpuCustomCallHandler> handlers = withNccl(stub.file.toString(),
-                () -> new NcclGpuExtension().customCalls(m, res));
+                () -> new NcclGpuExtension().customCalls(m, world(), res));
         Op allreduce = m.main().body().ops().stream()
                 .filter(op -> op.attr("call_target_name") != null).findFirst().orElseThrow();
         stub.reset();
@@ -139,7 +145,7 @@ class GpuExtensionsTest {
         NativeStub stub = NativeStub.build("nccl_stub.c", "libnccl.so.2");
         Module m = lower("badReduce", TensorSpec.of(DType.F32, 4), Comm.world());
         assertThatThrownBy(() -> withNccl(stub.file.toString(),
-                () -> new NcclGpuExtension().customCalls(m, new FakeResources())))
+                () -> new NcclGpuExtension().customCalls(m, world(), new FakeResources())))
                 .isInstanceOf(CommException.class)
                 .hasMessage("NcclPrograms.java:" + NcclPrograms.badReduceLine + ": weft.nccl.allreduce: custom reduce"
                         + " op cannot run on the GPU: non-elementwise op stablehlo.reduce in an elementwise body");
