@@ -33,8 +33,7 @@ public final class Agreement {
             h[i] = hash(values.get(i));
             h[n + i] = -h[i];
         }
-        long[] max = Interpreters.with(Interpreters.eager(), () -> Comm.of(comm).allreduce(Tensor.of(h),
-                ReduceOp.MAX).toLongArray());
+        long[] max = max(comm, h);
         for (int i = 0; i < n; i++) {
             out[i] = max[i] == -max[n + i];
         }
@@ -61,8 +60,7 @@ public final class Agreement {
         h = h == Long.MIN_VALUE ? 1 : h;
         long n = values.size();
         long[] probe = {n, -n, h, -h};
-        long[] max = Interpreters.with(Interpreters.eager(), () -> Comm.of(comm).allreduce(Tensor.of(probe),
-                ReduceOp.MAX).toLongArray());
+        long[] max = max(comm, probe);
         if (max[0] != -max[1]) {
             return out;
         }
@@ -71,6 +69,12 @@ public final class Agreement {
             return out;
         }
         return same(comm, values);
+    }
+
+    /** The elementwise maximum of every rank's {@code values}, run eagerly whatever this thread traces. */
+    private static long[] max(CommHandle comm, long[] values) {
+        return Interpreters.with(Interpreters.eager(), () -> Comm.of(comm).allreduce(Tensor.of(values),
+                ReduceOp.MAX).toLongArray());
     }
 
     /** A 64-bit FNV-1a hash of {@code t}'s dtype, shape and bytes, never {@code Long.MIN_VALUE}. */

@@ -6,6 +6,7 @@ import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
+import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.AgentInstallation;
 import dev.weft.spi.Args;
 import dev.weft.spi.Aval;
@@ -299,7 +300,9 @@ public final class Comm {
         java.util.Arrays.fill(column, 1);
         column[0] = size();
         Tensor mine = Tensor.arange(DType.I32, size()).reshape(column).lt(rankTensor().add(count - rank()));
-        Tensor picked = Tensor.where(mine, all, Tensor.full(x.dtype(), identity(op, x.dtype())));
+        ElementwiseOp fold = op == ReduceOp.SUM ? ElementwiseOp.ADD : op == ReduceOp.PROD ? ElementwiseOp.MUL
+                : op == ReduceOp.MAX ? ElementwiseOp.MAX : ElementwiseOp.MIN;
+        Tensor picked = Tensor.where(mine, all, Tensor.full(x.dtype(), fold.identity(x.dtype()).doubleValue()));
         return op == ReduceOp.SUM ? picked.sum(0) : op == ReduceOp.PROD ? picked.prod(0)
                 : op == ReduceOp.MAX ? picked.max(0) : picked.min(0);
     }
@@ -309,14 +312,6 @@ public final class Comm {
         out[0] = 1;
         System.arraycopy(shape, 0, out, 1, shape.length);
         return out;
-    }
-
-    private static double identity(ReduceOp op, DType dtype) {
-        boolean f = dtype.isFloating();
-        return op == ReduceOp.SUM ? 0 : op == ReduceOp.PROD ? 1
-                : op == ReduceOp.MAX ? (f ? Double.NEGATIVE_INFINITY : dtype == DType.I32 ? Integer.MIN_VALUE
-                        : Long.MIN_VALUE)
-                : f ? Double.POSITIVE_INFINITY : dtype == DType.I32 ? Integer.MAX_VALUE : Long.MAX_VALUE;
     }
 
     private void checkRoot(String what, int root) {
