@@ -29,12 +29,20 @@ import java.util.List;
  * {@link #split} and {@link #dup} are host operations that run while tracing (so a program that branches on
  * {@code rank()} is specialised to its rank; use {@link #rankTensor()} for one program on all ranks).
  * Peers out of range and negative tags are errors naming the line, as is a {@code null} argument
- * ({@link dev.weft.NullArgumentException}). Two {@code Comm}s are equal when they denote the same communicator.
+ * ({@link dev.weft.NullArgumentException}). A peer may be {@link #PROC_NULL}, as in MPI: sending to it does nothing and
+ * receiving from it gives zeros. Two {@code Comm}s are equal when they denote the same communicator.
  */
-public final class Comm {
+public sealed class Comm permits CartComm {
+    /**
+     * MPI_PROC_NULL: a peer that is no rank. A send to it completes at once and sends nothing; a receive from it
+     * completes at once with zeros of the asked dtype and shape (MPI leaves the buffer unchanged; Weft's receives
+     * make a new tensor). {@link CartComm#shift} gives it at a closed edge.
+     */
+    public static final int PROC_NULL = -2;
+
     private final CommHandle handle;
 
-    private Comm(CommHandle handle) {
+    Comm(CommHandle handle) {
         AgentInstallation.ensure();
         this.handle = handle;
     }
@@ -85,6 +93,9 @@ public final class Comm {
      */
     public void send(Tensor x, int dest, int tag) {
         Args.notNull(x, Comm.class, "send", "x");
+        if (dest == PROC_NULL) {
+            return;
+        }
         CommPrims.bind(new CommOp.Send(handle, dest, tag), x);
     }
 
@@ -92,6 +103,9 @@ public final class Comm {
     public Tensor recv(DType dtype, long[] shape, int src, int tag) {
         Args.notNull(dtype, Comm.class, "recv", "dtype");
         Args.notNull(shape, Comm.class, "recv", "shape");
+        if (src == PROC_NULL) {
+            return Tensor.zeros(dtype, shape);
+        }
         return one(CommPrims.bind(new CommOp.Recv(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
     }
 
@@ -101,6 +115,9 @@ public final class Comm {
      */
     public Request isend(Tensor x, int dest, int tag) {
         Args.notNull(x, Comm.class, "isend", "x");
+        if (dest == PROC_NULL) {
+            return Request.done(this, x, x, SourceLocation.capture());
+        }
         CommOp.Isend start = new CommOp.Isend(handle, dest, tag);
         return Request.send(this, start, one(CommPrims.bind(start, x)), x, SourceLocation.capture());
     }
@@ -109,6 +126,9 @@ public final class Comm {
     public Request irecv(DType dtype, long[] shape, int src, int tag) {
         Args.notNull(dtype, Comm.class, "irecv", "dtype");
         Args.notNull(shape, Comm.class, "irecv", "shape");
+        if (src == PROC_NULL) {
+            return Request.done(this, Tensor.zeros(dtype, shape), null, SourceLocation.capture());
+        }
         CommOp.Irecv start = new CommOp.Irecv(handle, src, tag, new Aval(dtype, Shape.of(shape)));
         return Request.receive(this, start, one(CommPrims.bind(start)), SourceLocation.capture());
     }
@@ -122,6 +142,9 @@ public final class Comm {
                     + " waited on " + handle.name());
         }
         r.complete(where);
+        if (r.start() == null) {
+            return r.handle();
+        }
         CommOp.Wait wait = new CommOp.Wait(r.start());
         if (r.sent() != null) {
             CommPrims.bind(wait, r.handle(), r.sent());
@@ -332,6 +355,10 @@ public final class Comm {
         Args.notNull(x, Comm.class, "sendrecv", "x");
         Args.notNull(dtype, Comm.class, "sendrecv", "dtype");
         Args.notNull(shape, Comm.class, "sendrecv", "shape");
+        if (dest == PROC_NULL || src == PROC_NULL) {
+            send(x, dest, sendTag);
+            return recv(dtype, shape, src, recvTag);
+        }
         return one(CommPrims.bind(new CommOp.SendRecv(handle, dest, sendTag, src, recvTag,
                 new Aval(dtype, Shape.of(shape))), x));
     }
@@ -354,6 +381,62 @@ public final class Comm {
     public Comm split(int color, int key) {
         ReduceOp.refuseInside("split");
         return new Comm(handle.split(color, key, SourceLocation.capture()));
+    }
+
+    /**
+     * MPI_Cart_create without reordering, run at once (also while tracing) by every rank: a communicator of the same
+     * ranks laid out on a grid of {@code dims} (row-major: the last dimension varies fastest), each dimension
+     * periodic or not. The grid must hold exactly this communicator's ranks.
+     *
+     * @throws WeftException naming the line, before communicating, when {@code dims} and {@code periodic} differ in
+     *     length, a dimension is not positive, or the dimensions do not multiply to {@link #size()}
+     */
+    public CartComm cart(int[] dims, boolean[] periodic) {
+        Args.notNull(dims, Comm.class, "cart", "dims");
+        Args.notNull(periodic, Comm.class, "cart", "periodic");
+        ReduceOp.refuseInside("cart");
+        SourceLocation where = SourceLocation.capture();
+        CartComm.checkGrid(dims, periodic, size(), where);
+        return new CartComm(handle.dup(where), handle.dup(where), dims, periodic);
+    }
+
+    /**
+     * MPI_Dims_create with every dimension free: {@code ndims} dimensions whose product is {@code n}, as close to
+     * each other as the factors of {@code n} allow, in non-increasing order ({@code dimsCreate(12, 2)} is
+     * {@code [4, 3]}, {@code dimsCreate(7, 2)} is {@code [7, 1]}).
+     *
+     * @throws WeftException naming the line when {@code n} or {@code ndims} is not positive
+     */
+    public static int[] dimsCreate(int n, int ndims) {
+        if (n < 1 || ndims < 1) {
+            throw new WeftException(SourceLocation.capture(), "dimsCreate: " + n + " ranks over " + ndims
+                    + " dimensions; both must be positive");
+        }
+        List<Integer> primes = new ArrayList<>();
+        int rest = n;
+        for (int p = 2; (long) p * p <= rest; p++) {
+            while (rest % p == 0) {
+                primes.add(p);
+                rest /= p;
+            }
+        }
+        if (rest > 1) {
+            primes.add(rest);
+        }
+        int[] dims = new int[ndims];
+        java.util.Arrays.fill(dims, 1);
+        // the largest factors first, each onto the smallest dimension so far
+        for (int i = primes.size() - 1; i >= 0; i--) {
+            int smallest = 0;
+            for (int d = 1; d < ndims; d++) {
+                if (dims[d] < dims[smallest]) {
+                    smallest = d;
+                }
+            }
+            dims[smallest] *= primes.get(i);
+        }
+        return java.util.Arrays.stream(dims).boxed().sorted(java.util.Comparator.reverseOrder())
+                .mapToInt(Integer::intValue).toArray();
     }
 
     /** MPI_Comm_dup, run at once (also while tracing). */

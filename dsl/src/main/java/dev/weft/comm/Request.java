@@ -4,6 +4,7 @@ import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
+import dev.weft.spi.TensorAccess;
 
 /**
  * A pending {@link Comm#isend} or {@link Comm#irecv}. It must be completed by exactly one {@link Comm#wait} (or
@@ -30,11 +31,19 @@ public final class Request {
         return new Request(comm, start, handle, sent, origin);
     }
 
+    /**
+     * A request already complete: an {@code isend} to or {@code irecv} from {@link Comm#PROC_NULL}; waiting gives
+     * {@code result} ({@code sent}, or the zeros received).
+     */
+    static Request done(Comm comm, Tensor result, Tensor sent, SourceLocation origin) {
+        return new Request(comm, null, result, sent, origin);
+    }
+
     static Request receive(Comm comm, CommOp.Irecv start, Tensor handle, SourceLocation origin) {
         return new Request(comm, start, handle, null, origin);
     }
 
-    /** The operation that started it. */
+    /** The operation that started it; {@code null} for a request to or from {@link Comm#PROC_NULL}. */
     CommOp.Start start() {
         return start;
     }
@@ -68,6 +77,6 @@ public final class Request {
     @Override
     public String toString() {
         return "Request(" + (sent != null ? "send " + sent.dtype().specName() + java.util.Arrays.toString(sent.shape())
-                : "recv " + ((CommOp.Irecv) start).result()) + " from " + origin + (waited ? ", completed)" : ")");
+                : "recv " + (start == null ? TensorAccess.aval(handle) : ((CommOp.Irecv) start).result())) + " from " + origin + (waited ? ", completed)" : ")");
     }
 }

@@ -55,7 +55,7 @@ final class MappedBuffers {
         Mapping m = take(sizeClass);
         boolean reused = m != null;
         if (m == null) {
-            trim(MemoryPacer.room());
+            trim();
             try {
                 m = map(sizeClass);
             } catch (RuntimeException | OutOfMemoryError e) {
@@ -102,20 +102,44 @@ final class MappedBuffers {
             }
         }
         idle.forEach(MappedBuffers::unmap);
-        trim(MemoryPacer.room());
+        trim();
     }
 
-    /** Unmaps the longest pooled mappings until the pool holds at most {@code limit} bytes. */
-    private static void trim(long limit) {
-        List<Mapping> unmapped = new ArrayList<>();
+    /** Unmaps the longest pooled mappings until the pool fits within {@link MemoryPacer#room()}. */
+    private static void trim() {
+        List<Mapping> unmapped;
         synchronized (LOCK) {
-            while (freeBytes > limit) {
-                Mapping oldest = FREE.removeLast().mapping();
-                freeBytes -= oldest.sizeClass();
-                unmapped.add(oldest);
-            }
+            unmapped = overflow();
         }
         unmapped.forEach(MappedBuffers::unmap);
+    }
+
+    /**
+     * Takes the longest pooled mappings out of the pool until it fits within {@link MemoryPacer#room()}, and returns
+     * them for unmapping outside the lock. The caller holds {@link #LOCK}, and the room is read under it: a limit
+     * read before taking the lock may be stale by every release another thread made meanwhile (a cleaner thread's
+     * burst while this one waits for the CPU), and trimming to it would empty the pool of buffers just freed.
+     * Lock order: this class's lock, then {@link MemoryPacer}'s, never the reverse.
+     */
+    private static List<Mapping> overflow() {
+        long limit = MemoryPacer.room();
+        List<Mapping> unmapped = new ArrayList<>();
+        while (freeBytes > limit) {
+            Mapping oldest = FREE.removeLast().mapping();
+            freeBytes -= oldest.sizeClass();
+            unmapped.add(oldest);
+        }
+        return unmapped;
+    }
+
+    /**
+     * Young plus pooled bytes, read together: a release moves a buffer's bytes from one to the other under this
+     * class's lock, so a sum of two separate reads could count it twice.
+     */
+    static long youngAndPooledBytes() {
+        synchronized (LOCK) {
+            return MemoryPacer.youngBytes() + freeBytes;
+        }
     }
 
     private static Mapping take(long sizeClass) {
@@ -135,15 +159,18 @@ final class MappedBuffers {
     /**
      * Runs once the segment of {@code m}, tagged {@code tag} by the pacer, is unreachable (on a cleaner or the pacer's
      * thread) or {@link NativeMemory#free}d. The mapping is pooled before the pacer hears of it, so that an allocation
-     * waiting for room finds it.
+     * waiting for room finds it; pooling, the pacer's count and the trim happen under one lock, so that the pool's
+     * bytes and the young ones always move together.
      */
     private static void release(Mapping m, long tag) {
+        List<Mapping> unmapped;
         synchronized (LOCK) {
             FREE.push(new Pooled(m, collections));
             freeBytes += m.sizeClass();
+            MemoryPacer.released(m.sizeClass(), tag);
+            unmapped = overflow();
         }
-        MemoryPacer.released(m.sizeClass(), tag);
-        trim(MemoryPacer.room());
+        unmapped.forEach(MappedBuffers::unmap);
     }
 
     /**

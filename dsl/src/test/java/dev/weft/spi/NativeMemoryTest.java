@@ -73,7 +73,7 @@ class NativeMemoryTest {
         for (int i = 0; i < count; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
-            assertThat(MemoryPacer.youngBytes() + MappedBuffers.pooledBytes())
+            assertThat(MappedBuffers.youngAndPooledBytes())
                     .as("young and pooled bytes after %d buffers of 64 MiB", i + 1).isLessThanOrEqualTo(bound);
             assertThat(MemoryPacer.outstandingBytes() - before).as("outstanding after %d", i + 1)
                     .isLessThanOrEqualTo(bound);

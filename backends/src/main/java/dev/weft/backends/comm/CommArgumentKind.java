@@ -5,12 +5,12 @@ import dev.weft.tracer.ArgumentKind;
 
 /**
  * Lets {@code @Compile} methods take a {@link Comm}: the program is compiled per communicator (its identity is
- * part of the cache key, since the body may branch on its rank and size).
+ * part of the cache key, since the body may branch on its rank and size), a {@link dev.weft.comm.CartComm} too.
  */
 public final class CommArgumentKind implements ArgumentKind {
     @Override
     public boolean accepts(Class<?> type) {
-        return type == Comm.class;
+        return Comm.class.isAssignableFrom(type);
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.weft.it.ad.AdPrograms;
 import dev.weft.it.ad.AdRulesTest;
 import dev.weft.it.ad.CommGradTest;
 import dev.weft.it.ad.GradAcrossRanksTest;
+import dev.weft.it.comm.CartCommTest;
 import dev.weft.it.comm.GatherScatterScanTest;
 import java.util.Random;
 
@@ -38,6 +39,9 @@ public final class GradProgram {
         GradAcrossRanksTest.checkMpi4jaxTransposes(world);
         GatherScatterScanTest.checkValues(world);
         GatherScatterScanTest.checkGradients(world);
+        CartCommTest.checkGrid(world);
+        CartCommTest.checkNeighbours(world);
+        CartCommTest.checkGradients(world);
         Random rnd = new Random(world.rank());
         Tensor x = AdRulesTest.random(new long[] {6, 3}, -1, 1, false, rnd);
         Tensor y = AdRulesTest.random(new long[] {6}, -1, 1, false, rnd);
