@@ -9,11 +9,8 @@ import dev.weft.batching.BatchRules;
 import dev.weft.lowering.LoweringRules;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.Targets;
-import dev.weft.prim.CommPrims;
-import dev.weft.prim.Prims;
+import dev.weft.prim.reference.AllPrimitives;
 import dev.weft.spi.Primitive;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -24,11 +21,11 @@ import org.junit.jupiter.api.Test;
  */
 public class RuleCoverageTest {
     @Test
-    void everyPrimitiveHasEveryRule() throws IllegalAccessException {
+    void everyPrimitiveHasEveryRule() {
         CpuEagerInterpreter eager = (CpuEagerInterpreter) new CpuEagerInterpreterProvider().eagerInterpreter();
         LoweringRules lowering = LoweringRules.discover();
         List<String> missing = new ArrayList<>();
-        for (Primitive<?> p : primitives()) {
+        for (Primitive<?> p : AllPrimitives.all()) {
             if (!eager.has(p)) {
                 missing.add(p.name() + ": eager");
             }
@@ -45,20 +42,7 @@ public class RuleCoverageTest {
             }
         }
         assertThat(missing).isEmpty();
-        assertThat(primitives()).hasSizeGreaterThan(50);
+        assertThat(AllPrimitives.all()).hasSizeGreaterThan(50);
         assertThat(Targets.all()).extracting(Target::name).containsExactly("cpu", "gpu");
-    }
-
-    /** Every primitive of {@link Prims} and {@link CommPrims}. */
-    public static List<Primitive<?>> primitives() throws IllegalAccessException {
-        List<Primitive<?>> all = new ArrayList<>();
-        for (Class<?> holder : List.of(Prims.class, CommPrims.class)) {
-            for (Field f : holder.getFields()) {
-                if (Modifier.isStatic(f.getModifiers()) && f.get(null) instanceof Primitive<?> p) {
-                    all.add(p);
-                }
-            }
-        }
-        return all;
     }
 }

@@ -7,6 +7,7 @@ import dev.weft.Jvp;
 import dev.weft.Tensor;
 import dev.weft.Vjp;
 import dev.weft.Weft;
+import dev.weft.ad.AdRules;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.comm.Request;
@@ -14,9 +15,12 @@ import dev.weft.prim.CommPrims;
 import dev.weft.spi.Primitive;
 import dev.weft.testing.RankRunner;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.function.BiFunction;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -103,6 +107,16 @@ public class CommGradTest {
         Request toPrev = c.isend(x.mul(x), prev, 2);
         List<Tensor> got = c.waitAll(fromPrev, fromNext, toNext, toPrev);
         return got.get(0).mul(x).add(got.get(1).exp());
+    }
+
+    /** Every communication primitive's JVP rule has a case here (dsl's AdRulesTest covers the array primitives). */
+    @Test
+    void everyCommunicationRuleHasACaseHere() {
+        Set<Primitive<?>> covered = new HashSet<>();
+        cases().forEach(c -> covered.add(c.prim()));
+        List<String> untested = CommPrims.ALL.stream().filter(AdRules::hasJvp).filter(p -> !covered.contains(p))
+                .map(Primitive::name).toList();
+        assertThat(untested).as("communication primitives with rules but no finite-difference case").isEmpty();
     }
 
     static List<Arguments> runs() {

@@ -3,7 +3,6 @@ package dev.weft.it.batching;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.NullArgumentException;
 import dev.weft.ShapeException;
@@ -15,19 +14,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** {@code vmap}'s errors name the user's line and say what is wrong, eagerly and inside {@code @Compile}. */
+/** {@code vmap}'s errors name the user's line and say what is wrong (inside {@code @Compile}: VmapErrorsCompiledTest). */
 class VmapErrorsTest {
     private static final Tensor A = Tensor.zeros(DType.F64, 3, 2);
     private static final Tensor B = Tensor.zeros(DType.F64, 4, 2);
     private static final Function<List<Tensor>, List<Tensor>> SUM = xs -> List.of(xs.get(0).add(xs.get(1)));
-
-    @BeforeAll
-    static void install() {
-        Weft.install();
-    }
 
     /** The line after the caller's: where the failing call is written. */
     private static String nextLine() {
@@ -117,16 +110,5 @@ class VmapErrorsTest {
         }).apply(A);
         String line = nextLine();
         fails(() -> kept.getFirst().add(1), line, TracedValueException.class, "after the Weft.vmap call");
-    }
-
-    @Compile
-    static Tensor mismatchedCompiled(Tensor a, Tensor b) {
-        return Weft.vmap(SUM, new int[] {0, 0}, new int[] {0}).apply(List.of(a, b)).getFirst();
-    }
-
-    @Test
-    void insideCompileTheErrorNamesTheLineToo() {
-        assertThatThrownBy(() -> mismatchedCompiled(A, B)).isInstanceOf(ShapeException.class)
-                .hasMessageContaining("VmapErrorsTest.java:124").hasMessageContaining("must agree");
     }
 }

@@ -8,8 +8,8 @@ import dev.weft.Tensor;
 import dev.weft.Vjp;
 import dev.weft.Weft;
 import dev.weft.ad.AdRules;
-import dev.weft.it.RuleCoverageTest;
 import dev.weft.prim.Prims;
+import dev.weft.prim.reference.AllPrimitives;
 import dev.weft.spi.Primitive;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -133,9 +133,9 @@ public class AdRulesTest {
     }
 
     @Test
-    void everyPrimitiveHasAJvpRuleOrAReason() throws IllegalAccessException {
+    void everyPrimitiveHasAJvpRuleOrAReason() {
         List<String> missing = new ArrayList<>();
-        for (Primitive<?> p : RuleCoverageTest.primitives()) {
+        for (Primitive<?> p : AllPrimitives.all()) {
             if (!AdRules.hasJvp(p) && AdRules.whyNotDifferentiable(p).isEmpty()) {
                 missing.add(p.name());
             }
@@ -143,13 +143,13 @@ public class AdRulesTest {
         assertThat(missing).as("primitives without a JVP rule or a reason").isEmpty();
     }
 
+    /** Every array primitive's rule; the communication primitives' cases, on ranks, are the backends' CommGradTest. */
     @Test
-    void everyRuleHasACaseHere() throws IllegalAccessException {
+    void everyRuleHasACaseHere() {
         Set<Primitive<?>> covered = new LinkedHashSet<>();
         cases().forEach(c -> covered.add(c.prim()));
         forwardOnlyCases().forEach(c -> covered.add(c.prim()));
-        CommGradTest.cases().forEach(c -> covered.add(c.prim()));
-        List<String> untested = RuleCoverageTest.primitives().stream().filter(AdRules::hasJvp).filter(p -> !covered.contains(p))
+        List<String> untested = AllPrimitives.array().stream().filter(AdRules::hasJvp).filter(p -> !covered.contains(p))
                 .map(Primitive::name).toList();
         assertThat(untested).as("primitives with rules but no finite-difference case").isEmpty();
     }

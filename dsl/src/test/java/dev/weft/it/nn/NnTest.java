@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.ShapeException;
 import dev.weft.Tensor;
@@ -12,22 +11,16 @@ import dev.weft.Weft;
 import dev.weft.nn.Nn;
 import java.util.List;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@link Nn} and the Tensor additions an ML user reaches for (keepDims, argmax/argmin, take, broadcasting matmul,
  * slice along an axis, where with a number) against plain-Java references written from PyTorch's and NumPy's
- * definitions, in f64: values to 1e-12, gradients against central differences, no NaN at extreme inputs, eager
- * equal to compiled.
+ * definitions, in f64: values to 1e-12, gradients against central differences, no NaN at extreme inputs (compiled:
+ * the backends' NnCompiledTest).
  */
 class NnTest {
     private static final double[][] LOGITS = {{1, 2, 3, -1}, {1000, -1000, 0, 5}, {-1e3, -1e3, -1e3, -1e3}};
-
-    @BeforeAll
-    static void install() {
-        Weft.install();
-    }
 
     static Tensor logits() {
         double[] flat = new double[12];
@@ -145,13 +138,6 @@ class NnTest {
         // the gradient of a lookup scatters back, and an infinity in an unused row stays out of it
         Tensor g = Weft.grad((Tensor t) -> t.take(Tensor.of(new long[] {0, 0, 2}), 0).sum()).apply(table);
         assertThat(g.toDoubleArray()).containsExactly(2, 2, 0, 0, 1, 1);
-        assertThat(takeCompiled(table, Tensor.of(new long[] {2, 1}, 2)).toDoubleArray())
-                .containsExactly(Double.POSITIVE_INFINITY, 21, 10, 11);
-    }
-
-    @Compile
-    static Tensor takeCompiled(Tensor t, Tensor i) {
-        return t.take(i, 0);
     }
 
     @Test

@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
-import dev.weft.TracedValueException;
-import dev.weft.Weft;
 import dev.weft.WeftException;
 import dev.weft.io.Npy;
 import dev.weft.io.Npz;
@@ -22,25 +19,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code .npy} and {@code .npz} files: every dtype and rank round-trips, NumPy reads what Weft writes and Weft reads
  * what NumPy writes (both byte orders, Fortran order, compressed archives; checked with Debian's python3 and NumPy
- * when installed), and broken or hostile files are errors naming the file, never a partial array.
+ * when installed), and broken or hostile files are errors naming the file, never a partial array. (Saving inside
+ * {@code @Compile} is the backends' NpyCompiledTest.)
  */
 class NpyTest {
     private static final String PYTHON = "/usr/bin/python3";
 
     @TempDir
     Path dir;
-
-    @BeforeAll
-    static void install() {
-        Weft.install();
-    }
 
     static List<Tensor> samples() {
         return List.of(
@@ -183,20 +175,6 @@ class NpyTest {
         assertThatThrownBy(() -> Npz.save(dir.resolve("bad.npz"), Map.of("a/b", Tensor.scalar(DType.F32, 1))))
                 .hasMessageContaining("not a plain name");
         assertThat(Files.exists(dir.resolve("bad.npz"))).isFalse();
-    }
-
-    @Compile
-    static Tensor saveInside(Tensor x, String path) {
-        Npy.save(Path.of(path), x);
-        return x;
-    }
-
-    @Test
-    void aTracedTensorCannotBeSaved() {
-        Path f = dir.resolve("traced.npy");
-        assertThatThrownBy(() -> saveInside(Tensor.of(new float[] {1}, 1), f.toString()))
-                .isInstanceOf(TracedValueException.class).hasMessageContaining("save it outside @Compile");
-        assertThat(Files.exists(f)).isFalse();
     }
 
     /** A .npy file of version 1.0 with {@code dict} as its header and no data. */

@@ -7,12 +7,10 @@ import static org.assertj.core.api.Assertions.within;
 import dev.weft.DType;
 import dev.weft.DTypeException;
 import dev.weft.Tensor;
-import dev.weft.Weft;
 import dev.weft.random.Key;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,11 +18,6 @@ import org.junit.jupiter.api.Test;
  * the same numbers for the same key whatever else was drawn, and the moments of uniform, normal and bernoulli draws.
  */
 class KeyTest {
-    @BeforeAll
-    static void install() {
-        Weft.install();
-    }
-
     @Test
     void threefryMatchesTheKnownAnswers() {
         int[][] cases = {
