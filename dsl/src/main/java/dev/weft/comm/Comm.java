@@ -18,7 +18,11 @@ import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
 
 /**
  * A communicator: a group of ranks exchanging tensors with MPI semantics (point-to-point messages match by
@@ -39,6 +43,9 @@ public sealed class Comm permits CartComm {
      * make a new tensor). {@link CartComm#shift} gives it at a closed edge.
      */
     public static final int PROC_NULL = -2;
+
+    /** Each communicator's private duplicate (see {@link #privateDuplicate}), by handle. */
+    private static final Map<CommHandle, Comm> PRIVATE_DUPLICATES = Collections.synchronizedMap(new WeakHashMap<>());
 
     private final CommHandle handle;
 
@@ -307,6 +314,165 @@ public sealed class Comm permits CartComm {
         return prefix("exscan", x, op, rank());
     }
 
+    /**
+     * MPI_Allgatherv: rank {@code r} passes {@code counts[r]} rows ({@code x}'s axis 0; the other axes alike on every
+     * rank) and every rank gets all rows in rank order, {@code [sum(counts), ...]}. Every rank passes the same
+     * {@code counts}. Built on one {@link #allgather} of blocks padded to the largest count (so it runs wherever
+     * that does and differentiates as it does: the result is invariant), then the padding is cut out.
+     *
+     * @throws ShapeException naming the line when {@code counts} has not one entry per rank, one is negative, or
+     *     {@code x} has not {@code counts[rank]} rows
+     */
+    public Tensor allgatherv(Tensor x, long[] counts) {
+        Args.notNull(x, Comm.class, "allgatherv", "x");
+        Args.notNull(counts, Comm.class, "allgatherv", "counts");
+        checkCounts("allgatherv", counts, "counts");
+        checkRows("allgatherv", x, counts[rank()]);
+        long most = Arrays.stream(counts).max().orElse(0);
+        long[] shape = x.shape();
+        long[] high = new long[shape.length];
+        high[0] = most - shape[0];
+        Tensor all = allgather(x.pad(new long[shape.length], high));
+        List<Tensor> parts = new ArrayList<>(counts.length);
+        for (int r = 0; r < counts.length; r++) {
+            if (counts[r] > 0) {
+                parts.add(all.slice(0, r * most, r * most + counts[r]));
+            }
+        }
+        if (parts.isEmpty()) {
+            return all.slice(0, 0, 0);
+        }
+        return parts.size() == 1 ? parts.getFirst() : Tensor.concat(0, parts.toArray(Tensor[]::new));
+    }
+
+    /**
+     * MPI_Gatherv: on {@code root}, every rank's {@code counts[r]} rows concatenated in rank order (as
+     * {@link #allgatherv}); elsewhere an empty {@code [0, ...]} tensor. Its transpose is a {@link #scatterv}.
+     *
+     * @throws WeftException naming the line for a root outside the communicator, or bad counts as in allgatherv
+     */
+    public Tensor gatherv(Tensor x, long[] counts, int root) {
+        Args.notNull(x, Comm.class, "gatherv", "x");
+        Args.notNull(counts, Comm.class, "gatherv", "counts");
+        checkRoot("gatherv", root);
+        Tensor gathered = allgatherv(x, counts);
+        // as in gather: read at an offset of this rank times zero, so the value is typed varying on every rank
+        List<Tensor> start = new ArrayList<>();
+        start.add(rankTensor().mul(0));
+        for (int d = 1; d < gathered.rank(); d++) {
+            start.add(Tensor.scalar(DType.I32, 0));
+        }
+        Tensor all = gathered.dynamicSlice(start, gathered.shape());
+        return rank() == root ? all : all.slice(0, 0, 0);
+    }
+
+    /**
+     * MPI_Scatterv: every rank passes a tensor of the root's shape {@code [sum(counts), ...]} (only the root's
+     * values are read) and rank {@code r} gets its {@code counts[r]} rows, those after the counts of the ranks
+     * before it. Built on {@link #bcast}; its transpose is a {@link #gatherv} to the root.
+     *
+     * @throws ShapeException naming the line when the counts do not add up to {@code x}'s rows, or are bad as in
+     *     allgatherv
+     */
+    public Tensor scatterv(Tensor x, long[] counts, int root) {
+        Args.notNull(x, Comm.class, "scatterv", "x");
+        Args.notNull(counts, Comm.class, "scatterv", "counts");
+        checkRoot("scatterv", root);
+        checkCounts("scatterv", counts, "counts");
+        checkRows("scatterv", x, Arrays.stream(counts).sum());
+        long[] offsets = new long[counts.length];
+        for (int r = 1; r < counts.length; r++) {
+            offsets[r] = offsets[r - 1] + counts[r - 1];
+        }
+        Tensor all = bcast(x, root);
+        // this rank's offset read from a table by rankTensor(): the blocks differ from rank to rank (varying)
+        List<Tensor> start = new ArrayList<>();
+        start.add(Tensor.of(Arrays.stream(offsets).mapToInt(Math::toIntExact).toArray(), counts.length)
+                .take(rankTensor().reshape(1), 0).reshape());
+        long[] sizes = x.shape();
+        sizes[0] = counts[rank()];
+        for (int d = 1; d < sizes.length; d++) {
+            start.add(Tensor.scalar(DType.I32, 0));
+        }
+        return all.dynamicSlice(start, sizes);
+    }
+
+    /**
+     * MPI_Alltoallv: the first {@code sendCounts[0]} rows of {@code x} go to rank 0, the next {@code sendCounts[1]}
+     * to rank 1, and so on; the result holds {@code recvCounts[i]} rows from each rank {@code i} in rank order. As in
+     * MPI, {@code recvCounts[i]} here must equal rank {@code i}'s {@code sendCounts} entry for this rank. Exchanged
+     * pairwise with {@link #sendrecv} ({@code size - 1} rounds, no padding) on a private duplicate of this
+     * communicator, made at the first call, so its messages never match the user's; it differentiates as sendrecv
+     * does.
+     *
+     * @throws ShapeException naming the line when either count array has not one entry per rank, an entry is
+     *     negative, or the send counts do not add up to {@code x}'s rows
+     */
+    public Tensor alltoallv(Tensor x, long[] sendCounts, long[] recvCounts) {
+        Args.notNull(x, Comm.class, "alltoallv", "x");
+        Args.notNull(sendCounts, Comm.class, "alltoallv", "sendCounts");
+        Args.notNull(recvCounts, Comm.class, "alltoallv", "recvCounts");
+        checkCounts("alltoallv", sendCounts, "sendCounts");
+        checkCounts("alltoallv", recvCounts, "recvCounts");
+        checkRows("alltoallv", x, Arrays.stream(sendCounts).sum());
+        int n = size(), me = rank();
+        Comm exchanges = n > 1 ? privateDuplicate() : this;
+        long[] from = new long[n + 1];
+        for (int r = 0; r < n; r++) {
+            from[r + 1] = from[r] + sendCounts[r];
+        }
+        long[] tail = x.shape();
+        Tensor[] parts = new Tensor[n];
+        parts[me] = x.slice(0, from[me], from[me + 1]);
+        // round k: send to the rank k ahead, receive from the rank k behind; every pair meets once
+        for (int k = 1; k < n; k++) {
+            int dest = (me + k) % n, src = (me - k + n) % n;
+            long[] shape = tail.clone();
+            shape[0] = recvCounts[src];
+            parts[src] = exchanges.sendrecv(x.slice(0, from[dest], from[dest + 1]), dest, 0, x.dtype(), shape, src,
+                    0);
+        }
+        List<Tensor> nonEmpty = Arrays.stream(parts).filter(p -> p.shape()[0] > 0).toList();
+        if (nonEmpty.isEmpty()) {
+            return parts[me];
+        }
+        return nonEmpty.size() == 1 ? nonEmpty.getFirst() : Tensor.concat(0, nonEmpty.toArray(Tensor[]::new));
+    }
+
+    /**
+     * This communicator's private duplicate, made by the first call that needs it (a collective one, so every rank
+     * makes it at the same point); no lock is held while duplicating, since that waits for the other ranks.
+     */
+    private Comm privateDuplicate() {
+        Comm dup = PRIVATE_DUPLICATES.get(handle);
+        if (dup == null) {
+            dup = new Comm(handle.dup(SourceLocation.capture()));
+            PRIVATE_DUPLICATES.put(handle, dup);
+        }
+        return dup;
+    }
+
+    private void checkCounts(String what, long[] counts, String name) {
+        if (counts.length != size()) {
+            throw new ShapeException(SourceLocation.capture(), what + ": " + name + " has " + counts.length
+                    + " entries " + Arrays.toString(counts) + " for " + size() + " ranks of " + handle.name());
+        }
+        for (long c : counts) {
+            if (c < 0) {
+                throw new ShapeException(SourceLocation.capture(), what + ": " + name + " "
+                        + Arrays.toString(counts) + " has a negative count");
+            }
+        }
+    }
+
+    private void checkRows(String what, Tensor x, long rows) {
+        long[] shape = x.shape();
+        if (shape.length == 0 || shape[0] != rows) {
+            throw new ShapeException(SourceLocation.capture(), what + ": " + TensorAccess.aval(x) + " on rank " + rank()
+                    + " needs " + rows + " rows along axis 0 (from the counts)");
+        }
+    }
+
     /** The reduction by {@code op} of the first {@code count} ranks' {@code x}, the op's identity for none. */
     private Tensor prefix(String what, Tensor x, ReduceOp op, int count) {
         if (op.isCustom()) {
@@ -320,7 +486,7 @@ public sealed class Comm permits CartComm {
         Tensor all = allgather(x.reshape(prepend(one))).reshape(stacked);
         // the ranks before this one (and it, for scan), chosen by rankTensor(): the result differs from rank to rank
         long[] column = new long[stacked.length];
-        java.util.Arrays.fill(column, 1);
+        Arrays.fill(column, 1);
         column[0] = size();
         Tensor mine = Tensor.arange(DType.I32, size()).reshape(column).lt(rankTensor().add(count - rank()));
         ElementwiseOp fold = op == ReduceOp.SUM ? ElementwiseOp.ADD : op == ReduceOp.PROD ? ElementwiseOp.MUL
@@ -424,7 +590,7 @@ public sealed class Comm permits CartComm {
             primes.add(rest);
         }
         int[] dims = new int[ndims];
-        java.util.Arrays.fill(dims, 1);
+        Arrays.fill(dims, 1);
         // the largest factors first, each onto the smallest dimension so far
         for (int i = primes.size() - 1; i >= 0; i--) {
             int smallest = 0;
@@ -435,7 +601,7 @@ public sealed class Comm permits CartComm {
             }
             dims[smallest] *= primes.get(i);
         }
-        return java.util.Arrays.stream(dims).boxed().sorted(java.util.Comparator.reverseOrder())
+        return Arrays.stream(dims).boxed().sorted(java.util.Comparator.reverseOrder())
                 .mapToInt(Integer::intValue).toArray();
     }
 

@@ -9,6 +9,7 @@ import dev.weft.it.ad.CommGradTest;
 import dev.weft.it.ad.GradAcrossRanksTest;
 import dev.weft.it.comm.CartCommTest;
 import dev.weft.it.comm.GatherScatterScanTest;
+import dev.weft.it.comm.VariableCountsTest;
 import java.util.Random;
 
 /**
@@ -42,6 +43,8 @@ public final class GradProgram {
         CartCommTest.checkGrid(world);
         CartCommTest.checkNeighbours(world);
         CartCommTest.checkGradients(world);
+        VariableCountsTest.checkValues(world);
+        VariableCountsTest.checkGradients(world);
         Random rnd = new Random(world.rank());
         Tensor x = AdRulesTest.random(new long[] {6, 3}, -1, 1, false, rnd);
         Tensor y = AdRulesTest.random(new long[] {6}, -1, 1, false, rnd);
