@@ -8,6 +8,7 @@ import dev.weft.spi.CommRef;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * One communication operation, described once: the parameters of a communication primitive, made by
@@ -51,9 +52,113 @@ public sealed interface CommOp extends Params {
         };
     }
 
-    /** The primitive's name, which is also the custom call's: {@code allreduce}, {@code reduce_scatter}, ... */
-    default String kind() {
-        return CommPrims.of(this).name();
+    /**
+     * Its kind, whose {@linkplain Kind#label label} is the primitive's name and the custom call's: {@code allreduce},
+     * {@code reduce_scatter}, ...
+     */
+    default Kind kind() {
+        return switch (this) {
+            case Rank r -> Kind.COMM_RANK;
+            case Barrier b -> Kind.BARRIER;
+            case Send s -> Kind.SEND;
+            case Recv r -> Kind.RECV;
+            case Isend s -> Kind.ISEND;
+            case Irecv r -> Kind.IRECV;
+            case Wait w -> Kind.WAIT;
+            case AllReduce a -> Kind.ALLREDUCE;
+            case AllGather a -> Kind.ALLGATHER;
+            case ReduceScatter r -> Kind.REDUCE_SCATTER;
+            case Bcast b -> Kind.BCAST;
+            case Reduce r -> Kind.REDUCE;
+            case AllToAll a -> Kind.ALLTOALL;
+            case SendRecv s -> Kind.SENDRECV;
+        };
+    }
+
+    /**
+     * The kinds of communication operation: the one enumeration that every layer names an operation by (the
+     * primitives, the lowered custom calls, the schedule check, the runtimes' collective matching, the flight
+     * recorder and its files). The first fourteen are the kinds of {@link CommOp}'s records, one each. The others
+     * are runtime-only, operations of a runtime's communicator that no traced primitive has: {@link #WAIT_ISEND}
+     * and {@link #WAIT_IRECV} (a {@link #WAIT} as a flight recorder tells which request it completes),
+     * {@link #SPLIT}, {@link #DUP}, {@link #PRIVATE_DUP} (Weft's own duplicate for the schedule check) and
+     * {@link #FREE}.
+     */
+    enum Kind {
+        COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE,
+        ALLTOALL, SENDRECV,
+        /** Runtime-only: the {@code wait} for an {@code isend}'s request. */
+        WAIT_ISEND,
+        /** Runtime-only: the {@code wait} for an {@code irecv}'s request. */
+        WAIT_IRECV,
+        /** Runtime-only: {@code MPI_Comm_split}. */
+        SPLIT,
+        /** Runtime-only: {@code MPI_Comm_dup}. */
+        DUP,
+        /**
+         * Runtime-only: Weft's own duplicate for the schedule check ({@code <name>.weft}); flight recorders no
+         * longer record it, but read it in the files of earlier versions.
+         */
+        PRIVATE_DUP,
+        /** Runtime-only: releasing a communicator handle. */
+        FREE;
+
+        /**
+         * The lower-case name: a primitive's and its custom call's ({@code weft.mpi.reduce_scatter}), and the
+         * label in messages, dumps and flight files ({@code allreduce}, {@code wait_irecv}).
+         */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** The kind labelled {@code label}; an {@link IllegalArgumentException} if none is. */
+        public static Kind of(String label) {
+            for (Kind k : values()) {
+                if (k.label().equals(label)) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("no communication op is labelled '" + label + "'");
+        }
+
+        /**
+         * Whether every rank of the communicator runs it, in the same order (they are numbered per communicator):
+         * the kinds of {@link Collective} records, {@code split} and the duplicates. {@code free} is not: a
+         * runtime may free locally.
+         */
+        public boolean collective() {
+            return switch (this) {
+                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP ->
+                        true;
+                default -> false;
+            };
+        }
+
+        /** Whether it combines the ranks' operands with a reduce op: the kinds of {@link Reducing} records. */
+        public boolean reducing() {
+            return this == ALLREDUCE || this == REDUCE_SCATTER || this == REDUCE;
+        }
+
+        /** Whether it has a root rank: the kinds of {@link Rooted} records. */
+        public boolean rooted() {
+            return this == BCAST || this == REDUCE;
+        }
+
+        /** Whether it sends to a peer (a {@code sendrecv} also receives, from its second peer). */
+        public boolean sends() {
+            return this == SEND || this == ISEND || this == WAIT_ISEND || this == SENDRECV;
+        }
+
+        /** Whether it receives from a peer ({@code sendrecv}: from its second peer). */
+        public boolean receives() {
+            return this == RECV || this == IRECV || this == WAIT_IRECV || this == SENDRECV;
+        }
+
+        /** {@link #label()}, so that messages name a kind as the IR does. */
+        @Override
+        public String toString() {
+            return label();
+        }
     }
 
     /** Ordered on its communicator; {@link Rank} alone is pure. */
