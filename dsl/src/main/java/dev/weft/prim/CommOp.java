@@ -14,8 +14,10 @@ import java.util.Locale;
  * One communication operation, described once: the parameters of a communication primitive, made by
  * {@link dev.weft.comm.Comm}, carried by the traced node, attached to the lowered {@code custom_call} (its
  * {@code backend_config} is this descriptor's printed form) and run by each runtime, which switches over these
- * records exhaustively. Each record holds exactly its operation's fields. While tracing, the communicator is the
- * live {@link CommHandle}; a lowered op's is its {@link CommRef} ({@link #symbolic}).
+ * records exhaustively. Each record holds exactly its operation's fields and names its {@link Kind}, by which the
+ * layers that do not switch over records (flight recorder, collective matching, schedule check) know it. While
+ * tracing, the communicator is the live {@link CommHandle}; a lowered op's is its {@link CommRef}
+ * ({@link #symbolic}).
  */
 public sealed interface CommOp extends Params {
     /** The communicator the operation runs on. */
@@ -56,24 +58,7 @@ public sealed interface CommOp extends Params {
      * Its kind, whose {@linkplain Kind#label label} is the primitive's name and the custom call's: {@code allreduce},
      * {@code reduce_scatter}, ...
      */
-    default Kind kind() {
-        return switch (this) {
-            case Rank r -> Kind.COMM_RANK;
-            case Barrier b -> Kind.BARRIER;
-            case Send s -> Kind.SEND;
-            case Recv r -> Kind.RECV;
-            case Isend s -> Kind.ISEND;
-            case Irecv r -> Kind.IRECV;
-            case Wait w -> Kind.WAIT;
-            case AllReduce a -> Kind.ALLREDUCE;
-            case AllGather a -> Kind.ALLGATHER;
-            case ReduceScatter r -> Kind.REDUCE_SCATTER;
-            case Bcast b -> Kind.BCAST;
-            case Reduce r -> Kind.REDUCE;
-            case AllToAll a -> Kind.ALLTOALL;
-            case SendRecv s -> Kind.SENDRECV;
-        };
-    }
+    Kind kind();
 
     /**
      * The kinds of communication operation: the one enumeration that every layer names an operation by (the
@@ -207,19 +192,37 @@ public sealed interface CommOp extends Params {
     /** This rank in the communicator, an I32 scalar computed at run time. */
     record Rank(CommId comm) implements CommOp {
         @Override
+        public Kind kind() {
+            return Kind.COMM_RANK;
+        }
+
+        @Override
         public Effect effect() {
             return Effect.PURE;
         }
     }
 
     record Barrier(CommId comm) implements Collective {
+        @Override
+        public Kind kind() {
+            return Kind.BARRIER;
+        }
     }
 
     record Send(CommId comm, int dest, int tag) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.SEND;
+        }
     }
 
     /** Receives a tensor of {@code result}'s dtype and shape. */
     record Recv(CommId comm, int source, int tag, Aval result) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.RECV;
+        }
+
         @Override
         public Aval data(List<Aval> inputs) {
             return result;
@@ -228,12 +231,22 @@ public sealed interface CommOp extends Params {
 
     record Isend(CommId comm, int dest, int tag) implements Start {
         @Override
+        public Kind kind() {
+            return Kind.ISEND;
+        }
+
+        @Override
         public int peer() {
             return dest;
         }
     }
 
     record Irecv(CommId comm, int source, int tag, Aval result) implements Start {
+        @Override
+        public Kind kind() {
+            return Kind.IRECV;
+        }
+
         @Override
         public int peer() {
             return source;
@@ -250,6 +263,11 @@ public sealed interface CommOp extends Params {
      * inputs [request, sent tensor] (keeping the buffer alive until the send completes), no output.
      */
     record Wait(Start start) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.WAIT;
+        }
+
         @Override
         public CommId comm() {
             return start.comm();
@@ -268,6 +286,11 @@ public sealed interface CommOp extends Params {
 
     record AllReduce(CommId comm, ReduceOp op) implements Reducing {
         @Override
+        public Kind kind() {
+            return Kind.ALLREDUCE;
+        }
+
+        @Override
         public boolean inPlace() {
             return true;
         }
@@ -275,25 +298,49 @@ public sealed interface CommOp extends Params {
 
     /** Every rank's operand concatenated along axis 0 (a scalar becomes 1-D). */
     record AllGather(CommId comm) implements Collective {
+        @Override
+        public Kind kind() {
+            return Kind.ALLGATHER;
+        }
     }
 
     /** Reduces across ranks, then rank {@code r} keeps block {@code r} of axis 0. */
     record ReduceScatter(CommId comm, ReduceOp op) implements Reducing {
+        @Override
+        public Kind kind() {
+            return Kind.REDUCE_SCATTER;
+        }
     }
 
     record Bcast(CommId comm, int root) implements Rooted {
+        @Override
+        public Kind kind() {
+            return Kind.BCAST;
+        }
     }
 
     /** The reduction at the root; other ranks get their operand back. */
     record Reduce(CommId comm, ReduceOp op, int root) implements Reducing, Rooted {
+        @Override
+        public Kind kind() {
+            return Kind.REDUCE;
+        }
     }
 
     /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
     record AllToAll(CommId comm) implements Collective {
+        @Override
+        public Kind kind() {
+            return Kind.ALLTOALL;
+        }
     }
 
     /** Sends its operand to {@code dest} and receives a tensor of {@code result}'s dtype and shape. */
     record SendRecv(CommId comm, int dest, int sendTag, int source, int recvTag, Aval result)
             implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.SENDRECV;
+        }
     }
 }
