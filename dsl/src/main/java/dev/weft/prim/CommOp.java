@@ -8,13 +8,16 @@ import dev.weft.spi.CommRef;
 import dev.weft.spi.Effect;
 import dev.weft.spi.Params;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * One communication operation, described once: the parameters of a communication primitive, made by
  * {@link dev.weft.comm.Comm}, carried by the traced node, attached to the lowered {@code custom_call} (its
  * {@code backend_config} is this descriptor's printed form) and run by each runtime, which switches over these
- * records exhaustively. Each record holds exactly its operation's fields. While tracing, the communicator is the
- * live {@link CommHandle}; a lowered op's is its {@link CommRef} ({@link #symbolic}).
+ * records exhaustively. Each record holds exactly its operation's fields and names its {@link Kind}, by which the
+ * layers that do not switch over records (flight recorder, collective matching, schedule check) know it. While
+ * tracing, the communicator is the live {@link CommHandle}; a lowered op's is its {@link CommRef}
+ * ({@link #symbolic}).
  */
 public sealed interface CommOp extends Params {
     /** The communicator the operation runs on. */
@@ -51,9 +54,96 @@ public sealed interface CommOp extends Params {
         };
     }
 
-    /** The primitive's name, which is also the custom call's: {@code allreduce}, {@code reduce_scatter}, ... */
-    default String kind() {
-        return CommPrims.of(this).name();
+    /**
+     * Its kind, whose {@linkplain Kind#label label} is the primitive's name and the custom call's: {@code allreduce},
+     * {@code reduce_scatter}, ...
+     */
+    Kind kind();
+
+    /**
+     * The kinds of communication operation: the one enumeration that every layer names an operation by (the
+     * primitives, the lowered custom calls, the schedule check, the runtimes' collective matching, the flight
+     * recorder and its files). The first fourteen are the kinds of {@link CommOp}'s records, one each. The others
+     * are runtime-only, operations of a runtime's communicator that no traced primitive has: {@link #WAIT_ISEND}
+     * and {@link #WAIT_IRECV} (a {@link #WAIT} as a flight recorder tells which request it completes),
+     * {@link #SPLIT}, {@link #DUP}, {@link #PRIVATE_DUP} (Weft's own duplicate for the schedule check) and
+     * {@link #FREE}.
+     */
+    enum Kind {
+        COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE,
+        ALLTOALL, SENDRECV,
+        /** Runtime-only: the {@code wait} for an {@code isend}'s request. */
+        WAIT_ISEND,
+        /** Runtime-only: the {@code wait} for an {@code irecv}'s request. */
+        WAIT_IRECV,
+        /** Runtime-only: {@code MPI_Comm_split}. */
+        SPLIT,
+        /** Runtime-only: {@code MPI_Comm_dup}. */
+        DUP,
+        /**
+         * Runtime-only: Weft's own duplicate for the schedule check ({@code <name>.weft}); flight recorders no
+         * longer record it, but read it in the files of earlier versions.
+         */
+        PRIVATE_DUP,
+        /** Runtime-only: releasing a communicator handle. */
+        FREE;
+
+        /**
+         * The lower-case name: a primitive's and its custom call's ({@code weft.mpi.reduce_scatter}), and the
+         * label in messages, dumps and flight files ({@code allreduce}, {@code wait_irecv}).
+         */
+        public String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** The kind labelled {@code label}; an {@link IllegalArgumentException} if none is. */
+        public static Kind of(String label) {
+            for (Kind k : values()) {
+                if (k.label().equals(label)) {
+                    return k;
+                }
+            }
+            throw new IllegalArgumentException("no communication op is labelled '" + label + "'");
+        }
+
+        /**
+         * Whether every rank of the communicator runs it, in the same order (they are numbered per communicator):
+         * the kinds of {@link Collective} records, {@code split} and the duplicates. {@code free} is not: a
+         * runtime may free locally.
+         */
+        public boolean collective() {
+            return switch (this) {
+                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP ->
+                        true;
+                default -> false;
+            };
+        }
+
+        /** Whether it combines the ranks' operands with a reduce op: the kinds of {@link Reducing} records. */
+        public boolean reducing() {
+            return this == ALLREDUCE || this == REDUCE_SCATTER || this == REDUCE;
+        }
+
+        /** Whether it has a root rank: the kinds of {@link Rooted} records. */
+        public boolean rooted() {
+            return this == BCAST || this == REDUCE;
+        }
+
+        /** Whether it sends to a peer (a {@code sendrecv} also receives, from its second peer). */
+        public boolean sends() {
+            return this == SEND || this == ISEND || this == WAIT_ISEND || this == SENDRECV;
+        }
+
+        /** Whether it receives from a peer ({@code sendrecv}: from its second peer). */
+        public boolean receives() {
+            return this == RECV || this == IRECV || this == WAIT_IRECV || this == SENDRECV;
+        }
+
+        /** {@link #label()}, so that messages name a kind as the IR does. */
+        @Override
+        public String toString() {
+            return label();
+        }
     }
 
     /** Ordered on its communicator; {@link Rank} alone is pure. */
@@ -102,19 +192,37 @@ public sealed interface CommOp extends Params {
     /** This rank in the communicator, an I32 scalar computed at run time. */
     record Rank(CommId comm) implements CommOp {
         @Override
+        public Kind kind() {
+            return Kind.COMM_RANK;
+        }
+
+        @Override
         public Effect effect() {
             return Effect.PURE;
         }
     }
 
     record Barrier(CommId comm) implements Collective {
+        @Override
+        public Kind kind() {
+            return Kind.BARRIER;
+        }
     }
 
     record Send(CommId comm, int dest, int tag) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.SEND;
+        }
     }
 
     /** Receives a tensor of {@code result}'s dtype and shape. */
     record Recv(CommId comm, int source, int tag, Aval result) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.RECV;
+        }
+
         @Override
         public Aval data(List<Aval> inputs) {
             return result;
@@ -123,12 +231,22 @@ public sealed interface CommOp extends Params {
 
     record Isend(CommId comm, int dest, int tag) implements Start {
         @Override
+        public Kind kind() {
+            return Kind.ISEND;
+        }
+
+        @Override
         public int peer() {
             return dest;
         }
     }
 
     record Irecv(CommId comm, int source, int tag, Aval result) implements Start {
+        @Override
+        public Kind kind() {
+            return Kind.IRECV;
+        }
+
         @Override
         public int peer() {
             return source;
@@ -145,6 +263,11 @@ public sealed interface CommOp extends Params {
      * inputs [request, sent tensor] (keeping the buffer alive until the send completes), no output.
      */
     record Wait(Start start) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.WAIT;
+        }
+
         @Override
         public CommId comm() {
             return start.comm();
@@ -163,6 +286,11 @@ public sealed interface CommOp extends Params {
 
     record AllReduce(CommId comm, ReduceOp op) implements Reducing {
         @Override
+        public Kind kind() {
+            return Kind.ALLREDUCE;
+        }
+
+        @Override
         public boolean inPlace() {
             return true;
         }
@@ -170,25 +298,49 @@ public sealed interface CommOp extends Params {
 
     /** Every rank's operand concatenated along axis 0 (a scalar becomes 1-D). */
     record AllGather(CommId comm) implements Collective {
+        @Override
+        public Kind kind() {
+            return Kind.ALLGATHER;
+        }
     }
 
     /** Reduces across ranks, then rank {@code r} keeps block {@code r} of axis 0. */
     record ReduceScatter(CommId comm, ReduceOp op) implements Reducing {
+        @Override
+        public Kind kind() {
+            return Kind.REDUCE_SCATTER;
+        }
     }
 
     record Bcast(CommId comm, int root) implements Rooted {
+        @Override
+        public Kind kind() {
+            return Kind.BCAST;
+        }
     }
 
     /** The reduction at the root; other ranks get their operand back. */
     record Reduce(CommId comm, ReduceOp op, int root) implements Reducing, Rooted {
+        @Override
+        public Kind kind() {
+            return Kind.REDUCE;
+        }
     }
 
     /** Block {@code j} of axis 0 goes to rank {@code j}; block {@code i} of the result came from rank {@code i}. */
     record AllToAll(CommId comm) implements Collective {
+        @Override
+        public Kind kind() {
+            return Kind.ALLTOALL;
+        }
     }
 
     /** Sends its operand to {@code dest} and receives a tensor of {@code result}'s dtype and shape. */
     record SendRecv(CommId comm, int dest, int sendTag, int source, int recvTag, Aval result)
             implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.SENDRECV;
+        }
     }
 }

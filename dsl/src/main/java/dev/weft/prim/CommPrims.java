@@ -17,7 +17,9 @@ import dev.weft.spi.Shape;
 import dev.weft.spi.ShapeRule;
 import dev.weft.spi.SourceLocation;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The communication primitives, one per {@link CommOp} record, which is their parameters; an application's effect
@@ -30,42 +32,42 @@ public final class CommPrims {
 
     public static final Aval REQUEST = Aval.of(DType.I64);
 
-    public static final Primitive<CommOp.Rank> COMM_RANK = prim("comm_rank", CommOp.Rank.class,
+    public static final Primitive<CommOp.Rank> COMM_RANK = prim(CommOp.Kind.COMM_RANK, CommOp.Rank.class,
             (in, p) -> List.of(Aval.of(DType.I32)));
 
-    public static final Primitive<CommOp.Barrier> BARRIER = prim("barrier", CommOp.Barrier.class,
+    public static final Primitive<CommOp.Barrier> BARRIER = prim(CommOp.Kind.BARRIER, CommOp.Barrier.class,
             (in, p) -> List.of());
 
-    public static final Primitive<CommOp.Send> SEND = prim("send", CommOp.Send.class, (in, p) -> {
+    public static final Primitive<CommOp.Send> SEND = prim(CommOp.Kind.SEND, CommOp.Send.class, (in, p) -> {
         checkPeer(p, p.dest(), p.tag());
         return List.of();
     });
 
-    public static final Primitive<CommOp.Recv> RECV = prim("recv", CommOp.Recv.class, (in, p) -> {
+    public static final Primitive<CommOp.Recv> RECV = prim(CommOp.Kind.RECV, CommOp.Recv.class, (in, p) -> {
         checkPeer(p, p.source(), p.tag());
         return List.of(p.result());
     });
 
-    public static final Primitive<CommOp.Isend> ISEND = prim("isend", CommOp.Isend.class, (in, p) -> {
+    public static final Primitive<CommOp.Isend> ISEND = prim(CommOp.Kind.ISEND, CommOp.Isend.class, (in, p) -> {
         checkPeer(p, p.dest(), p.tag());
         return List.of(REQUEST);
     });
 
-    public static final Primitive<CommOp.Irecv> IRECV = prim("irecv", CommOp.Irecv.class, (in, p) -> {
+    public static final Primitive<CommOp.Irecv> IRECV = prim(CommOp.Kind.IRECV, CommOp.Irecv.class, (in, p) -> {
         checkPeer(p, p.source(), p.tag());
         return List.of(REQUEST);
     });
 
-    public static final Primitive<CommOp.Wait> WAIT = prim("wait", CommOp.Wait.class,
+    public static final Primitive<CommOp.Wait> WAIT = prim(CommOp.Kind.WAIT, CommOp.Wait.class,
             (in, p) -> p.result() == null ? List.of() : List.of(p.result()));
 
-    public static final Primitive<CommOp.AllReduce> ALLREDUCE = prim("allreduce", CommOp.AllReduce.class,
+    public static final Primitive<CommOp.AllReduce> ALLREDUCE = prim(CommOp.Kind.ALLREDUCE, CommOp.AllReduce.class,
             (in, p) -> {
-                numeric("allreduce", in.getFirst());
+                numeric(p, in.getFirst());
                 return List.of(in.getFirst());
             });
 
-    public static final Primitive<CommOp.AllGather> ALLGATHER = prim("allgather", CommOp.AllGather.class,
+    public static final Primitive<CommOp.AllGather> ALLGATHER = prim(CommOp.Kind.ALLGATHER, CommOp.AllGather.class,
             (in, p) -> {
                 Aval a = in.getFirst();
                 long[] d = a.shape().rank() == 0 ? new long[] {1} : a.shape().dims();
@@ -73,59 +75,54 @@ public final class CommPrims {
                 return List.of(new Aval(a.dtype(), Shape.of(d)));
             });
 
-    public static final Primitive<CommOp.ReduceScatter> REDUCE_SCATTER = prim("reduce_scatter",
+    public static final Primitive<CommOp.ReduceScatter> REDUCE_SCATTER = prim(CommOp.Kind.REDUCE_SCATTER,
             CommOp.ReduceScatter.class, (in, p) -> {
                 Aval a = in.getFirst();
-                numeric("reduceScatter", a);
-                long[] d = splitAxis0("reduceScatter", a, p.handle().size());
+                numeric(p, a);
+                long[] d = splitAxis0(p, a, p.handle().size());
                 d[0] /= p.handle().size();
                 return List.of(new Aval(a.dtype(), Shape.of(d)));
             });
 
-    public static final Primitive<CommOp.Bcast> BCAST = prim("bcast", CommOp.Bcast.class, (in, p) -> {
+    public static final Primitive<CommOp.Bcast> BCAST = prim(CommOp.Kind.BCAST, CommOp.Bcast.class, (in, p) -> {
         checkRoot(p, p.root());
         return List.of(in.getFirst());
     });
 
-    public static final Primitive<CommOp.Reduce> REDUCE = prim("reduce", CommOp.Reduce.class, (in, p) -> {
-        numeric("reduce", in.getFirst());
+    public static final Primitive<CommOp.Reduce> REDUCE = prim(CommOp.Kind.REDUCE, CommOp.Reduce.class, (in, p) -> {
+        numeric(p, in.getFirst());
         checkRoot(p, p.root());
         return List.of(in.getFirst());
     });
 
-    public static final Primitive<CommOp.AllToAll> ALLTOALL = prim("alltoall", CommOp.AllToAll.class, (in, p) -> {
-        splitAxis0("alltoall", in.getFirst(), p.handle().size());
-        return List.of(in.getFirst());
-    });
+    public static final Primitive<CommOp.AllToAll> ALLTOALL = prim(CommOp.Kind.ALLTOALL, CommOp.AllToAll.class,
+            (in, p) -> {
+                splitAxis0(p, in.getFirst(), p.handle().size());
+                return List.of(in.getFirst());
+            });
 
-    public static final Primitive<CommOp.SendRecv> SENDRECV = prim("sendrecv", CommOp.SendRecv.class, (in, p) -> {
-        checkPeer(p, p.dest(), p.sendTag());
-        checkPeer(p, p.source(), p.recvTag());
-        return List.of(p.result());
-    });
+    public static final Primitive<CommOp.SendRecv> SENDRECV = prim(CommOp.Kind.SENDRECV, CommOp.SendRecv.class,
+            (in, p) -> {
+                checkPeer(p, p.dest(), p.sendTag());
+                checkPeer(p, p.source(), p.recvTag());
+                return List.of(p.result());
+            });
 
     /** Every communication primitive, in the order of {@link CommOp}'s records. */
     public static final List<Primitive<? extends CommOp>> ALL = List.of(COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV,
             WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV);
 
+    private static final Map<CommOp.Kind, Primitive<? extends CommOp>> BY_KIND = new EnumMap<>(CommOp.Kind.class);
+
+    static {
+        for (Primitive<? extends CommOp> p : ALL) {
+            BY_KIND.put(CommOp.Kind.of(p.name()), p);
+        }
+    }
+
     /** The primitive whose parameters {@code op} is. */
     public static Primitive<? extends CommOp> of(CommOp op) {
-        return switch (op) {
-            case CommOp.Rank r -> COMM_RANK;
-            case CommOp.Barrier b -> BARRIER;
-            case CommOp.Send s -> SEND;
-            case CommOp.Recv r -> RECV;
-            case CommOp.Isend s -> ISEND;
-            case CommOp.Irecv r -> IRECV;
-            case CommOp.Wait w -> WAIT;
-            case CommOp.AllReduce a -> ALLREDUCE;
-            case CommOp.AllGather a -> ALLGATHER;
-            case CommOp.ReduceScatter r -> REDUCE_SCATTER;
-            case CommOp.Bcast b -> BCAST;
-            case CommOp.Reduce r -> REDUCE;
-            case CommOp.AllToAll a -> ALLTOALL;
-            case CommOp.SendRecv s -> SENDRECV;
-        };
+        return BY_KIND.get(op.kind());
     }
 
     /**
@@ -133,7 +130,7 @@ public final class CommPrims {
      * reduce op ({@link ReduceOp#refuseInside}).
      */
     public static List<Tensor> bind(CommOp op, Tensor... args) {
-        ReduceOp.refuseInside(op.kind());
+        ReduceOp.refuseInside(op.kind().label());
         return Bind.bind(of(op), op, args);
     }
 
@@ -158,8 +155,9 @@ public final class CommPrims {
         }
     }
 
-    private static <P extends CommOp> Primitive<P> prim(String name, Class<P> type, ShapeRule<P> rule) {
-        return new Primitive<>(name, type, CommOp::effect, rule);
+    /** The primitive of {@code kind}, named by its label. */
+    private static <P extends CommOp> Primitive<P> prim(CommOp.Kind kind, Class<P> type, ShapeRule<P> rule) {
+        return new Primitive<>(kind.label(), type, CommOp::effect, rule);
     }
 
     private static void checkPeer(CommOp p, int peer, int tag) {
@@ -181,15 +179,15 @@ public final class CommPrims {
         }
     }
 
-    private static void numeric(String op, Aval a) {
+    private static void numeric(CommOp op, Aval a) {
         if (a.dtype() == DType.BOOL) {
-            throw dev.weft.spi.Errors.dtype("%s: not defined on bool", op);
+            throw dev.weft.spi.Errors.dtype("%s: not defined on bool", op.kind());
         }
     }
 
-    private static long[] splitAxis0(String op, Aval a, int size) {
+    private static long[] splitAxis0(CommOp op, Aval a, int size) {
         if (a.shape().rank() == 0 || a.shape().dim(0) % size != 0) {
-            throw shape("%s: axis 0 of %s must split into %d equal blocks", op, a.shape(), size);
+            throw shape("%s: axis 0 of %s must split into %d equal blocks", op.kind(), a.shape(), size);
         }
         return a.shape().dims();
     }

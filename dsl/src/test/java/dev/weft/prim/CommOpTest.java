@@ -52,12 +52,65 @@ class CommOpTest {
                 .containsExactlyInAnyOrderElementsOf(records);
     }
 
+    /** One op of every record. */
+    private static List<CommOp> everyRecord() {
+        Aval f4 = new Aval(DType.F32, Shape.of(4));
+        return List.of(new CommOp.Rank(WORLD), new CommOp.Barrier(WORLD), new CommOp.Send(WORLD, 1, 0),
+                new CommOp.Recv(WORLD, 1, 0, f4), new CommOp.Isend(WORLD, 1, 0), new CommOp.Irecv(WORLD, 1, 0, f4),
+                new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 0, f4)), new CommOp.AllReduce(WORLD, ReduceOp.SUM),
+                new CommOp.AllGather(WORLD), new CommOp.ReduceScatter(WORLD, ReduceOp.SUM), new CommOp.Bcast(WORLD, 1),
+                new CommOp.Reduce(WORLD, ReduceOp.MAX, 0), new CommOp.AllToAll(WORLD),
+                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4));
+    }
+
     @Test
     void kindIsThePrimitivesName() {
         Aval f4 = new Aval(DType.F32, Shape.of(4));
-        assertThat(new CommOp.ReduceScatter(WORLD, ReduceOp.SUM).kind()).isEqualTo("reduce_scatter");
-        assertThat(new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 0, f4)).kind()).isEqualTo("wait");
+        assertThat(new CommOp.ReduceScatter(WORLD, ReduceOp.SUM).kind()).isEqualTo(CommOp.Kind.REDUCE_SCATTER);
+        assertThat(CommOp.Kind.REDUCE_SCATTER.label()).isEqualTo("reduce_scatter");
+        assertThat(new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 0, f4)).kind().label()).isEqualTo("wait");
         assertThat(CommPrims.of(new CommOp.Rank(WORLD))).isSameAs(CommPrims.COMM_RANK);
+        for (CommOp op : everyRecord()) {
+            assertThat(CommPrims.of(op).name()).as(op.toString()).isEqualTo(op.kind().label());
+            assertThat(CommPrims.of(op).paramsType()).isSameAs(op.getClass());
+        }
+    }
+
+    @Test
+    void eachRecordHasItsOwnKindAndTheRestAreRuntimeOnly() {
+        List<CommOp.Kind> traced = everyRecord().stream().map(CommOp::kind).toList();
+        assertThat(traced).doesNotHaveDuplicates().hasSize(14);
+        assertThat(CommOp.Kind.values()).filteredOn(k -> !traced.contains(k)).containsExactly(
+                CommOp.Kind.WAIT_ISEND, CommOp.Kind.WAIT_IRECV, CommOp.Kind.SPLIT, CommOp.Kind.DUP,
+                CommOp.Kind.PRIVATE_DUP, CommOp.Kind.FREE);
+    }
+
+    @Test
+    void aKindsTraitsAreItsRecordsInterfaces() {
+        for (CommOp op : everyRecord()) {
+            CommOp.Kind k = op.kind();
+            assertThat(k.collective()).as(k.label()).isEqualTo(op instanceof CommOp.Collective);
+            assertThat(k.reducing()).as(k.label()).isEqualTo(op instanceof CommOp.Reducing);
+            assertThat(k.rooted()).as(k.label()).isEqualTo(op instanceof CommOp.Rooted);
+        }
+        assertThat(CommOp.Kind.values()).filteredOn(CommOp.Kind::sends).containsExactly(CommOp.Kind.SEND,
+                CommOp.Kind.ISEND, CommOp.Kind.SENDRECV, CommOp.Kind.WAIT_ISEND);
+        assertThat(CommOp.Kind.values()).filteredOn(CommOp.Kind::receives).containsExactly(CommOp.Kind.RECV,
+                CommOp.Kind.IRECV, CommOp.Kind.SENDRECV, CommOp.Kind.WAIT_IRECV);
+        assertThat(CommOp.Kind.SPLIT.collective()).isTrue();
+        assertThat(CommOp.Kind.FREE.collective()).isFalse();
+    }
+
+    @Test
+    void labelsAreLowerCaseNamesAndParseBack() {
+        for (CommOp.Kind k : CommOp.Kind.values()) {
+            assertThat(CommOp.Kind.of(k.label())).isSameAs(k);
+            assertThat(k.toString()).isEqualTo(k.label());
+        }
+        assertThat(CommOp.Kind.WAIT_IRECV.label()).isEqualTo("wait_irecv");
+        assertThat(CommOp.Kind.PRIVATE_DUP.label()).isEqualTo("private_dup");
+        assertThatThrownBy(() -> CommOp.Kind.of("ALLREDUCE")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> CommOp.Kind.of("reduceScatter")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

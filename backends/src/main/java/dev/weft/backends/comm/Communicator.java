@@ -2,6 +2,7 @@ package dev.weft.backends.comm;
 
 import dev.weft.DType;
 import dev.weft.backends.cpu.exec.OperandResultCall;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.CommBindings;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.CommRef;
@@ -160,7 +161,7 @@ public interface Communicator extends CommHandle {
      * {@link #privateDup}. A flight recorder records it as {@code op} itself, so that a rank blocked in the check
      * shows the operation it is about to run.
      */
-    default void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+    default void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                                DType dtype, long count, String reduce, int root, SourceLocation where) {
         dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
     }

@@ -94,7 +94,7 @@ public final class CommCheck {
      * Checks, where the communicator has peers, that every rank makes a communicator ({@code split} or {@code dup},
      * {@code kind}) from it at this point of its collectives; a collective under MPI like any other.
      */
-    public static void creation(Communicator comm, String kind, SourceLocation where) {
+    public static void creation(Communicator comm, CommOp.Kind kind, SourceLocation where) {
         if (comm.size() > 1) {
             of(comm).collective(CommStep.creation(kind, where));
         }

@@ -1,7 +1,6 @@
 package dev.weft.backends.comm.check;
 
 import dev.weft.prim.CommOp;
-import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.SourceLocation;
 import java.util.Locale;
@@ -10,7 +9,7 @@ import java.util.Locale;
  * One communication operation of a schedule, as the ranks exchange it. A {@code sendrecv} is two steps, its send
  * and its receive.
  *
- * @param op         the operation's {@link CommOp#kind}
+ * @param op         the operation's kind
  * @param collective whether it is a {@link CommOp.Collective}: every rank of the communicator must run the same
  *                   ones in order
  * @param receives for a point-to-point step, whether it receives ({@code peer} is then the source)
@@ -20,10 +19,8 @@ import java.util.Locale;
  * @param peer     destination or source rank of a point-to-point step, or -1
  * @param tag      tag of a point-to-point step, or -1
  */
-public record CommStep(String op, boolean collective, boolean receives, Aval data, int root, String reduce,
+public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Aval data, int root, String reduce,
                        int peer, int tag, SourceLocation where) implements ScheduleItem {
-    private static final String SENDRECV = CommPrims.SENDRECV.name();
-
     /** The step of collective {@code c} moving {@code data}. */
     public static CommStep of(CommOp.Collective c, Aval data, SourceLocation where) {
         return new CommStep(c.kind(), true, false, data, c instanceof CommOp.Rooted r ? r.root() : -1,
@@ -35,7 +32,7 @@ public record CommStep(String op, boolean collective, boolean receives, Aval dat
      * making a communicator while another runs some other collective is a mismatch, not a hang; the colours and
      * keys of a split may differ by rank.
      */
-    public static CommStep creation(String kind, SourceLocation where) {
+    public static CommStep creation(CommOp.Kind kind, SourceLocation where) {
         return new CommStep(kind, true, false, null, -1, null, -1, -1, where);
     }
 
@@ -56,7 +53,8 @@ public record CommStep(String op, boolean collective, boolean receives, Aval dat
 
     /** The hash of what the ranks of a collective must agree on: kind, dtype, count, root, reduce operation. */
     public long collectiveKey() {
-        return SequenceHash.mix(op.hashCode(), dtypeCode(), count(), root,
+        // The label's hash, the same in every process; an enum constant's own hash is not.
+        return SequenceHash.mix(op.label().hashCode(), dtypeCode(), count(), root,
                 reduce == null ? 0 : reduce.hashCode());
     }
 
@@ -85,7 +83,7 @@ public record CommStep(String op, boolean collective, boolean receives, Aval dat
         if (peer >= 0) {
             args.append(receives ? "from " : "to ").append(peer).append(", tag ").append(tag);
         }
-        String name = op.equals(SENDRECV) ? (receives ? "sendrecv's recv" : "sendrecv's send") : op;
+        String name = op == CommOp.Kind.SENDRECV ? (receives ? "sendrecv's recv" : "sendrecv's send") : op.label();
         return name + (args.isEmpty() ? "" : "(" + args + ")") + (data == null ? "" : " " + data);
     }
 

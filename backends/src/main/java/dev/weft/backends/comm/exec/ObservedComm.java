@@ -84,7 +84,7 @@ final class ObservedComm {
     private static void commit(CommEvent e, CommCall call, boolean compiled) {
         e.end();
         if (e.shouldCommit()) {
-            e.op = call.op().kind();
+            e.op = call.op().kind().label();
             e.communicator = call.comm().name();
             e.rank = call.comm().rank();
             e.peer = peer(call);
@@ -100,7 +100,7 @@ final class ObservedComm {
 
     /** The timeline's description of {@code call}. */
     private static EventSite site(CommCall call, boolean compiled) {
-        JsonObjectText args = new JsonObjectText().field("op", call.op().kind())
+        JsonObjectText args = new JsonObjectText().field("op", call.op().kind().label())
                 .field("communicator", call.comm().name()).field("rank", call.comm().rank());
         int peer = peer(call);
         if (peer >= 0) {
@@ -121,7 +121,7 @@ final class ObservedComm {
         }
         args.field("bytes", bytes(call)).field("compiled", compiled ? "yes" : "no")
                 .field("line", call.where().toString());
-        return new EventSite(EventSite.COMM, call.op().kind(), args.toString());
+        return new EventSite(EventSite.COMM, call.op().kind().label(), args.toString());
     }
 
     /**

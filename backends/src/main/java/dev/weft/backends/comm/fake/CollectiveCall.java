@@ -1,31 +1,24 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
-import dev.weft.prim.CommPrims;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.util.Objects;
 
 /**
- * What one rank called as its n-th collective on a communicator; every rank's call must agree on everything but
- * {@code where}. Unused fields are null ({@code dtype}, {@code reduceOp}) or -1 ({@code count}, {@code root}).
+ * What one rank called as its n-th collective on a communicator, of a {@linkplain CommOp.Kind#collective collective}
+ * kind; every rank's call must agree on everything but {@code where}. Unused fields are null ({@code dtype},
+ * {@code reduceOp}) or -1 ({@code count}, {@code root}).
  */
-record CollectiveCall(Kind kind, DType dtype, long count, int root, String reduceOp, SourceLocation where) {
-    /** The collectives a fake communicator runs, labelled as their primitives are named ({@code reduce_scatter}). */
-    enum Kind {
-        BARRIER(CommPrims.BARRIER.name()), BCAST(CommPrims.BCAST.name()), REDUCE(CommPrims.REDUCE.name()),
-        ALLREDUCE(CommPrims.ALLREDUCE.name()), ALLGATHER(CommPrims.ALLGATHER.name()),
-        REDUCE_SCATTER(CommPrims.REDUCE_SCATTER.name()), ALLTOALL(CommPrims.ALLTOALL.name()), SPLIT("split"),
-        DUP("dup");
-
-        final String label;
-
-        Kind(String label) {
-            this.label = label;
+record CollectiveCall(CommOp.Kind kind, DType dtype, long count, int root, String reduceOp, SourceLocation where) {
+    CollectiveCall {
+        if (!kind.collective()) {
+            throw new IllegalArgumentException(kind + " is not a collective");
         }
     }
 
-    static CollectiveCall of(Kind kind, SourceLocation where) {
+    static CollectiveCall of(CommOp.Kind kind, SourceLocation where) {
         return new CollectiveCall(kind, null, -1, -1, null, where);
     }
 
@@ -47,6 +40,6 @@ record CollectiveCall(Kind kind, DType dtype, long count, int root, String reduc
         if (dtype != null) {
             args.append(args.isEmpty() ? "" : ", ").append(count).append(" x ").append(dtype.specName());
         }
-        return args.isEmpty() ? kind.label : kind.label + "(" + args + ")";
+        return args.isEmpty() ? kind.label() : kind.label() + "(" + args + ")";
     }
 }

@@ -74,6 +74,7 @@ final class Collectives {
                     results[r] = new Membership(dup, r);
                 }
             }
+            default -> throw new IllegalArgumentException("fake ranks do not run " + call.kind() + " as a collective");
         }
         return results;
     }

@@ -7,6 +7,7 @@ import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -52,7 +53,7 @@ final class FakeCommunicator implements Communicator {
     @Override
     public void barrier(SourceLocation where) {
         live("barrier", where);
-        collective(CollectiveCall.of(CollectiveCall.Kind.BARRIER, where), null, null);
+        collective(CollectiveCall.of(CommOp.Kind.BARRIER, where), null, null);
     }
 
     @Override
@@ -118,7 +119,7 @@ final class FakeCommunicator implements Communicator {
         CommChecks.reduceOp(this, "allreduce", op, dtype, where);
         long bytes = CommChecks.buffer(this, "allreduce", "input", in, dtype, count, where);
         CommChecks.buffer(this, "allreduce", "output", out, dtype, count, where);
-        Object result = collective(new CollectiveCall(CollectiveCall.Kind.ALLREDUCE, dtype, count, -1, op.name(),
+        Object result = collective(new CollectiveCall(CommOp.Kind.ALLREDUCE, dtype, count, -1, op.name(),
                 where), op, Collectives.copyOf(in, bytes));
         MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
     }
@@ -128,7 +129,7 @@ final class FakeCommunicator implements Communicator {
         live("allgather", where);
         long bytes = CommChecks.buffer(this, "allgather", "input", in, dtype, countPerRank, where);
         long outBytes = CommChecks.buffer(this, "allgather", "output", out, dtype, total(countPerRank, where), where);
-        Object result = collective(new CollectiveCall(CollectiveCall.Kind.ALLGATHER, dtype, countPerRank, -1, null,
+        Object result = collective(new CollectiveCall(CommOp.Kind.ALLGATHER, dtype, countPerRank, -1, null,
                 where), null, Collectives.copyOf(in, bytes));
         MemorySegment.copy((MemorySegment) result, 0, out, 0, outBytes);
     }
@@ -140,7 +141,7 @@ final class FakeCommunicator implements Communicator {
         CommChecks.reduceOp(this, "reduce_scatter", op, dtype, where);
         long inBytes = CommChecks.buffer(this, "reduce_scatter", "input", in, dtype, total(countPerRank, where), where);
         long bytes = CommChecks.buffer(this, "reduce_scatter", "output", out, dtype, countPerRank, where);
-        Object result = collective(new CollectiveCall(CollectiveCall.Kind.REDUCE_SCATTER, dtype, countPerRank, -1,
+        Object result = collective(new CollectiveCall(CommOp.Kind.REDUCE_SCATTER, dtype, countPerRank, -1,
                 op.name(), where), op, Collectives.copyOf(in, inBytes));
         MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
     }
@@ -150,7 +151,7 @@ final class FakeCommunicator implements Communicator {
         live("bcast", where);
         CommChecks.peer(this, "bcast", "root", root, where);
         long bytes = CommChecks.buffer(this, "bcast", "broadcast", buf, dtype, count, where);
-        Object result = collective(new CollectiveCall(CollectiveCall.Kind.BCAST, dtype, count, root, null, where),
+        Object result = collective(new CollectiveCall(CommOp.Kind.BCAST, dtype, count, root, null, where),
                 null, rank == root ? Collectives.copyOf(buf, bytes) : null);
         if (rank != root) {
             MemorySegment.copy((MemorySegment) result, 0, buf, 0, bytes);
@@ -167,7 +168,7 @@ final class FakeCommunicator implements Communicator {
         if (rank == root) {
             CommChecks.buffer(this, "reduce", "output", out, dtype, count, where);
         }
-        Object result = collective(new CollectiveCall(CollectiveCall.Kind.REDUCE, dtype, count, root, op.name(),
+        Object result = collective(new CollectiveCall(CommOp.Kind.REDUCE, dtype, count, root, op.name(),
                 where), op, Collectives.copyOf(in, bytes));
         if (rank == root) {
             MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
@@ -180,7 +181,7 @@ final class FakeCommunicator implements Communicator {
         long total = total(countPerRank, where);
         long bytes = CommChecks.buffer(this, "alltoall", "input", in, dtype, total, where);
         CommChecks.buffer(this, "alltoall", "output", out, dtype, total, where);
-        Object result = collective(new CollectiveCall(CollectiveCall.Kind.ALLTOALL, dtype, countPerRank, -1, null,
+        Object result = collective(new CollectiveCall(CommOp.Kind.ALLTOALL, dtype, countPerRank, -1, null,
                 where), null, Collectives.copyOf(in, bytes));
         MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
     }
@@ -189,21 +190,21 @@ final class FakeCommunicator implements Communicator {
     public Communicator split(int color, int key, SourceLocation where) {
         live("split", where);
         CommChecks.color(this, color, where);
-        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.SPLIT, where), null,
+        return handle((Membership) collective(CollectiveCall.of(CommOp.Kind.SPLIT, where), null,
                 new int[] {color, key}));
     }
 
     @Override
     public Communicator dup(SourceLocation where) {
         live("dup", where);
-        return handle((Membership) collective(CollectiveCall.of(CollectiveCall.Kind.DUP, where), null, null));
+        return handle((Membership) collective(CollectiveCall.of(CommOp.Kind.DUP, where), null, null));
     }
 
     /** Fails as {@code op} itself would when this thread may not communicate now; then exchanges on {@code dup}. */
     @Override
-    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                               DType dtype, long count, String reduce, int root, SourceLocation where) {
-        live(op, where);
+        live(op.label(), where);
         dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
     }
 

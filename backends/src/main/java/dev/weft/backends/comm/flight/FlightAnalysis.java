@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.prim.CommOp;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -167,7 +168,7 @@ public final class FlightAnalysis {
     /** Adds a line when the peer of {@code e}'s send (or receive) has no matching receive (or send) pending. */
     private void check(List<String> lines, int rank, FlightEntry e, boolean send) {
         FlightCall c = e.call();
-        boolean second = c.op() == FlightOp.SENDRECV && !send;
+        boolean second = c.op() == CommOp.Kind.SENDRECV && !send;
         int peer = second ? c.peer2() : c.peer();
         int tag = second ? c.tag2() : c.tag();
         Integer peerRank = members.getOrDefault(c.comm(), Map.of()).get(peer);
@@ -187,11 +188,11 @@ public final class FlightAnalysis {
                 continue;
             }
             boolean counterpart = send ? pc.op().receives() : pc.op().sends();
-            if (!counterpart || p.call().op() == FlightOp.IRECV && p.state() != FlightState.POSTED
-                    || p.call().op() == FlightOp.ISEND && p.state() != FlightState.POSTED) {
+            if (!counterpart || p.call().op() == CommOp.Kind.IRECV && p.state() != FlightState.POSTED
+                    || p.call().op() == CommOp.Kind.ISEND && p.state() != FlightState.POSTED) {
                 continue;
             }
-            boolean pSecond = pc.op() == FlightOp.SENDRECV && send;
+            boolean pSecond = pc.op() == CommOp.Kind.SENDRECV && send;
             int pPeer = pSecond ? pc.peer2() : pc.peer();
             int pTag = pSecond ? pc.tag2() : pc.tag();
             if (pPeer != c.rank()) {

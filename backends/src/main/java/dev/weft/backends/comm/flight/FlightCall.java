@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 /**
@@ -19,7 +20,7 @@ import dev.weft.spi.SourceLocation;
  * @param reduce the reduce operator's name; null for none
  * @param where  the user's source line
  */
-public record FlightCall(FlightOp op, String comm, int rank, int size, int peer, int tag, int peer2, int tag2,
+public record FlightCall(CommOp.Kind op, String comm, int rank, int size, int peer, int tag, int peer2, int tag2,
                          String dtype, long count, String reduce, SourceLocation where) {
     /** The operation's arguments, like {@code allreduce f32[4] SUM} or {@code recv f32[4] from 1 tag 5}. */
     public String args() {

@@ -5,6 +5,7 @@ import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
 import dev.weft.backends.comm.check.CommCheck;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -65,7 +66,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public void barrier(SourceLocation where) {
-        long s = collective(FlightOp.BARRIER, -1, null, -1, null, where);
+        long s = collective(CommOp.Kind.BARRIER, -1, null, -1, null, where);
         try {
             inner.barrier(where);
         } catch (RuntimeException | Error e) {
@@ -77,7 +78,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
-        long s = recorder.begin(call(FlightOp.SEND, dest, tag, dtype, count, null, where), -1, -1,
+        long s = recorder.begin(call(CommOp.Kind.SEND, dest, tag, dtype, count, null, where), -1, -1,
                 FlightState.STARTED);
         try {
             inner.send(buf, dtype, count, dest, tag, where);
@@ -90,7 +91,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
-        long s = recorder.begin(call(FlightOp.RECV, src, tag, dtype, count, null, where), -1, -1,
+        long s = recorder.begin(call(CommOp.Kind.RECV, src, tag, dtype, count, null, where), -1, -1,
                 FlightState.STARTED);
         try {
             inner.recv(buf, dtype, count, src, tag, where);
@@ -103,7 +104,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
-        FlightCall c = call(FlightOp.ISEND, dest, tag, dtype, count, null, where);
+        FlightCall c = call(CommOp.Kind.ISEND, dest, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);
         try {
             return new FlightRequest(inner.isend(buf, dtype, count, dest, tag, where), c, s);
@@ -115,7 +116,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
-        FlightCall c = call(FlightOp.IRECV, src, tag, dtype, count, null, where);
+        FlightCall c = call(CommOp.Kind.IRECV, src, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);
         try {
             return new FlightRequest(inner.irecv(buf, dtype, count, src, tag, where), c, s);
@@ -132,7 +133,7 @@ public final class FlightCommunicator implements Communicator {
             return;
         }
         FlightCall p = r.call();
-        FlightCall c = new FlightCall(p.op() == FlightOp.ISEND ? FlightOp.WAIT_ISEND : FlightOp.WAIT_IRECV,
+        FlightCall c = new FlightCall(p.op() == CommOp.Kind.ISEND ? CommOp.Kind.WAIT_ISEND : CommOp.Kind.WAIT_IRECV,
                 inner.name(), inner.rank(), inner.size(), p.peer(), p.tag(), -1, -1, p.dtype(), p.count(), null,
                 where);
         long s = recorder.begin(c, -1, r.seq(), FlightState.STARTED);
@@ -149,7 +150,7 @@ public final class FlightCommunicator implements Communicator {
     @Override
     public void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
                          MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where) {
-        FlightCall c = new FlightCall(FlightOp.SENDRECV, inner.name(), inner.rank(), inner.size(), dest, sendtag, src,
+        FlightCall c = new FlightCall(CommOp.Kind.SENDRECV, inner.name(), inner.rank(), inner.size(), dest, sendtag, src,
                 recvtag, dtype == null ? null : dtype.specName(), count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.STARTED);
         try {
@@ -164,7 +165,7 @@ public final class FlightCommunicator implements Communicator {
     @Override
     public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
                           SourceLocation where) {
-        long s = collective(FlightOp.ALLREDUCE, -1, dtype, count, op, where);
+        long s = collective(CommOp.Kind.ALLREDUCE, -1, dtype, count, op, where);
         try {
             inner.allreduce(in, out, dtype, count, op, where);
         } catch (RuntimeException | Error e) {
@@ -180,17 +181,10 @@ public final class FlightCommunicator implements Communicator {
      * the check shows the operation it waits to run, and a passed check leaves no entry.
      */
     @Override
-    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                               DType dtype, long count, String reduce, int root, SourceLocation where) {
         Communicator runtimeDup = dup instanceof FlightCommunicator f ? f.inner : dup;
-        FlightOp kind;
-        try {
-            kind = FlightOp.of(op);
-        } catch (IllegalArgumentException notRecorded) {
-            inner.checkExchange(runtimeDup, in, out, longs, op, dtype, count, reduce, root, where);
-            return;
-        }
-        long s = recorder.begin(new FlightCall(kind, inner.name(), inner.rank(), inner.size(), root, -1, -1, -1,
+        long s = recorder.begin(new FlightCall(op, inner.name(), inner.rank(), inner.size(), root, -1, -1, -1,
                 dtype == null ? null : dtype.specName(), count, reduce, where), collectives + 1, -1,
                 FlightState.STARTED);
         try {
@@ -209,7 +203,7 @@ public final class FlightCommunicator implements Communicator {
     @Override
     public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
         BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
-        int registered = recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where));
+        int registered = recorder.register(call(CommOp.Kind.ALLREDUCE, -1, -1, dtype, count, op, where));
         return registered >= 0 ? new RecordedCollective(this, recorder, bound, registered)
                 : (in, out) -> allreduce(in, out, dtype, count, op, where);
     }
@@ -236,7 +230,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
-        long s = collective(FlightOp.ALLGATHER, -1, dtype, countPerRank, null, where);
+        long s = collective(CommOp.Kind.ALLGATHER, -1, dtype, countPerRank, null, where);
         try {
             inner.allgather(in, out, dtype, countPerRank, where);
         } catch (RuntimeException | Error e) {
@@ -249,7 +243,7 @@ public final class FlightCommunicator implements Communicator {
     @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
                               SourceLocation where) {
-        long s = collective(FlightOp.REDUCE_SCATTER, -1, dtype, countPerRank, op, where);
+        long s = collective(CommOp.Kind.REDUCE_SCATTER, -1, dtype, countPerRank, op, where);
         try {
             inner.reduceScatter(in, out, dtype, countPerRank, op, where);
         } catch (RuntimeException | Error e) {
@@ -261,7 +255,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public void bcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
-        long s = collective(FlightOp.BCAST, root, dtype, count, null, where);
+        long s = collective(CommOp.Kind.BCAST, root, dtype, count, null, where);
         try {
             inner.bcast(buf, dtype, count, root, where);
         } catch (RuntimeException | Error e) {
@@ -274,7 +268,7 @@ public final class FlightCommunicator implements Communicator {
     @Override
     public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
                        SourceLocation where) {
-        long s = collective(FlightOp.REDUCE, root, dtype, count, op, where);
+        long s = collective(CommOp.Kind.REDUCE, root, dtype, count, op, where);
         try {
             inner.reduce(in, out, dtype, count, op, root, where);
         } catch (RuntimeException | Error e) {
@@ -286,7 +280,7 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
-        long s = collective(FlightOp.ALLTOALL, -1, dtype, countPerRank, null, where);
+        long s = collective(CommOp.Kind.ALLTOALL, -1, dtype, countPerRank, null, where);
         try {
             inner.alltoall(in, out, dtype, countPerRank, where);
         } catch (RuntimeException | Error e) {
@@ -298,23 +292,23 @@ public final class FlightCommunicator implements Communicator {
 
     @Override
     public Communicator split(int color, int key, SourceLocation where) {
-        return derive(FlightOp.SPLIT, () -> inner.split(color, key, where), where);
+        return derive(CommOp.Kind.SPLIT, () -> inner.split(color, key, where), where);
     }
 
     @Override
     public Communicator dup(SourceLocation where) {
-        return derive(FlightOp.DUP, () -> inner.dup(where), where);
+        return derive(CommOp.Kind.DUP, () -> inner.dup(where), where);
     }
 
     /** The one made with this communicator; a private duplicate's own is made now, collectively. */
     @Override
     public Communicator privateDup(SourceLocation where) {
-        return checkDup != null ? checkDup : derive(FlightOp.PRIVATE_DUP, () -> inner.privateDup(where), where);
+        return checkDup != null ? checkDup : derive(CommOp.Kind.PRIVATE_DUP, () -> inner.privateDup(where), where);
     }
 
     @Override
     public void free(SourceLocation where) {
-        long s = recorder.begin(call(FlightOp.FREE, -1, -1, null, -1, null, where), -1, -1, FlightState.STARTED);
+        long s = recorder.begin(call(CommOp.Kind.FREE, -1, -1, null, -1, null, where), -1, -1, FlightState.STARTED);
         try {
             inner.free(where);
         } catch (RuntimeException | Error e) {
@@ -329,9 +323,9 @@ public final class FlightCommunicator implements Communicator {
         return inner.toString();
     }
 
-    private Communicator derive(FlightOp op, Supplier<Communicator> derive, SourceLocation where) {
-        if (op != FlightOp.PRIVATE_DUP) {
-            CommCheck.creation(this, op.label(), where);
+    private Communicator derive(CommOp.Kind op, Supplier<Communicator> derive, SourceLocation where) {
+        if (op != CommOp.Kind.PRIVATE_DUP) {
+            CommCheck.creation(this, op, where);
         }
         long s = collective(op, -1, null, -1, null, where);
         Communicator child;
@@ -343,7 +337,7 @@ public final class FlightCommunicator implements Communicator {
         }
         recorder.completed(s);
         FlightCommunicator derived = new FlightCommunicator(child, recorder);
-        if (op != FlightOp.PRIVATE_DUP) {
+        if (op != CommOp.Kind.PRIVATE_DUP) {
             // Not recorded: Weft's own, it would shift the numbers of the user's collectives on the child.
             derived.checkDup = new FlightCommunicator(child.privateDup(where), recorder);
         }
@@ -351,12 +345,12 @@ public final class FlightCommunicator implements Communicator {
     }
 
     /** Records the start of this communicator's next collective; returns its sequence number. */
-    private long collective(FlightOp op, int root, DType dtype, long count, ReduceOp reduce, SourceLocation where) {
+    private long collective(CommOp.Kind op, int root, DType dtype, long count, ReduceOp reduce, SourceLocation where) {
         return recorder.begin(call(op, root, -1, dtype, count, reduce, where), ++collectives, -1,
                 FlightState.STARTED);
     }
 
-    private FlightCall call(FlightOp op, int peer, int tag, DType dtype, long count, ReduceOp reduce,
+    private FlightCall call(CommOp.Kind op, int peer, int tag, DType dtype, long count, ReduceOp reduce,
                             SourceLocation where) {
         return new FlightCall(op, inner.name(), inner.rank(), inner.size(), peer, tag, -1, -1,
                 dtype == null ? null : dtype.specName(), count, reduce == null ? null : reduce.name(), where);

@@ -1,17 +1,17 @@
 package dev.weft.backends.comm.flight;
 
-import dev.weft.spi.OutputDirectory;
-import dev.weft.spi.SourceLocation;
-
 import dev.weft.backends.json.JsonFile;
 import dev.weft.backends.json.JsonParser;
 import dev.weft.backends.json.JsonText;
+import dev.weft.prim.CommOp;
+import dev.weft.spi.OutputDirectory;
+import dev.weft.spi.SourceLocation;
+
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -121,11 +121,11 @@ public final class FlightFile {
     private static FlightEntry entry(Map<?, ?> f) {
         SourceLocation where = new SourceLocation(text(f, "class"), text(f, "method"), text(f, "file"),
                 integer(f, "line"));
-        FlightCall c = new FlightCall(label(FlightOp.class, text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
+        FlightCall c = new FlightCall(kind(text(f, "op")), text(f, "comm"), integer(f, "comm_rank"),
                 integer(f, "comm_size"), integer(f, "peer"), integer(f, "tag"), integer(f, "peer2"),
                 integer(f, "tag2"), textOrNull(f, "dtype"), number(f, "count"), textOrNull(f, "reduce"), where);
         return new FlightEntry(number(f, "seq"), c, number(f, "collective"), number(f, "posted"),
-                label(FlightState.class, text(f, "state")), number(f, "start"), number(f, "end"));
+                state(text(f, "state")), number(f, "start"), number(f, "end"));
     }
 
     /** One line's object, fields by name. */
@@ -144,15 +144,26 @@ public final class FlightFile {
         return s;
     }
 
-    /** The constant of {@code type} that {@code label} (lower case) names. */
-    private static <E extends Enum<E>> E label(Class<E> type, String label) {
-        for (E e : type.getEnumConstants()) {
-            if (e.name().toLowerCase(Locale.ROOT).equals(label)) {
+    /**
+     * The kind labelled {@code label} ({@link CommOp.Kind#label}): the labels are the flight file's names of the
+     * operations, those of earlier versions' files included ({@code private_dup}).
+     */
+    private static CommOp.Kind kind(String label) {
+        try {
+            return CommOp.Kind.of(label);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("unknown operation \"" + label + "\"", e);
+        }
+    }
+
+    /** The state labelled {@code label} ({@link FlightState#label}). */
+    private static FlightState state(String label) {
+        for (FlightState e : FlightState.values()) {
+            if (e.label().equals(label)) {
                 return e;
             }
         }
-        throw new IllegalArgumentException("unknown " + (type == FlightOp.class ? "operation" : "state") + " \""
-                + label + "\"");
+        throw new IllegalArgumentException("unknown state \"" + label + "\"");
     }
 
     private static String textOrNull(Map<?, ?> f, String key) {

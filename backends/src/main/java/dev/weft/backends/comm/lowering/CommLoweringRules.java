@@ -46,7 +46,7 @@ public final class CommLoweringRules implements LoweringRuleProvider {
         CommOp p = (CommOp) node.params();
         Aval data = p.data(node.inputs().stream().map(Var::aval).toList());
         Map<String, Attr> attrs = new LinkedHashMap<>();
-        attrs.put("call_target_name", new Attr.Str(ctx.target().commCallPrefix() + p.kind()));
+        attrs.put("call_target_name", new Attr.Str(ctx.target().commCallPrefix() + p.kind().label()));
         attrs.put("has_side_effect", new Attr.Bool(p.effect() instanceof Effect.Ordered));
         attrs.put("api_version", Attr.Int.i32(4));
         attrs.put("backend_config", new Attr.CommConfig(p, data));

@@ -8,6 +8,7 @@ import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.Request;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
@@ -299,9 +300,9 @@ final class MpiCommunicator implements Communicator {
 
     /** Fails as {@code op} itself would when this thread may not communicate now; then exchanges on {@code dup}. */
     @Override
-    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, String op,
+    public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                               DType dtype, long count, String reduce, int root, SourceLocation where) {
-        live(op, where);
+        live(op.label(), where);
         dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
     }
 

@@ -4,25 +4,26 @@ import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import java.util.function.IntSupplier;
 
 /**
- * One rank's NCCL communicator, created over a bootstrap {@link Communicator} (MPI or fake) with the same ranks:
- * rank 0 makes the unique id, the bootstrap broadcasts its 128 bytes, and every rank calls
- * {@code ncclCommInitRank(size, id, rank)} (as IREE's MPI channel provider does).
+ * One rank's NCCL communicator queueing its operations on one CUDA stream: the {@link Communicator} of the GPU
+ * target, over an NCCL communicator ({@link NcclHandle}) that the communicators on other streams share.
  *
- * <p>Every operation only enqueues work on the given CUDA stream; nothing here waits for the GPU. Buffers are
- * device pointers holding {@code count} elements of a {@link DType}; the semantics are {@link Communicator}'s,
- * with two differences: NCCL has no tags, so point-to-point messages between two ranks match in posting order,
- * and a "completed" operation is one whose work is queued ahead of whatever is queued next on its stream.
+ * <p>Every operation only enqueues work on the stream; nothing here waits for the GPU. Buffers are device memory:
+ * a segment's {@linkplain MemorySegment#address address} is the device pointer ({@link #device}), never read on the
+ * host, and its size is not checked. The semantics are {@link Communicator}'s, with these differences: NCCL has no
+ * tags, so tags are ignored and point-to-point messages between two ranks match in posting order; a "completed"
+ * operation is one whose work is queued ahead of whatever is queued next on its stream; reductions take the
+ * built-in operators only (a custom one is a {@link CommException}: the GPU executor gathers and reduces with a
+ * kernel instead); {@code split}, {@code dup} and {@code privateDup} are refused with a {@link CommException}
+ * naming the op (NCCL communicators are made over a bootstrap communicator, which is split instead).
  *
  * <p>Point-to-point calls are fused in NCCL groups. NCCL needs this whenever sends and receives must progress
  * together: a send blocks the GPU until the peer's matching receive runs, so two ranks that each send to the
@@ -43,68 +44,60 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>After each enqueue, {@code ncclCommGetAsyncError} is checked; an asynchronous error aborts the communicator
  * and raises a {@link CommException} naming the op and the user's line, as does any error NCCL returns.
  */
-public final class NcclCommunicator implements AutoCloseable {
+public final class NcclCommunicator implements Communicator, AutoCloseable {
     private static final ThreadLocal<Group> OPEN_GROUP = new ThreadLocal<>();
 
-    private final NcclLibrary nccl;
-    private final StreamEvents events;
-    private final String name;
-    private final int rank;
-    private final int size;
-    private long comm;
+    private final NcclHandle handle;
+    private final long stream;
+    private final DeviceMemory memory;
 
-    private NcclCommunicator(NcclLibrary nccl, StreamEvents events, String name, int rank, int size, long comm) {
-        this.nccl = nccl;
-        this.events = events;
-        this.name = name;
-        this.rank = rank;
-        this.size = size;
-        this.comm = comm;
+    NcclCommunicator(NcclHandle handle, long stream, DeviceMemory memory) {
+        this.handle = handle;
+        this.stream = stream;
+        this.memory = memory;
     }
 
     /**
-     * Collective over {@code bootstrap}: the NCCL communicator with its ranks. The CUDA device this rank uses must
-     * be current on the calling thread.
+     * Collective over {@code bootstrap}: a new NCCL communicator with its ranks, queueing on {@code stream}, with
+     * {@code memory} for a barrier's scratch element. The CUDA device this rank uses must be current on the calling
+     * thread.
      */
-    public static NcclCommunicator create(NcclLibrary nccl, StreamEvents events, Communicator bootstrap,
-                                          SourceLocation where) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment id = arena.allocate(NcclLibrary.UNIQUE_ID_BYTES);
-            if (bootstrap.rank() == 0) {
-                nccl.check(nccl.getUniqueId(id), "ncclGetUniqueId", "nccl init", where);
-            }
-            bootstrap.bcast(id, DType.BOOL, NcclLibrary.UNIQUE_ID_BYTES, 0, where);
-            MemorySegment handle = arena.allocate(JAVA_LONG);
-            nccl.check(nccl.commInitRank(handle, bootstrap.size(), id, bootstrap.rank()), "ncclCommInitRank",
-                    "nccl init", where);
-            return new NcclCommunicator(nccl, events, bootstrap.name(), bootstrap.rank(), bootstrap.size(),
-                    handle.get(JAVA_LONG, 0));
-        }
+    public static NcclCommunicator create(NcclLibrary nccl, StreamEvents events, DeviceMemory memory,
+                                          Communicator bootstrap, long stream, SourceLocation where) {
+        return new NcclCommunicator(NcclHandle.create(nccl, events, bootstrap, where), stream, memory);
     }
 
+    /** The buffer at device address {@code ptr}, as this communicator's operations take it. */
+    public static MemorySegment device(long ptr) {
+        return MemorySegment.ofAddress(ptr);
+    }
+
+    @Override
     public int rank() {
-        return rank;
+        return handle.rank;
     }
 
+    @Override
     public int size() {
-        return size;
+        return handle.size;
     }
 
     /** The bootstrap communicator's name. */
+    @Override
     public String name() {
-        return name;
+        return handle.name;
     }
 
     /** A nonblocking send or receive: completed on the GPU once the event its group recorded has fired. */
-    public static final class Request {
-        private final NcclCommunicator owner;
-        private final String op;
+    public static final class Request implements dev.weft.backends.comm.Request {
+        private final NcclHandle owner;
+        private final CommOp.Kind op;
         private final long stream;
         private final SourceLocation where;
         private long event;
         private boolean waited;
 
-        private Request(NcclCommunicator owner, String op, long stream, SourceLocation where) {
+        private Request(NcclHandle owner, CommOp.Kind op, long stream, SourceLocation where) {
             this.owner = owner;
             this.op = op;
             this.stream = stream;
@@ -112,8 +105,13 @@ public final class NcclCommunicator implements AutoCloseable {
         }
 
         @Override
-        public String toString() {
+        public String describe() {
             return op + " at " + where;
+        }
+
+        @Override
+        public String toString() {
+            return describe();
         }
     }
 
@@ -121,10 +119,10 @@ public final class NcclCommunicator implements AutoCloseable {
     private static final class Group {
         final List<String> ops = new ArrayList<>();
         final List<Request> requests = new ArrayList<>();
-        final List<NcclCommunicator> comms = new ArrayList<>();
+        final List<NcclHandle> comms = new ArrayList<>();
         SourceLocation first;
 
-        void add(NcclCommunicator c, String op, SourceLocation where) {
+        void add(NcclHandle c, CommOp.Kind op, SourceLocation where) {
             if (first == null) {
                 first = where;
             }
@@ -135,119 +133,197 @@ public final class NcclCommunicator implements AutoCloseable {
         }
     }
 
+    /** A one-element {@code ncclAllReduce} on a scratch buffer: it orders the streams of all ranks, not the hosts. */
+    @Override
+    public void barrier(SourceLocation where) {
+        long scratch = memory.allocate(stream, DType.I32.byteSize());
+        collective(CommOp.Kind.BARRIER, where, () -> handle.nccl.allReduce(scratch, scratch, 1,
+                NcclLibrary.dataType(DType.I32), NcclLibrary.reduceOp(ReduceOp.Builtin.SUM), handle.live(where),
+                stream), "ncclAllReduce");
+        memory.free(stream, scratch);
+    }
+
     /** {@code ncclAllReduce}: {@code out = in_0 ⊕ ... ⊕ in_{size-1}} on every rank. */
-    public void allreduce(long in, long out, DType dtype, long count, ReduceOp.Builtin op, long stream,
+    @Override
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
                           SourceLocation where) {
-        closeGroup("allreduce", where);
-        check(nccl.allReduce(in, out, count, NcclLibrary.dataType(dtype), NcclLibrary.reduceOp(op), live(where),
-                stream), "ncclAllReduce", "allreduce", where);
-        checkAsync("allreduce", where);
+        CommOp.Kind k = CommOp.Kind.ALLREDUCE;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
+        int reduce = NcclLibrary.reduceOp(builtin(k, op, where));
+        collective(k, where, () -> handle.nccl.allReduce(send, recv, count, NcclLibrary.dataType(dtype), reduce,
+                handle.live(where), stream), "ncclAllReduce");
     }
 
     /** {@code ncclAllGather}: {@code out} ({@code size * countPerRank} elements) gets every rank's {@code in}. */
-    public void allgather(long in, long out, DType dtype, long countPerRank, long stream, SourceLocation where) {
-        closeGroup("allgather", where);
-        check(nccl.allGather(in, out, countPerRank, NcclLibrary.dataType(dtype), live(where), stream),
-                "ncclAllGather", "allgather", where);
-        checkAsync("allgather", where);
+    @Override
+    public void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.ALLGATHER;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
+        collective(k, where, () -> handle.nccl.allGather(send, recv, countPerRank, NcclLibrary.dataType(dtype),
+                handle.live(where), stream), "ncclAllGather");
     }
 
     /** {@code ncclReduceScatter}: block {@code rank} ({@code countPerRank} elements) of the reduction of {@code in}. */
-    public void reduceScatter(long in, long out, DType dtype, long countPerRank, ReduceOp.Builtin op, long stream,
+    @Override
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
                               SourceLocation where) {
-        closeGroup("reduce_scatter", where);
-        check(nccl.reduceScatter(in, out, countPerRank, NcclLibrary.dataType(dtype), NcclLibrary.reduceOp(op),
-                live(where), stream), "ncclReduceScatter", "reduce_scatter", where);
-        checkAsync("reduce_scatter", where);
+        CommOp.Kind k = CommOp.Kind.REDUCE_SCATTER;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
+        int reduce = NcclLibrary.reduceOp(builtin(k, op, where));
+        collective(k, where, () -> handle.nccl.reduceScatter(send, recv, countPerRank, NcclLibrary.dataType(dtype),
+                reduce, handle.live(where), stream), "ncclReduceScatter");
     }
 
-    /** {@code ncclBroadcast}: every rank's {@code out} receives {@code root}'s {@code in} (root's too). */
-    public void bcast(long in, long out, DType dtype, long count, int root, long stream, SourceLocation where) {
-        closeGroup("bcast", where);
-        check(nccl.broadcast(in, out, count, NcclLibrary.dataType(dtype), root, live(where), stream),
-                "ncclBroadcast", "bcast", where);
-        checkAsync("bcast", where);
+    /** {@code ncclBroadcast} in place: every rank's {@code buf} receives {@code root}'s. */
+    @Override
+    public void bcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.BCAST;
+        long b = device(k, buf, where);
+        collective(k, where, () -> handle.nccl.broadcast(b, b, count, NcclLibrary.dataType(dtype), root,
+                handle.live(where), stream), "ncclBroadcast");
     }
 
     /** {@code ncclReduce}: like {@link #allreduce}, but only {@code root}'s {@code out} is written. */
-    public void reduce(long in, long out, DType dtype, long count, ReduceOp.Builtin op, int root, long stream,
+    @Override
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
                        SourceLocation where) {
-        closeGroup("reduce", where);
-        check(nccl.reduce(in, out, count, NcclLibrary.dataType(dtype), NcclLibrary.reduceOp(op), root, live(where),
-                stream), "ncclReduce", "reduce", where);
-        checkAsync("reduce", where);
+        CommOp.Kind k = CommOp.Kind.REDUCE;
+        long send = device(k, in, where);
+        long recv = out == null && handle.rank != root ? 0 : device(k, out, where);
+        int reduce = NcclLibrary.reduceOp(builtin(k, op, where));
+        collective(k, where, () -> handle.nccl.reduce(send, recv, count, NcclLibrary.dataType(dtype), reduce, root,
+                handle.live(where), stream), "ncclReduce");
     }
 
     /**
      * Block {@code j} of {@code in} goes to rank {@code j} and arrives as block {@code rank} of its {@code out}:
      * one {@code ncclSend} and one {@code ncclRecv} per rank, in the open group, which it then ends.
      */
-    public void alltoall(long in, long out, DType dtype, long countPerRank, long stream, SourceLocation where) {
+    @Override
+    public void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.ALLTOALL;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
         long blockBytes = countPerRank * dtype.byteSize();
-        inGroup("alltoall", where, () -> {
-            for (int peer = 0; peer < size; peer++) {
-                enqueueSend(in + peer * blockBytes, dtype, countPerRank, peer, stream, "alltoall", where);
-                enqueueRecv(out + peer * blockBytes, dtype, countPerRank, peer, stream, "alltoall", where);
+        inGroup(k, where, () -> {
+            for (int peer = 0; peer < handle.size; peer++) {
+                enqueueSend(send + peer * blockBytes, dtype, countPerRank, peer, k, where);
+                enqueueRecv(recv + peer * blockBytes, dtype, countPerRank, peer, k, where);
             }
         });
-        closeGroup("alltoall", where);
+        closeGroup(k.label(), where);
     }
 
     /**
      * {@code ncclSend} of {@code count} elements to {@code dest}, joining the open group; {@code buf} must stay
-     * unchanged until the group ends.
+     * unchanged until the group ends. The tag is ignored.
      */
-    public void send(long buf, DType dtype, long count, int dest, long stream, SourceLocation where) {
-        inGroup("send", where, () -> enqueueSend(buf, dtype, count, dest, stream, "send", where));
+    @Override
+    public void send(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        long b = device(CommOp.Kind.SEND, buf, where);
+        inGroup(CommOp.Kind.SEND, where, () -> enqueueSend(b, dtype, count, dest, CommOp.Kind.SEND, where));
     }
 
-    /** {@code ncclRecv} of {@code count} elements from {@code src}, joining the open group: complete once it ends. */
-    public void recv(long buf, DType dtype, long count, int src, long stream, SourceLocation where) {
-        inGroup("recv", where, () -> enqueueRecv(buf, dtype, count, src, stream, "recv", where));
+    /**
+     * {@code ncclRecv} of {@code count} elements from {@code src}, joining the open group: complete once it ends.
+     * The tag is ignored.
+     */
+    @Override
+    public void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        long b = device(CommOp.Kind.RECV, buf, where);
+        inGroup(CommOp.Kind.RECV, where, () -> enqueueRecv(b, dtype, count, src, CommOp.Kind.RECV, where));
     }
 
     /** A send to {@code dest} and a receive from {@code src} in the open group, as {@link #send}, {@link #recv}. */
-    public void sendrecv(long sendBuf, long sendCount, int dest, long recvBuf, long recvCount, int src, DType dtype,
-                         long stream, SourceLocation where) {
-        inGroup("sendrecv", where, () -> {
-            enqueueSend(sendBuf, dtype, sendCount, dest, stream, "sendrecv", where);
-            enqueueRecv(recvBuf, dtype, recvCount, src, stream, "sendrecv", where);
+    @Override
+    public void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,
+                         MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.SENDRECV;
+        long send = device(k, sendbuf, where);
+        long recv = device(k, recvbuf, where);
+        inGroup(k, where, () -> {
+            enqueueSend(send, dtype, count, dest, k, where);
+            enqueueRecv(recv, dtype, recvcount, src, k, where);
         });
     }
 
     /** Joins a send to the open group (opening one if needed); {@code buf} must stay unchanged until {@link #wait}. */
-    public Request isend(long buf, DType dtype, long count, int dest, long stream, SourceLocation where) {
-        Group g = inGroup("isend", where, () -> enqueueSend(buf, dtype, count, dest, stream, "isend", where));
-        return pending(g, "isend", stream, where);
+    @Override
+    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.ISEND;
+        long b = device(k, buf, where);
+        Group g = inGroup(k, where, () -> enqueueSend(b, dtype, count, dest, k, where));
+        return pending(g, k, where);
     }
 
     /** Joins a receive into {@code buf} to the open group; {@code buf} holds the message after {@link #wait}. */
-    public Request irecv(long buf, DType dtype, long count, int src, long stream, SourceLocation where) {
-        Group g = inGroup("irecv", where, () -> enqueueRecv(buf, dtype, count, src, stream, "irecv", where));
-        return pending(g, "irecv", stream, where);
+    @Override
+    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.IRECV;
+        long b = device(k, buf, where);
+        Group g = inGroup(k, where, () -> enqueueRecv(b, dtype, count, src, k, where));
+        return pending(g, k, where);
     }
 
     /**
-     * Makes work queued on {@code stream} from now on wait for {@code request}, closing its group first if it is
-     * still open. A request is waited once, on its own communicator.
+     * Makes work queued on this communicator's stream from now on wait for {@code request}, closing its group first
+     * if it is still open. A request is waited once, on its own NCCL communicator (on any stream).
      */
-    public void wait(Request request, long stream, SourceLocation where) {
-        if (request.owner != this) {
-            throw new CommException(where, "wait: " + request + " belongs to communicator '" + request.owner.name
-                    + "', not '" + name + "'");
+    @Override
+    public void wait(dev.weft.backends.comm.Request request, SourceLocation where) {
+        if (!(request instanceof Request r)) {
+            throw new CommException(where, "wait: " + (request == null ? "null request" : request.describe())
+                    + " is not an NCCL request");
         }
-        if (request.waited) {
-            throw new CommException(where, "wait: " + request + " was already waited");
+        if (r.owner != handle) {
+            throw new CommException(where, "wait: " + r + " belongs to communicator '" + r.owner.name
+                    + "', not '" + handle.name + "'");
         }
-        if (request.event == 0) {
-            closeGroup("wait", where);
+        if (r.waited) {
+            throw new CommException(where, "wait: " + r + " was already waited");
         }
-        if (request.event == 0) {
-            throw new CommException(where, "wait: " + request + " never started: its NCCL group failed");
+        if (r.event == 0) {
+            closeGroup(CommOp.Kind.WAIT.label(), where);
         }
-        request.waited = true;
-        events.wait(stream, request.event);
-        events.destroy(request.event);
+        if (r.event == 0) {
+            throw new CommException(where, "wait: " + r + " never started: its NCCL group failed");
+        }
+        r.waited = true;
+        handle.events.wait(stream, r.event);
+        handle.events.destroy(r.event);
+    }
+
+    /** Refused: NCCL communicators are made over a bootstrap communicator, which is split instead. */
+    @Override
+    public Communicator split(int color, int key, SourceLocation where) {
+        throw notMadeHere(CommOp.Kind.SPLIT, where);
+    }
+
+    /** Refused: NCCL communicators are made over a bootstrap communicator, which is duplicated instead. */
+    @Override
+    public Communicator dup(SourceLocation where) {
+        throw notMadeHere(CommOp.Kind.DUP, where);
+    }
+
+    /** Refused: the schedule check runs on the bootstrap communicator's private duplicate. */
+    @Override
+    public Communicator privateDup(SourceLocation where) {
+        throw notMadeHere(CommOp.Kind.PRIVATE_DUP, where);
+    }
+
+    /** {@code ncclCommDestroy}: the NCCL communicator cannot be used afterwards, on any stream. */
+    @Override
+    public void free(SourceLocation where) {
+        handle.destroy(CommOp.Kind.FREE.label(), where);
+    }
+
+    /** {@link #free}. */
+    @Override
+    public void close() {
+        free(SourceLocation.UNKNOWN);
     }
 
     /**
@@ -257,32 +333,53 @@ public final class NcclCommunicator implements AutoCloseable {
     public static void flush() {
         Group g = OPEN_GROUP.get();
         if (g != null) {
-            g.comms.getFirst().closeGroup("flush", g.first);
+            closeGroup("flush", g.first);
         }
     }
 
-    /** {@code ncclCommDestroy}; this communicator cannot be used afterwards. */
-    @Override
-    public void close() {
-        if (comm != 0) {
-            long c = comm;
-            comm = 0;
-            check(nccl.commDestroy(c), "ncclCommDestroy", "free", SourceLocation.UNKNOWN);
+    private CommException notMadeHere(CommOp.Kind op, SourceLocation where) {
+        return new CommException(where, op + " on NCCL communicator '" + handle.name + "' is not supported: NCCL "
+                + "communicators are made over a bootstrap communicator; " + op + " that one");
+    }
+
+    /** {@code buf}'s device address: a native segment's; anything else is an error naming {@code op}. */
+    private static long device(CommOp.Kind op, MemorySegment buf, SourceLocation where) {
+        if (buf == null || !buf.isNative()) {
+            throw new CommException(where, op + ": an NCCL buffer is a device address (NcclCommunicator.device), not "
+                    + (buf == null ? "null" : "a heap segment"));
         }
+        return buf.address();
     }
 
-    private void enqueueSend(long buf, DType dtype, long count, int dest, long stream, String op,
-                             SourceLocation where) {
-        check(nccl.send(buf, count, NcclLibrary.dataType(dtype), dest, live(where), stream), "ncclSend", op, where);
+    /** {@code op} as NCCL's: only the built-in operators are NCCL's. */
+    private static ReduceOp.Builtin builtin(CommOp.Kind kind, ReduceOp op, SourceLocation where) {
+        if (op instanceof ReduceOp.Builtin b) {
+            return b;
+        }
+        throw new CommException(where, kind + ": NCCL reduces with SUM, PROD, MIN and MAX only, not the custom "
+                + "operator '" + op.name() + "'");
     }
 
-    private void enqueueRecv(long buf, DType dtype, long count, int src, long stream, String op,
-                             SourceLocation where) {
-        check(nccl.recv(buf, count, NcclLibrary.dataType(dtype), src, live(where), stream), "ncclRecv", op, where);
+    /** Ends the open group, then queues a collective ({@code call}, NCCL's {@code function}) and checks it. */
+    private void collective(CommOp.Kind op, SourceLocation where, IntSupplier call,
+                            String function) {
+        closeGroup(op.label(), where);
+        handle.check(call.getAsInt(), function, op.label(), where);
+        handle.checkAsync(op.label(), where);
     }
 
-    private Request pending(Group g, String op, long stream, SourceLocation where) {
-        Request r = new Request(this, op, stream, where);
+    private void enqueueSend(long buf, DType dtype, long count, int dest, CommOp.Kind op, SourceLocation where) {
+        handle.check(handle.nccl.send(buf, count, NcclLibrary.dataType(dtype), dest, handle.live(where), stream),
+                "ncclSend", op.label(), where);
+    }
+
+    private void enqueueRecv(long buf, DType dtype, long count, int src, CommOp.Kind op, SourceLocation where) {
+        handle.check(handle.nccl.recv(buf, count, NcclLibrary.dataType(dtype), src, handle.live(where), stream),
+                "ncclRecv", op.label(), where);
+    }
+
+    private Request pending(Group g, CommOp.Kind op, SourceLocation where) {
+        Request r = new Request(handle, op, stream, where);
         g.requests.add(r);
         return r;
     }
@@ -291,10 +388,10 @@ public final class NcclCommunicator implements AutoCloseable {
      * Runs {@code calls} (NCCL point-to-point enqueues) in this thread's open group, starting one if none is open.
      * If a call fails the group is ended and dropped, so that the next operation starts clean.
      */
-    private Group inGroup(String op, SourceLocation where, Runnable calls) {
+    private Group inGroup(CommOp.Kind op, SourceLocation where, Runnable calls) {
         Group g = OPEN_GROUP.get();
         if (g == null) {
-            check(nccl.groupStart(), "ncclGroupStart", op, where);
+            handle.check(handle.nccl.groupStart(), "ncclGroupStart", op.label(), where);
             g = new Group();
             OPEN_GROUP.set(g);
         }
@@ -302,66 +399,39 @@ public final class NcclCommunicator implements AutoCloseable {
             calls.run();
         } catch (RuntimeException e) {
             OPEN_GROUP.remove();
-            nccl.groupEnd();
+            handle.nccl.groupEnd();
             throw e;
         }
-        g.add(this, op, where);
+        g.add(handle, op, where);
         return g;
     }
 
     /**
      * Ends this thread's open group, if any ({@code ncclGroupEnd}), then records an event per request of the group
-     * and checks every communicator of the group for asynchronous errors.
+     * on the request's stream and checks every communicator of the group for asynchronous errors.
      */
-    private void closeGroup(String op, SourceLocation where) {
+    private static void closeGroup(String op, SourceLocation where) {
         Group g = OPEN_GROUP.get();
         if (g == null) {
             return;
         }
         OPEN_GROUP.remove();
+        NcclLibrary nccl = g.comms.getFirst().nccl;
         int rc = nccl.groupEnd();
         if (rc != NcclLibrary.SUCCESS) {
             throw new CommException(where, op + ": ncclGroupEnd failed for the group of " + String.join(", ", g.ops)
                     + ": " + nccl.describe(rc));
         }
         for (Request r : g.requests) {
-            r.event = events.record(r.stream);
+            r.event = r.owner.events.record(r.stream);
         }
-        for (NcclCommunicator c : g.comms) {
+        for (NcclHandle c : g.comms) {
             c.checkAsync(op, where);
         }
     }
 
-    /** Raises an asynchronous NCCL error as an exception naming {@code op} and {@code where}, aborting first. */
-    private void checkAsync(String op, SourceLocation where) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment error = arena.allocate(JAVA_INT);
-            check(nccl.commGetAsyncError(live(where), error), "ncclCommGetAsyncError", op, where);
-            int async = error.get(JAVA_INT, 0);
-            if (async != NcclLibrary.SUCCESS && async != NcclLibrary.IN_PROGRESS) {
-                long c = comm;
-                comm = 0;
-                nccl.commAbort(c);
-                throw new CommException(where, op + ": NCCL communicator '" + name + "' failed asynchronously: "
-                        + nccl.describe(async) + "; the communicator was aborted");
-            }
-        }
-    }
-
-    private void check(int result, String function, String op, SourceLocation where) {
-        nccl.check(result, function, op, where);
-    }
-
-    /** The NCCL handle; fails when the communicator was destroyed or aborted. */
-    private long live(SourceLocation where) {
-        if (comm == 0) {
-            throw new CommException(where, "NCCL communicator '" + name + "' was destroyed or aborted");
-        }
-        return comm;
-    }
-
     @Override
     public String toString() {
-        return "nccl:" + name + "#" + rank;
+        return "nccl:" + handle.name + "#" + handle.rank;
     }
 }

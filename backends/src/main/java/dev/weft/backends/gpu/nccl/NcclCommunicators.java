@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class NcclCommunicators {
     private final NcclLibrary nccl;
     private final StreamEvents events;
-    private final Map<Communicator, NcclCommunicator> comms = new ConcurrentHashMap<>();
+    private final Map<Communicator, NcclHandle> comms = new ConcurrentHashMap<>();
 
     public NcclCommunicators(NcclLibrary nccl, StreamEvents events) {
         this.nccl = nccl;
@@ -26,10 +26,10 @@ public final class NcclCommunicators {
      * creating, since ranks may be threads of this process; a bootstrap handle is used by one thread at a time, so
      * none is created twice.
      */
-    public NcclCommunicator communicator(Communicator bootstrap, SourceLocation where) {
-        NcclCommunicator c = comms.get(bootstrap);
+    NcclHandle handle(Communicator bootstrap, SourceLocation where) {
+        NcclHandle c = comms.get(bootstrap);
         if (c == null) {
-            c = NcclCommunicator.create(nccl, events, bootstrap, where);
+            c = NcclHandle.create(nccl, events, bootstrap, where);
             comms.put(bootstrap, c);
         }
         return c;

@@ -2,6 +2,7 @@ package dev.weft.backends.gpu.nccl;
 
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.Request;
 import dev.weft.spi.SourceLocation;
 
 import java.util.Map;
@@ -17,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class NcclContext {
     /** A request in flight and, for a receive, the device buffer it fills (else 0). */
-    record Pending(NcclCommunicator.Request request, long buffer) {
+    record Pending(Request request, long buffer) {
     }
 
     private final NcclCommunicators comms;
@@ -31,9 +32,17 @@ public final class NcclContext {
         this.localReduce = localReduce;
     }
 
-    /** The NCCL communicator over {@code bootstrap}'s ranks (see {@link NcclCommunicators#communicator}). */
-    public NcclCommunicator communicator(Communicator bootstrap, SourceLocation where) {
-        return comms.communicator(bootstrap, where);
+    /**
+     * The NCCL communicator over {@code bootstrap}'s ranks, created collectively on first use (see
+     * {@link NcclCommunicators#handle}).
+     */
+    NcclHandle handle(Communicator bootstrap, SourceLocation where) {
+        return comms.handle(bootstrap, where);
+    }
+
+    /** The NCCL communicator {@code handle} queueing on {@code stream}, with this context's device memory. */
+    NcclCommunicator on(NcclHandle handle, long stream) {
+        return new NcclCommunicator(handle, stream, memory);
     }
 
     DeviceMemory memory() {

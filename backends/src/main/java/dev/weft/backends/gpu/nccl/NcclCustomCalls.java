@@ -76,7 +76,7 @@ public final class NcclCustomCalls {
     private static void createCommunicators(String prefix, CommBindings comms, NcclContext ctx, Block block) {
         for (Op op : block.ops()) {
             if (op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(prefix)) {
-                ctx.communicator(bootstrap(comms, op), op.location());
+                ctx.handle(bootstrap(comms, op), op.location());
             }
             for (Block region : op.regions()) {
                 createCommunicators(prefix, comms, ctx, region);
@@ -124,7 +124,7 @@ public final class NcclCustomCalls {
     /** The call {@code op}'s descriptor says; a custom reduce op runs the module's function it calls. */
     private static NcclCall call(Module module, CommBindings comms, NcclContext ctx, Op op) {
         Attr.CommConfig config = config(op);
-        NcclCommunicator comm = ctx.communicator(bootstrap(comms, op), op.location());
+        NcclHandle comm = ctx.handle(bootstrap(comms, op), op.location());
         Aval data = config.data();
         ReduceOp.Builtin builtin = null;
         Func custom = null;

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 import org.junit.jupiter.api.Test;
 
@@ -24,13 +25,13 @@ class FlightAnalysisTest {
             this.size = size;
         }
 
-        Rank collective(FlightOp op, String dtype, long count, String reduce, int root, int line, FlightState state) {
+        Rank collective(CommOp.Kind op, String dtype, long count, String reduce, int root, int line, FlightState state) {
             FlightCall c = new FlightCall(op, "world", rank, size, root, -1, -1, -1, dtype, count, reduce,
                     where(line));
             return add(c, ++collectives, state);
         }
 
-        Rank p2p(FlightOp op, int peer, int tag, int line, FlightState state) {
+        Rank p2p(CommOp.Kind op, int peer, int tag, int line, FlightState state) {
             return add(new FlightCall(op, "world", rank, size, peer, tag, -1, -1, "f32", 4, null, where(line)), -1,
                     state);
         }
@@ -60,11 +61,11 @@ class FlightAnalysisTest {
         Rank r0 = new Rank(0, 2);
         Rank r1 = new Rank(1, 2);
         for (Rank r : List.of(r0, r1)) {
-            r.collective(FlightOp.BARRIER, null, -1, null, -1, 10, FlightState.COMPLETED)
-                    .collective(FlightOp.ALLREDUCE, "f32", 4, "SUM", -1, 11, FlightState.COMPLETED);
+            r.collective(CommOp.Kind.BARRIER, null, -1, null, -1, 10, FlightState.COMPLETED)
+                    .collective(CommOp.Kind.ALLREDUCE, "f32", 4, "SUM", -1, 11, FlightState.COMPLETED);
         }
-        r0.collective(FlightOp.ALLREDUCE, "f32", 4, "SUM", -1, 12, FlightState.STARTED);
-        r1.collective(FlightOp.BCAST, "f32", 4, null, 0, 14, FlightState.STARTED);
+        r0.collective(CommOp.Kind.ALLREDUCE, "f32", 4, "SUM", -1, 12, FlightState.STARTED);
+        r1.collective(CommOp.Kind.BCAST, "f32", 4, null, 0, 14, FlightState.STARTED);
         String report = report(r0.dump("timeout"), r1.dump("signal"));
         assertThat(report).contains(
                 "2 of 2 ranks dumped their flight recorder",
@@ -78,17 +79,17 @@ class FlightAnalysisTest {
 
     @Test
     void countsAndReduceOperatorsAreCompared() {
-        Rank r0 = new Rank(0, 2).collective(FlightOp.ALLREDUCE, "f32", 4, "SUM", -1, 5, FlightState.COMPLETED);
-        Rank r1 = new Rank(1, 2).collective(FlightOp.ALLREDUCE, "f32", 4, "MAX", -1, 5, FlightState.COMPLETED);
+        Rank r0 = new Rank(0, 2).collective(CommOp.Kind.ALLREDUCE, "f32", 4, "SUM", -1, 5, FlightState.COMPLETED);
+        Rank r1 = new Rank(1, 2).collective(CommOp.Kind.ALLREDUCE, "f32", 4, "MAX", -1, 5, FlightState.COMPLETED);
         assertThat(report(r0.dump("end"), r1.dump("end"))).contains("on 'world' at collective #1:",
                 "rank 1 calls allreduce f32[4] MAX");
     }
 
     @Test
     void aRankThatHasNotReachedTheCollectiveIsNamedWithWhereItIs() {
-        Rank r0 = new Rank(0, 2).collective(FlightOp.ALLREDUCE, "f32", 4, "SUM", -1, 10, FlightState.COMPLETED)
-                .collective(FlightOp.BARRIER, null, -1, null, -1, 12, FlightState.STARTED);
-        Rank r1 = new Rank(1, 2).collective(FlightOp.ALLREDUCE, "f32", 4, "SUM", -1, 10, FlightState.COMPLETED);
+        Rank r0 = new Rank(0, 2).collective(CommOp.Kind.ALLREDUCE, "f32", 4, "SUM", -1, 10, FlightState.COMPLETED)
+                .collective(CommOp.Kind.BARRIER, null, -1, null, -1, 12, FlightState.STARTED);
+        Rank r1 = new Rank(1, 2).collective(CommOp.Kind.ALLREDUCE, "f32", 4, "SUM", -1, 10, FlightState.COMPLETED);
         assertThat(report(r0.dump("timeout"), r1.dump("end"))).contains(
                 "rank 1 (end): in no communication; its last was allreduce f32[4] SUM on 'world' (collective #1) at "
                         + "A.java:10, completed",
@@ -103,8 +104,8 @@ class FlightAnalysisTest {
         Rank r0 = new Rank(0, 2);
         Rank r1 = new Rank(1, 2);
         for (int i = 1; i <= 8; i++) {
-            r0.collective(FlightOp.ALLREDUCE, "f32", 4, "SUM", -1, 20, FlightState.COMPLETED);
-            r1.collective(i <= 2 ? FlightOp.BARRIER : FlightOp.ALLREDUCE, i <= 2 ? null : "f32", i <= 2 ? -1 : 4,
+            r0.collective(CommOp.Kind.ALLREDUCE, "f32", 4, "SUM", -1, 20, FlightState.COMPLETED);
+            r1.collective(i <= 2 ? CommOp.Kind.BARRIER : CommOp.Kind.ALLREDUCE, i <= 2 ? null : "f32", i <= 2 ? -1 : 4,
                     i <= 2 ? null : "SUM", -1, 20, FlightState.COMPLETED);
         }
         r0.entries.subList(0, 4).clear();
@@ -114,9 +115,9 @@ class FlightAnalysisTest {
 
     @Test
     void aReceiveWithoutAMatchingSendIsUnmatched() {
-        Rank r0 = new Rank(0, 2).p2p(FlightOp.RECV, 1, 5, 30, FlightState.STARTED);
-        Rank r1 = new Rank(1, 2).p2p(FlightOp.SEND, 0, 6, 40, FlightState.COMPLETED)
-                .collective(FlightOp.BARRIER, null, -1, null, -1, 41, FlightState.STARTED);
+        Rank r0 = new Rank(0, 2).p2p(CommOp.Kind.RECV, 1, 5, 30, FlightState.STARTED);
+        Rank r1 = new Rank(1, 2).p2p(CommOp.Kind.SEND, 0, 6, 40, FlightState.COMPLETED)
+                .collective(CommOp.Kind.BARRIER, null, -1, null, -1, 41, FlightState.STARTED);
         assertThat(report(r0.dump("timeout"), r1.dump("timeout"))).contains(
                 "unmatched point-to-point:\n  rank 0 waits to receive from rank 1 tag 5 on 'world' at A.java:30 "
                         + "(recv): rank 1 has no send to rank 0 with tag 5 pending; its recorded sends to rank 0: "
@@ -125,9 +126,9 @@ class FlightAnalysisTest {
 
     @Test
     void aPostedMatchingOperationIsAMatch() {
-        Rank r0 = new Rank(0, 2).p2p(FlightOp.RECV, 1, 5, 30, FlightState.STARTED);
-        Rank r1 = new Rank(1, 2).p2p(FlightOp.ISEND, 0, 5, 40, FlightState.POSTED)
-                .collective(FlightOp.BARRIER, null, -1, null, -1, 41, FlightState.STARTED);
+        Rank r0 = new Rank(0, 2).p2p(CommOp.Kind.RECV, 1, 5, 30, FlightState.STARTED);
+        Rank r1 = new Rank(1, 2).p2p(CommOp.Kind.ISEND, 0, 5, 40, FlightState.POSTED)
+                .collective(CommOp.Kind.BARRIER, null, -1, null, -1, 41, FlightState.STARTED);
         String report = report(r0.dump("timeout"), r1.dump("timeout"));
         assertThat(report).contains("unmatched point-to-point:\n  none found",
                 "and has posted isend f32[4] to 0 tag 5 on 'world' at A.java:40 (#1), not waited");
@@ -135,8 +136,8 @@ class FlightAnalysisTest {
 
     @Test
     void aSendWhosePeerReceivesWithAnotherTagIsUnmatched() {
-        Rank r0 = new Rank(0, 2).p2p(FlightOp.SEND, 1, 2, 50, FlightState.STARTED);
-        Rank r1 = new Rank(1, 2).p2p(FlightOp.RECV, 0, 3, 60, FlightState.STARTED);
+        Rank r0 = new Rank(0, 2).p2p(CommOp.Kind.SEND, 1, 2, 50, FlightState.STARTED);
+        Rank r1 = new Rank(1, 2).p2p(CommOp.Kind.RECV, 0, 3, 60, FlightState.STARTED);
         assertThat(report(r0.dump("signal"), r1.dump("signal"))).contains(
                 "rank 0 waits to send to rank 1 tag 2 on 'world' at A.java:50 (send): rank 1 has no receive from "
                         + "rank 0 with tag 2 pending; its recorded receives from rank 0: tag 3 at A.java:60 (started)",
@@ -146,7 +147,7 @@ class FlightAnalysisTest {
 
     @Test
     void missingRanksAreNamed() {
-        Rank r0 = new Rank(0, 3).collective(FlightOp.BARRIER, null, -1, null, -1, 5, FlightState.STARTED);
+        Rank r0 = new Rank(0, 3).collective(CommOp.Kind.BARRIER, null, -1, null, -1, 5, FlightState.STARTED);
         assertThat(report(r0.dump("timeout"))).startsWith("1 of 3 ranks dumped their flight recorder (no file for "
                 + "ranks 1, 2)");
     }

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.prim.CommOp;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
@@ -49,9 +50,9 @@ class FlightFakeRanksTest {
             recorded.put(world.rank(), recorder.snapshot());
         });
         List<FlightEntry> e = recorded.get(1);
-        assertThat(e).extracting(x -> x.call().op()).containsExactly(FlightOp.ALLREDUCE, FlightOp.IRECV,
-                FlightOp.WAIT_IRECV, FlightOp.ALLREDUCE, FlightOp.ALLREDUCE, FlightOp.SPLIT, FlightOp.BARRIER,
-                FlightOp.SEND);
+        assertThat(e).extracting(x -> x.call().op()).containsExactly(CommOp.Kind.ALLREDUCE, CommOp.Kind.IRECV,
+                CommOp.Kind.WAIT_IRECV, CommOp.Kind.ALLREDUCE, CommOp.Kind.ALLREDUCE, CommOp.Kind.SPLIT, CommOp.Kind.BARRIER,
+                CommOp.Kind.SEND);
         assertThat(e).extracting(x -> x.call().where().line()).containsExactly(10, 11, 12, 13, 13, 14, 15, 16);
         assertThat(e).extracting(FlightEntry::collective).containsExactly(1L, -1L, -1L, 2L, 3L, 4L, 1L, -1L);
         assertThat(e).extracting(FlightEntry::state).containsExactly(FlightState.COMPLETED, FlightState.COMPLETED,

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 import org.junit.jupiter.api.Test;
 
@@ -11,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class FlightRecorderTest {
-    private static FlightCall call(FlightOp op, int line) {
+    private static FlightCall call(CommOp.Kind op, int line) {
         return new FlightCall(op, "world", 0, 2, -1, -1, -1, -1, "f32", 4, null,
                 new SourceLocation("A", "main", "A.java", line));
     }
@@ -21,7 +22,7 @@ class FlightRecorderTest {
         FlightRecorder r = new FlightRecorder(0, 2, 5, false);
         assertThat(r.capacity()).isEqualTo(8);
         for (int i = 1; i <= 20; i++) {
-            r.completed(r.begin(call(FlightOp.ALLREDUCE, i), i, -1, FlightState.STARTED));
+            r.completed(r.begin(call(CommOp.Kind.ALLREDUCE, i), i, -1, FlightState.STARTED));
         }
         List<FlightEntry> kept = r.snapshot();
         assertThat(kept).extracting(FlightEntry::seq).containsExactly(13L, 14L, 15L, 16L, 17L, 18L, 19L, 20L);
@@ -33,15 +34,15 @@ class FlightRecorderTest {
     @Test
     void aCallBoundAgainKeepsItsNumberAndTheRegistryStaysBounded() {
         FlightRecorder r = new FlightRecorder(0, 2, 4, false);
-        int first = r.register(call(FlightOp.ALLREDUCE, 7));
-        assertThat(r.register(call(FlightOp.ALLREDUCE, 7))).isEqualTo(first);
-        assertThat(r.register(call(FlightOp.ALLREDUCE, 8))).isNotEqualTo(first);
+        int first = r.register(call(CommOp.Kind.ALLREDUCE, 7));
+        assertThat(r.register(call(CommOp.Kind.ALLREDUCE, 7))).isEqualTo(first);
+        assertThat(r.register(call(CommOp.Kind.ALLREDUCE, 8))).isNotEqualTo(first);
         int line = 9;
-        while (r.register(call(FlightOp.ALLREDUCE, line)) >= 0) {
+        while (r.register(call(CommOp.Kind.ALLREDUCE, line)) >= 0) {
             line++;
         }
         assertThat(line - 7).isEqualTo(FlightRecorder.REGISTERED);
-        assertThat(r.register(call(FlightOp.ALLREDUCE, 7))).isEqualTo(first);
+        assertThat(r.register(call(CommOp.Kind.ALLREDUCE, 7))).isEqualTo(first);
         r.completed(r.begin(first, 1));
         assertThat(r.snapshot()).extracting(e -> e.call().where().line()).containsExactly(7);
     }
@@ -56,10 +57,10 @@ class FlightRecorderTest {
     @Test
     void statesFollowTheOperation() {
         FlightRecorder r = new FlightRecorder(0, 2, 16, false);
-        long posted = r.begin(call(FlightOp.IRECV, 1), -1, -1, FlightState.POSTED);
-        long failed = r.begin(call(FlightOp.SEND, 2), -1, -1, FlightState.STARTED);
+        long posted = r.begin(call(CommOp.Kind.IRECV, 1), -1, -1, FlightState.POSTED);
+        long failed = r.begin(call(CommOp.Kind.SEND, 2), -1, -1, FlightState.STARTED);
         r.end(failed, FlightState.FAILED);
-        long waiting = r.begin(call(FlightOp.WAIT_IRECV, 3), -1, posted, FlightState.STARTED);
+        long waiting = r.begin(call(CommOp.Kind.WAIT_IRECV, 3), -1, posted, FlightState.STARTED);
         assertThat(r.snapshot()).extracting(FlightEntry::state)
                 .containsExactly(FlightState.POSTED, FlightState.FAILED, FlightState.STARTED);
         assertThat(r.snapshot().get(2).posted()).isEqualTo(posted);
@@ -74,9 +75,9 @@ class FlightRecorderTest {
     @Test
     void endingAnOverwrittenOperationChangesNothing() {
         FlightRecorder r = new FlightRecorder(0, 2, 2, false);
-        long first = r.begin(call(FlightOp.ISEND, 1), -1, -1, FlightState.POSTED);
-        r.begin(call(FlightOp.BARRIER, 2), 1, -1, FlightState.STARTED);
-        r.begin(call(FlightOp.BARRIER, 3), 2, -1, FlightState.STARTED);
+        long first = r.begin(call(CommOp.Kind.ISEND, 1), -1, -1, FlightState.POSTED);
+        r.begin(call(CommOp.Kind.BARRIER, 2), 1, -1, FlightState.STARTED);
+        r.begin(call(CommOp.Kind.BARRIER, 3), 2, -1, FlightState.STARTED);
         r.completed(first);
         assertThat(r.snapshot()).extracting(FlightEntry::state).containsOnly(FlightState.STARTED);
         assertThat(r.snapshot()).extracting(FlightEntry::seq).containsExactly(2L, 3L);
@@ -95,7 +96,7 @@ class FlightRecorderTest {
                 return;
             }
             for (int i = 0; i < each; i++) {
-                r.completed(r.begin(call(FlightOp.SEND, t), -1, -1, FlightState.STARTED));
+                r.completed(r.begin(call(CommOp.Kind.SEND, t), -1, -1, FlightState.STARTED));
             }
         })).toList();
         go.countDown();

@@ -2,11 +2,14 @@ package dev.weft.backends.gpu.nccl;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
+import dev.weft.backends.comm.Communicator;
+import dev.weft.backends.comm.ReduceOp;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.backends.gpu.NativeStub;
 import dev.weft.lowering.ir.Op;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 import static dev.weft.backends.gpu.nccl.NcclFixture.at;
@@ -25,7 +28,8 @@ class NcclCommunicatorTest {
         List<List<String>> logs = List.of(new java.util.ArrayList<>(), new java.util.ArrayList<>());
         FakeWorld.run(2, world -> {
             stub.reset();
-            try (NcclCommunicator c = NcclCommunicator.create(NcclLibrary.load(), new DeviceLog(), world, at(1))) {
+            DeviceLog device = new DeviceLog();
+            try (NcclCommunicator c = NcclCommunicator.create(NcclLibrary.load(), device, device, world, 0, at(1))) {
                 assertThat(c.rank()).isEqualTo(world.rank());
                 assertThat(c.size()).isEqualTo(2);
             }
@@ -95,12 +99,48 @@ class NcclCommunicatorTest {
                     .hasMessage("Prog.java:43: bcast: NCCL communicator 'world' failed asynchronously: stub error 6 "
                             + "(ncclRemoteError = 6); the communicator was aborted");
             assertThat(f.nccl()).containsExactly(
-                    "ncclBroadcast send=1 recv=2 count=3 datatype=2 root=0 comm=0 stream=3",
+                    "ncclBroadcast send=2 recv=2 count=3 datatype=2 root=0 comm=0 stream=3",
                     "ncclCommGetAsyncError comm=0",
                     "ncclCommAbort comm=0");
             f.stub.control("stub_async_error", 0);
             assertThatThrownBy(() -> f.call(bcast, new long[] {1}, new long[] {2}, 3))
                     .hasMessage("Prog.java:43: NCCL communicator 'world' was destroyed or aborted");
+        });
+    }
+
+    @Test
+    void itIsACommunicatorThatRefusesWhatNcclCannotDoNamingTheOp() {
+        NcclFixture.stub();
+        FakeWorld.run(1, world -> {
+            DeviceLog device = new DeviceLog();
+            try (NcclCommunicator c = NcclCommunicator.create(NcclLibrary.load(), device, device, world, 5, at(1))) {
+                Communicator comm = c;
+                assertThat(comm.name()).isEqualTo("world");
+                assertThatThrownBy(() -> comm.split(0, 0, at(2))).isInstanceOf(CommException.class)
+                        .hasMessageStartingWith("Prog.java:2: split on NCCL communicator 'world' is not supported");
+                assertThatThrownBy(() -> comm.dup(at(3))).isInstanceOf(CommException.class)
+                        .hasMessageStartingWith("Prog.java:3: dup on NCCL communicator 'world' is not supported");
+                MemorySegment dev = NcclCommunicator.device(64);
+                assertThatThrownBy(() -> comm.allreduce(dev, dev, DType.F32, 1,
+                        ReduceOp.custom("first", (inout, in, n, t) -> { }), at(4)))
+                        .isInstanceOf(CommException.class)
+                        .hasMessage("Prog.java:4: allreduce: NCCL reduces with SUM, PROD, MIN and MAX only, not the "
+                                + "custom operator 'first'");
+                assertThatThrownBy(() -> comm.bcast(MemorySegment.ofArray(new int[1]), DType.I32, 1, 0, at(5)))
+                        .isInstanceOf(CommException.class)
+                        .hasMessage("Prog.java:5: bcast: an NCCL buffer is a device address "
+                                + "(NcclCommunicator.device), not a heap segment");
+                NcclFixture.stub().reset();
+                comm.allreduce(dev, NcclCommunicator.device(128), DType.F32, 4, ReduceOp.MAX, at(6));
+                comm.barrier(at(7));
+                assertThat(NcclFixture.stub().calls()).containsExactly(
+                        "ncclAllReduce send=64 recv=128 count=4 datatype=7 op=2 comm=0 stream=5",
+                        "ncclCommGetAsyncError comm=0",
+                        "ncclAllReduce send=900000 recv=900000 count=1 datatype=2 op=0 comm=0 stream=5",
+                        "ncclCommGetAsyncError comm=0");
+                assertThat(device.lines).containsExactly("allocate stream=5 bytes=4 -> 900000",
+                        "free stream=5 ptr=900000");
+            }
         });
     }
 

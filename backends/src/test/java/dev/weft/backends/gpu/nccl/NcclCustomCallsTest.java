@@ -73,13 +73,15 @@ class NcclCustomCallsTest {
                     "ncclCommGetAsyncError comm=" + r,
                     "ncclReduceScatter send=300 recv=400 count=4 datatype=7 op=0 comm=" + r + " stream=8",
                     "ncclCommGetAsyncError comm=" + r,
-                    "ncclBroadcast send=500 recv=600 count=7 datatype=4 root=1 comm=" + r + " stream=9",
+                    "ncclBroadcast send=600 recv=600 count=7 datatype=4 root=1 comm=" + r + " stream=9",
                     "ncclCommGetAsyncError comm=" + r,
                     "ncclReduce send=700 recv=800 count=5 datatype=7 op=3 root=1 comm=" + r + " stream=10",
                     "ncclCommGetAsyncError comm=" + r);
-            // NCCL leaves a non-root's receive buffer alone; Weft's reduce gives a non-root its own operand.
+            // The broadcast runs in place, from the root's copy of its operand. NCCL leaves a non-root's receive
+            // buffer alone; Weft's reduce gives a non-root its own operand.
             assertThat(f.device.lines).containsExactlyElementsOf(
-                    r == 1 ? List.of() : List.of("copy stream=10 dst=800 src=700 bytes=20"));
+                    r == 1 ? List.of("copy stream=9 dst=600 src=500 bytes=56")
+                            : List.of("copy stream=10 dst=800 src=700 bytes=20"));
         });
     }
 

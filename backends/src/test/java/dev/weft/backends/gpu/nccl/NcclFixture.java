@@ -86,24 +86,24 @@ final class NcclFixture {
         int tag = (int) number(c, "tag");
         int root = (int) number(c, "root");
         ReduceOp reduce = c.get("reduce_op") instanceof Attr.Str(String r) ? reduceOp(r, op) : null;
-        return switch (name) {
-            case "comm_rank" -> new CommOp.Rank(world);
-            case "barrier" -> new CommOp.Barrier(world);
-            case "send" -> new CommOp.Send(world, peer, tag);
-            case "recv" -> new CommOp.Recv(world, peer, tag, data);
-            case "isend" -> new CommOp.Isend(world, peer, tag);
-            case "irecv" -> new CommOp.Irecv(world, peer, tag, data);
-            case "wait" -> new CommOp.Wait(op.results().stream().anyMatch(v -> v.type() instanceof TensorType)
+        return switch (CommOp.Kind.of(name)) {
+            case COMM_RANK -> new CommOp.Rank(world);
+            case BARRIER -> new CommOp.Barrier(world);
+            case SEND -> new CommOp.Send(world, peer, tag);
+            case RECV -> new CommOp.Recv(world, peer, tag, data);
+            case ISEND -> new CommOp.Isend(world, peer, tag);
+            case IRECV -> new CommOp.Irecv(world, peer, tag, data);
+            case WAIT -> new CommOp.Wait(op.results().stream().anyMatch(v -> v.type() instanceof TensorType)
                     ? new CommOp.Irecv(world, 0, 0, data) : new CommOp.Isend(world, 0, 0));
-            case "allreduce" -> new CommOp.AllReduce(world, reduce);
-            case "allgather" -> new CommOp.AllGather(world);
-            case "reduce_scatter" -> new CommOp.ReduceScatter(world, reduce);
-            case "bcast" -> new CommOp.Bcast(world, root);
-            case "reduce" -> new CommOp.Reduce(world, reduce, root);
-            case "alltoall" -> new CommOp.AllToAll(world);
-            case "sendrecv" -> new CommOp.SendRecv(world, peer, tag, (int) number(c, "source"),
+            case ALLREDUCE -> new CommOp.AllReduce(world, reduce);
+            case ALLGATHER -> new CommOp.AllGather(world);
+            case REDUCE_SCATTER -> new CommOp.ReduceScatter(world, reduce);
+            case BCAST -> new CommOp.Bcast(world, root);
+            case REDUCE -> new CommOp.Reduce(world, reduce, root);
+            case ALLTOALL -> new CommOp.AllToAll(world);
+            case SENDRECV -> new CommOp.SendRecv(world, peer, tag, (int) number(c, "source"),
                     (int) number(c, "recv_tag"), ((TensorType) op.results().getFirst().type()).aval());
-            default -> throw new IllegalArgumentException(name);
+            default -> throw new IllegalArgumentException(name + " is not a traced operation");
         };
     }
 
