@@ -41,7 +41,7 @@ import java.util.zip.CRC32C;
  * entry maps the lowered module, before the passes, to the module after them. The key is a SHA-256 of the lowered
  * module's bytes ({@link ModuleCodec}: every op, attribute, constant, location and effect, so that two modules with
  * the same bytes are the same program; the MLIR text leaves out the locations' methods and the ops' effects), the
- * target's name and passes, Weft's version and build ({@link BuildIdentity}), and the JVM's feature version.
+ * target's name and passes, Weft's version and build ({@code BuildIdentity}), and the JVM's feature version.
  * Tracing runs anyway, lowering too: the lowered module is the key's source. The executor is built from the cached
  * module as from a fresh one, so results are bit-identical, and settings read there ({@code weft.vector},
  * {@code weft.blas}) take effect whatever the entry. A module holding what bytes cannot carry (a custom reduce op's
