@@ -4,10 +4,14 @@ import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 
 /**
  * The first call of one compiled program in a fresh JVM, printed as {@code compiled <ms>} (trace, lower, the
- * pipeline or the persistent compile cache, the executor, one run on a small input), then {@code check <value>}.
+ * pipeline or the persistent compile cache, the executor, one run on a small input) and {@code cpu <ms>} (the
+ * calling thread's CPU time in it, which a busy machine stretches less; the JIT's threads are not counted), then
+ * {@code check <value>}.
  * {@link ColdBench} runs it twice per program on one new cache directory ({@code WEFT_CACHE_DIR}): the first
  * process fills the cache, the second reads it. Usage: {@code chain|mlp|cg}.
  */
@@ -69,6 +73,8 @@ public final class CompileCacheProbe {
             case "cg" -> new Tensor[] {spd(48), Tensor.arange(DType.F64, 48).mul(0.2).sin()};
             default -> throw new IllegalArgumentException("no program " + program + "; chain, mlp or cg");
         };
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long c0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         Tensor out = switch (program) {
             case "chain" -> chain(in[0]).sum();
@@ -77,7 +83,9 @@ public final class CompileCacheProbe {
         };
         double check = out.item();
         long t1 = System.nanoTime();
+        long c1 = threads.getCurrentThreadCpuTime();
         System.out.println("compiled " + (t1 - t0) * 1e-6);
+        System.out.println("cpu " + (c1 - c0) * 1e-6);
         System.out.println("check " + check);
     }
 
