@@ -237,7 +237,23 @@ public final class Cases {
                 row("7 cold start: first compiled call of 6 ops on f32[1000], fresh JVM, class-data archive",
                         series.apply(ColdBench.FIRST_CALL_ARCHIVE), "without the archive",
                         series.apply(ColdBench.FIRST_CALL), Unit.TIME, 0,
-                        "trace, lower, compile and run |sin(x*2+1)*x-0.5| (ColdStartProbe)"));
+                        "trace, lower, compile and run |sin(x*2+1)*x-0.5| (ColdStartProbe)"),
+                cacheRow(series, "chain", "6 ops on f32[1000]"),
+                cacheRow(series, "mlp", "50 gradient steps of a 2-16-1 network"),
+                cacheRow(series, "cg", "30 conjugate-gradient steps on f64[48,48]"));
+    }
+
+    /** A CompileCacheProbe program's first call with the persistent compile cache warm, against it empty. */
+    private static Row cacheRow(Function<String, Outcome> series, String program, String what) {
+        Outcome warm = series.apply(ColdBench.warmCache(program));
+        Outcome empty = series.apply(ColdBench.emptyCache(program));
+        String share = warm instanceof Measurement w && empty instanceof Measurement e
+                ? String.format(Locale.ROOT, "the second process's first call takes %.0f%% of the first's",
+                        100 * w.median() / e.median())
+                : "not measured";
+        return row("7 cold start: first compiled call, persistent compile cache warm: " + program + " (" + what + ")",
+                warm, "the cache empty (the process before)", empty, Unit.TIME, 0,
+                "two fresh JVMs on one new WEFT_CACHE_DIR, class-data archive; " + share);
     }
 
     private static String median(Outcome o) {

@@ -3,6 +3,7 @@ package dev.weft.spi;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.Writer;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -46,6 +47,36 @@ public record OutputDirectory(Path path, String chosenBy) {
      *                     refused, or the file cannot be written
      */
     public Path write(String name, Content content) throws IOException {
+        return write(name, c -> {
+            Writer out = new BufferedWriter(Channels.newWriter(c, StandardCharsets.UTF_8));
+            content.writeTo(out);
+            out.flush();
+        }, true);
+    }
+
+    /**
+     * Writes {@code bytes} to the file {@code name} of this directory as {@link #write(String, Content)} does, but
+     * without forcing them to disk: for files whose reader detects a truncated or torn one (the compile cache's
+     * entries carry a checksum), where a crash costs only the file.
+     *
+     * @return the file
+     * @throws IOException as {@link #write(String, Content)}
+     */
+    public Path writeBytes(String name, byte[] bytes) throws IOException {
+        return write(name, c -> {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                c.write(b);
+            }
+        }, false);
+    }
+
+    /** What fills a new file's channel. */
+    private interface Filler {
+        void fill(FileChannel c) throws IOException;
+    }
+
+    private Path write(String name, Filler filler, boolean force) throws IOException {
         prepare();
         Path file = path.resolve(name);
         Path temporary = null;
@@ -63,11 +94,11 @@ public record OutputDirectory(Path path, String chosenBy) {
                     }
                 }
             }
-            try (FileChannel c = channel;
-                 Writer out = new BufferedWriter(Channels.newWriter(c, StandardCharsets.UTF_8))) {
-                content.writeTo(out);
-                out.flush();
-                c.force(true);
+            try (FileChannel c = channel) {
+                filler.fill(c);
+                if (force) {
+                    c.force(true);
+                }
             }
             Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             temporary = null;

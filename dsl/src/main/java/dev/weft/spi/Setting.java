@@ -33,6 +33,10 @@ public enum Setting {
     TARGET("weft.target", null, Accepts.text()),
     /** Executables kept per {@code @Compile} method. */
     COMPILE_CACHE("weft.compileCache.size", "WEFT_COMPILE_CACHE", Accepts.whole(1, Integer.MAX_VALUE, 64)),
+    /**
+     * The directory of the persistent compile cache (default {@code ~/.cache/weft}); {@code off} keeps none.
+     */
+    CACHE_DIR("weft.cache.dir", "WEFT_CACHE_DIR", Accepts.text()),
     /** The MPI thread level asked for, on fake ranks too. */
     MPI_THREAD_LEVEL(null, "WEFT_MPI_THREAD_LEVEL", Accepts.choice("single", "single", "funneled", "serialized",
             "multiple")),

@@ -20,6 +20,11 @@ public final class Lowering {
      * {@link StageListener#NONE} for none).
      */
     public static Module lower(Graph graph, Target target, StageListener listener) {
-        return target.pipeline().run(new Lowerer(Discovered.RULES).lower(graph, target), listener);
+        return target.pipeline().run(lowerOnly(graph, target), listener);
+    }
+
+    /** {@code graph} lowered for {@code target} as {@link #lower} does, before the target's pipeline. */
+    public static Module lowerOnly(Graph graph, Target target) {
+        return new Lowerer(Discovered.RULES).lower(graph, target);
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.bench.weft;
 
 import dev.weft.bench.Bench;
+import dev.weft.spi.Setting;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -8,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +23,8 @@ import java.util.stream.Stream;
  * and
  * {@link ColdStartProbe}'s steps: Byte Buddy's attach (external, and in-process with
  * {@code -Djdk.attach.allowAttachSelf=true}), the agent's installation, and the first compiled call of a 6-op
- * program with and without the archive. Run from the repository root (as {@code bin/weft bench} runs its
+ * program with and without the archive; and {@link CompileCacheProbe}'s first call of each of its programs in
+ * a process that fills a new persistent compile cache, then in one that reads it. Run from the repository root (as {@code bin/weft bench} runs its
  * programs), by {@code bin/weft run}, so the archive exists. Usage: {@code REPS}. The check is the probe's sum.
  */
 public final class ColdBench {
@@ -34,6 +37,16 @@ public final class ColdBench {
     public static final String AGENT = "agent installation";
     public static final String FIRST_CALL_ARCHIVE = "first compiled call, archive";
     public static final String FIRST_CALL = "first compiled call";
+
+    /** The series of {@link CompileCacheProbe}'s {@code program} in a process that fills the compile cache. */
+    public static String emptyCache(String program) {
+        return "first call, empty compile cache: " + program;
+    }
+
+    /** The series of {@link CompileCacheProbe}'s {@code program} in the next process, which reads the cache. */
+    public static String warmCache(String program) {
+        return "first call, warm compile cache: " + program;
+    }
 
     private ColdBench() {
     }
@@ -71,6 +84,28 @@ public final class ColdBench {
                     "-Djdk.attach.allowAttachSelf=true"), probe)).get("attach"));
             Map<String, Double> warm = steps(concat(withArchive, List.of("-Dweft.probe.agentLoaded=true"), probe));
             report.alongside(FIRST_CALL_ARCHIVE).sample(warm.get("compiled"));
+            for (String program : CompileCacheProbe.PROGRAMS) {
+                List<String> command = concat(withArchive, List.of("-cp", probeCp, CompileCacheProbe.class.getName(),
+                        program));
+                Path cache = Files.createTempDirectory("weft-cache-bench");
+                try {
+                    Map<String, String> env = Map.of(Setting.CACHE_DIR.env(), cache.toString());
+                    Map<String, Double> first = steps(command, env);
+                    Map<String, Double> second = steps(command, env);
+                    if (!first.get("check").equals(second.get("check"))) {
+                        throw new IllegalStateException(program + " gave " + first.get("check") + " compiling and "
+                                + second.get("check") + " from the cache");
+                    }
+                    report.alongside(emptyCache(program)).sample(first.get("compiled"));
+                    report.alongside(warmCache(program)).sample(second.get("compiled"));
+                } finally {
+                    try (Stream<Path> files = Files.walk(cache)) {
+                        for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
+                            Files.delete(f);
+                        }
+                    }
+                }
+            }
             if (r == reps - 1) {
                 report.check(warm.get("check"));
             }
@@ -95,8 +130,14 @@ public final class ColdBench {
 
     /** The probe's {@code <name> <ms>} lines (and its check), in seconds. */
     private static Map<String, Double> steps(List<String> command) throws IOException, InterruptedException {
+        return steps(command, Map.of());
+    }
+
+    /** {@link #steps(List)} with {@code env} added to the probe's environment. */
+    private static Map<String, Double> steps(List<String> command, Map<String, String> env)
+            throws IOException, InterruptedException {
         Map<String, Double> steps = new HashMap<>();
-        for (String line : run(command, Map.of()).lines().toList()) {
+        for (String line : run(command, env).lines().toList()) {
             String[] f = line.split(" ");
             if (f.length == 2 && f[1].matches("-?[0-9.Ee+-]+")) {
                 steps.put(f[0], f[0].equals("check") ? Double.parseDouble(f[1]) : Double.parseDouble(f[1]) * 1e-3);
