@@ -73,6 +73,14 @@ class ExamplesTest {
         assertThat(Double.parseDouble(out.trim().split(" = ")[1])).isLessThan(1e-12);
     }
 
+    @ParameterizedTest(name = "{0} ranks")
+    @ValueSource(ints = {1, 2, 3, 4, 6})
+    void poisson(int n) {
+        String out = run(n, Poisson::main);
+        assertThat(out).matches("poisson iterations = \\d+ max_error = " + NUMBER + "\\R");
+        assertThat(Double.parseDouble(out.trim().split(" = ")[2])).isLessThan(1e-8);
+    }
+
     @Test
     void heatStepReadsItsNeighboursAsPiecesOfTheGridAndItsHalos() {
         AtomicReference<String> mlir = new AtomicReference<>();
