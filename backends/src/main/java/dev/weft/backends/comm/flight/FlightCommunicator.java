@@ -2,8 +2,8 @@ package dev.weft.backends.comm.flight;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.spi.SourceLocation;
 
@@ -102,7 +102,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+    public PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         FlightCall c = call(FlightOp.ISEND, dest, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);
         try {
@@ -114,7 +114,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+    public PendingRequest irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
         FlightCall c = call(FlightOp.IRECV, src, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);
         try {
@@ -126,7 +126,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void wait(Request request, SourceLocation where) {
+    public void wait(PendingRequest request, SourceLocation where) {
         if (!(request instanceof FlightRequest r)) {
             inner.wait(request, where);
             return;
@@ -162,7 +162,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
                           SourceLocation where) {
         long s = collective(FlightOp.ALLREDUCE, -1, dtype, count, op, where);
         try {
@@ -207,7 +207,7 @@ public final class FlightCommunicator implements Communicator {
      * when the recorder registers no more).
      */
     @Override
-    public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
+    public BufferPairCall bindAllreduce(DType dtype, long count, RuntimeReduceOp op, SourceLocation where) {
         BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
         int registered = recorder.register(call(FlightOp.ALLREDUCE, -1, -1, dtype, count, op, where));
         return registered >= 0 ? new RecordedCollective(this, recorder, bound, registered)
@@ -247,7 +247,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         long s = collective(FlightOp.REDUCE_SCATTER, -1, dtype, countPerRank, op, where);
         try {
@@ -272,7 +272,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, int root,
                        SourceLocation where) {
         long s = collective(FlightOp.REDUCE, root, dtype, count, op, where);
         try {
@@ -351,12 +351,12 @@ public final class FlightCommunicator implements Communicator {
     }
 
     /** Records the start of this communicator's next collective; returns its sequence number. */
-    private long collective(FlightOp op, int root, DType dtype, long count, ReduceOp reduce, SourceLocation where) {
+    private long collective(FlightOp op, int root, DType dtype, long count, RuntimeReduceOp reduce, SourceLocation where) {
         return recorder.begin(call(op, root, -1, dtype, count, reduce, where), ++collectives, -1,
                 FlightState.STARTED);
     }
 
-    private FlightCall call(FlightOp op, int peer, int tag, DType dtype, long count, ReduceOp reduce,
+    private FlightCall call(FlightOp op, int peer, int tag, DType dtype, long count, RuntimeReduceOp reduce,
                             SourceLocation where) {
         return new FlightCall(op, inner.name(), inner.rank(), inner.size(), peer, tag, -1, -1,
                 dtype == null ? null : dtype.specName(), count, reduce == null ? null : reduce.name(), where);

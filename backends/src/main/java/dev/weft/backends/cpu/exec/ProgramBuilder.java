@@ -64,7 +64,7 @@ final class ProgramBuilder {
     }
 
     /**
-     * A new index into {@link Frame#scratch}: the object there, made by {@code factory} when a run starts, is
+     * A new index into {@link CpuFrame#scratch}: the object there, made by {@code factory} when a run starts, is
      * reused by an instruction within the run (made up front so that the instruction has no first-use branch,
      * which C2 would compile as a trap that each new run hits).
      */
@@ -107,17 +107,17 @@ final class ProgramBuilder {
         try {
             int[] args = slots(block.arguments());
             List<Op> ops = block.ops();
-            List<Step> steps = new ArrayList<>();
+            List<CpuStep> steps = new ArrayList<>();
             List<Value> defined = new ArrayList<>(block.arguments());
             for (Op op : ops.subList(0, ops.size() - 1)) {
                 if (skipped.contains(op)) {
                     continue;
                 }
-                steps.add(new Step(op, compileOp(op), dyingSlots(op)));
+                steps.add(new CpuStep(op, compileOp(op), dyingSlots(op)));
                 local.addAll(op.results());
                 defined.addAll(op.results());
             }
-            return new CompiledBlock(args, steps.toArray(Step[]::new), slots(block.results()), slots(defined));
+            return new CompiledBlock(args, steps.toArray(CpuStep[]::new), slots(block.results()), slots(defined));
         } finally {
             scopes.removeLast();
             lastUsers.removeLast();
@@ -199,7 +199,7 @@ final class ProgramBuilder {
     }
 
     /** A buffer for a result: an exclusively owned dying operand among {@code candidates}, else a fresh one. */
-    static Buffer output(Frame f, int[] candidates, int sizeClass) {
+    static Buffer output(CpuFrame f, int[] candidates, int sizeClass) {
         for (int s : candidates) {
             Buffer c = f.slots[s];
             if (c != null && c.isExclusiveTemp()) {

@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.Arena;
@@ -136,7 +136,7 @@ public final class NcclCommunicator implements AutoCloseable {
     }
 
     /** {@code ncclAllReduce}: {@code out = in_0 ⊕ ... ⊕ in_{size-1}} on every rank. */
-    public void allreduce(long in, long out, DType dtype, long count, ReduceOp.Builtin op, long stream,
+    public void allreduce(long in, long out, DType dtype, long count, RuntimeReduceOp.Builtin op, long stream,
                           SourceLocation where) {
         closeGroup("allreduce", where);
         check(nccl.allReduce(in, out, count, NcclLibrary.dataType(dtype), NcclLibrary.reduceOp(op), live(where),
@@ -153,7 +153,7 @@ public final class NcclCommunicator implements AutoCloseable {
     }
 
     /** {@code ncclReduceScatter}: block {@code rank} ({@code countPerRank} elements) of the reduction of {@code in}. */
-    public void reduceScatter(long in, long out, DType dtype, long countPerRank, ReduceOp.Builtin op, long stream,
+    public void reduceScatter(long in, long out, DType dtype, long countPerRank, RuntimeReduceOp.Builtin op, long stream,
                               SourceLocation where) {
         closeGroup("reduce_scatter", where);
         check(nccl.reduceScatter(in, out, countPerRank, NcclLibrary.dataType(dtype), NcclLibrary.reduceOp(op),
@@ -170,7 +170,7 @@ public final class NcclCommunicator implements AutoCloseable {
     }
 
     /** {@code ncclReduce}: like {@link #allreduce}, but only {@code root}'s {@code out} is written. */
-    public void reduce(long in, long out, DType dtype, long count, ReduceOp.Builtin op, int root, long stream,
+    public void reduce(long in, long out, DType dtype, long count, RuntimeReduceOp.Builtin op, int root, long stream,
                        SourceLocation where) {
         closeGroup("reduce", where);
         check(nccl.reduce(in, out, count, NcclLibrary.dataType(dtype), NcclLibrary.reduceOp(op), root, live(where),

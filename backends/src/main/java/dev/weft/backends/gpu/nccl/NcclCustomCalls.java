@@ -1,7 +1,7 @@
 package dev.weft.backends.gpu.nccl;
 
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.backends.comm.exec.ReduceOps;
@@ -126,7 +126,7 @@ public final class NcclCustomCalls {
         Attr.CommConfig config = config(op);
         NcclCommunicator comm = ctx.communicator(bootstrap(comms, op), op.location());
         Aval data = config.data();
-        ReduceOp.Builtin builtin = null;
+        RuntimeReduceOp.Builtin builtin = null;
         Func custom = null;
         if (config.op() instanceof CommOp.Reducing r) {
             if (r.op().isCustom()) {

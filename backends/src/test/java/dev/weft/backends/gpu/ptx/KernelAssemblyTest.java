@@ -32,7 +32,7 @@ class KernelAssemblyTest {
                 List<DType> outs = op.form() == ElementwiseOp.Form.CONVERT ? ALL
                         : List.of(op.form() == ElementwiseOp.Form.COMPARISON ? DType.BOOL : t);
                 for (DType out : outs) {
-                    ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, out), name(op.primitiveName(), t, out)));
+                    ks.add(ElementwiseKernels.single(HandBuiltOps.elementwise(op, t, out), name(op.primitiveName(), t, out)));
                 }
             }
         }
@@ -86,6 +86,6 @@ class KernelAssemblyTest {
 
     @Test
     void fusionWithScalarArgumentAndSplatConstant() throws Exception {
-        Ptxas.assembleForEachTarget(List.of(ElementwiseKernels.fusion(Ops.scaleAndShift(), "fused")));
+        Ptxas.assembleForEachTarget(List.of(ElementwiseKernels.fusion(HandBuiltOps.scaleAndShift(), "fused")));
     }
 }
