@@ -3,6 +3,7 @@ package dev.weft.backends.cpu.exec;
 import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
@@ -128,20 +129,13 @@ final class ProgramBuilder {
     private static Map<Value, Op> lastUsers(Block block) {
         Map<Value, Op> last = new IdentityHashMap<>();
         for (Op op : block.ops()) {
-            recordUses(op, op, last);
+            recordUses(op, last);
         }
         return last;
     }
 
-    private static void recordUses(Op op, Op user, Map<Value, Op> last) {
-        for (Value v : op.operands()) {
-            last.put(v, user);
-        }
-        for (Block region : op.regions()) {
-            for (Op inner : region.ops()) {
-                recordUses(inner, user, last);
-            }
-        }
+    private static void recordUses(Op user, Map<Value, Op> last) {
+        IrWalk.forEachOp(user, op -> op.operands().forEach(v -> last.put(v, user)));
     }
 
     private Instruction compileOp(Op op) {

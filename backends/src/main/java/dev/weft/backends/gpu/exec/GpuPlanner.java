@@ -11,6 +11,7 @@ import dev.weft.backends.gpu.ptx.ReduceKernels;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
@@ -129,12 +130,7 @@ public final class GpuPlanner {
 
     /** The operands of {@code op} and of every op nested in its regions. */
     private static void forEachUse(Op op, Consumer<Value> use) {
-        op.operands().forEach(use);
-        for (Block r : op.regions()) {
-            for (Op inner : r.ops()) {
-                forEachUse(inner, use);
-            }
-        }
+        IrWalk.forEachOp(op, o -> o.operands().forEach(use));
     }
 
     private String kernelName(Op op) {
