@@ -36,7 +36,7 @@ class KernelAssemblyTest {
                 }
             }
         }
-        assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
+        assertThat(ks).hasSize(8 * 4 + 1 * 2 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
         Ptxas.assembleForEachTarget(ks);
     }
 
