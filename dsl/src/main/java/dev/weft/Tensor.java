@@ -319,6 +319,19 @@ public final class Tensor {
         return rem(weak(v));
     }
 
+    /**
+     * The angle of the point {@code (x, this)} in radians, in {@code [-π, π]}: {@link Math#atan2 Math.atan2(this, x)}
+     * elementwise, with its signed zeros and infinities (StableHLO {@code atan2}). Defined on f32 and f64.
+     */
+    public Tensor atan2(Tensor x) {
+        return binary("atan2", Prims.ATAN2, x);
+    }
+
+    /** {@link #atan2(Tensor)} with {@code x} the same number everywhere. */
+    public Tensor atan2(double x) {
+        return atan2(weak(x));
+    }
+
     public Tensor neg() {
         return bind1(Prims.NEG, Params.NONE, this);
     }

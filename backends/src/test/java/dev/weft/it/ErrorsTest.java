@@ -32,7 +32,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * statement. Bodies record that line with {@link #here()} on the same source line as the statement.
  */
 class ErrorsTest {
-    /** Lines recorded by compiled bodies while they are traced, by method name. */
+    /** CallSite recorded by compiled bodies while they are traced, by method name. */
     private static final Map<String, Integer> LINES = new ConcurrentHashMap<>();
     private static Tensor leaked;
 

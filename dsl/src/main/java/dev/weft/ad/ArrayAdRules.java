@@ -71,6 +71,12 @@ final class ArrayAdRules {
         AdRules.jvp(Prims.REM, (p, x, t, out) -> List.of(plus(t.get(0),
                 times(t.get(1), x.get(0).sub(out.getFirst()).div(x.get(1)).neg()))));
 
+        // atan2(y, x): d = (x dy - y dx) / (x² + y²), NaN at the origin
+        AdRules.jvp(Prims.ATAN2, (p, x, t, out) -> {
+            Tensor y = x.get(0), xs = x.get(1), r2 = xs.mul(xs).add(y.mul(y));
+            return List.of(plus(times(t.get(0), xs.div(r2)), times(t.get(1), y.neg().div(r2))));
+        });
+
         AdRules.jvp(Prims.NEG, (p, x, t, out) -> List.of(t.get(0).neg()));
         AdRules.transpose(Prims.NEG, (p, ct, k, in) -> List.of(ct.get(0).neg()));
         AdRules.jvp(Prims.ABS, (p, x, t, out) -> List.of(t.get(0).mul(sign(x.get(0)))));

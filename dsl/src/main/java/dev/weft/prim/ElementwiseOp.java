@@ -38,6 +38,7 @@ public enum ElementwiseOp {
     MAX(Form.BINARY, Domain.NUMERIC, "stablehlo.maximum", Identity.LOWEST),
     MIN(Form.BINARY, Domain.NUMERIC, "stablehlo.minimum", Identity.HIGHEST),
     REM(Form.BINARY, Domain.NUMERIC, "stablehlo.remainder", null),
+    ATAN2(Form.BINARY, Domain.FLOATING, "stablehlo.atan2", null),
     LT,
     LE,
     GT,

@@ -36,6 +36,7 @@ public final class Prims {
     public static final Primitive<Params> MAX = arithmetic(ElementwiseOp.MAX, "maximum");
     public static final Primitive<Params> MIN = arithmetic(ElementwiseOp.MIN, "minimum");
     public static final Primitive<Params> REM = arithmetic(ElementwiseOp.REM, "rem");
+    public static final Primitive<Params> ATAN2 = arithmetic(ElementwiseOp.ATAN2, "atan2");
 
     public static final Primitive<Params> LT = comparison(ElementwiseOp.LT);
     public static final Primitive<Params> LE = comparison(ElementwiseOp.LE);
@@ -387,6 +388,9 @@ public final class Prims {
             Aval a = in.get(0), b = in.get(1);
             sameDType(method, a, b);
             numeric(method, a);
+            if (!op.accepts(a.dtype())) {
+                throw dtype("%s: needs f32 or f64, got %s (cast first)", method, a.dtype().specName());
+            }
             sameShape(method, a, b);
             return List.of(a);
         });

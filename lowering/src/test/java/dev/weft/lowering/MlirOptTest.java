@@ -73,7 +73,7 @@ class MlirOptTest {
         Var pred = g.param(Aval.of(DType.BOOL));
         List<Var> outs = new ArrayList<>();
         for (Primitive<?> prim : List.of(Prims.ADD, Prims.SUB, Prims.MUL, Prims.DIV, Prims.POW, Prims.MAX, Prims.MIN,
-                Prims.REM, Prims.LT, Prims.LE, Prims.GT, Prims.GE, Prims.EQ, Prims.NE, Prims.MATMUL)) {
+                Prims.REM, Prims.ATAN2, Prims.LT, Prims.LE, Prims.GT, Prims.GE, Prims.EQ, Prims.NE, Prims.MATMUL)) {
             outs.add(g.op(prim, x, prim == Prims.MATMUL ? w : y));
             used.add(prim);
         }

@@ -66,7 +66,7 @@ public final class CommChecks {
         }
     }
 
-    public static void reduceOp(Communicator comm, String op, ReduceOp reduceOp, DType dtype, SourceLocation where) {
+    public static void reduceOp(Communicator comm, String op, RuntimeReduceOp reduceOp, DType dtype, SourceLocation where) {
         if (reduceOp == null) {
             throw new CommException(where, String.format("%s on '%s': reduce op is null", op, comm.name()));
         }

@@ -68,20 +68,20 @@ public interface Communicator extends CommHandle {
     void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where);
 
     /** Starts a send; {@code buf} must stay unchanged until {@link #wait} completes the request. */
-    Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where);
+    PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where);
 
     /** Starts a receive into {@code buf}, whose contents are defined once {@link #wait} returns. */
-    Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where);
+    PendingRequest irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where);
 
     /**
      * Blocks until {@code request} completes. A request is waited exactly once, on the communicator that created
      * it: waiting it again, or waiting another communicator's request, raises a {@link CommException}.
      */
-    void wait(Request request, SourceLocation where);
+    void wait(PendingRequest request, SourceLocation where);
 
     /** Waits every request, in order. */
-    default void waitAll(List<? extends Request> requests, SourceLocation where) {
-        for (Request r : requests) {
+    default void waitAll(List<? extends PendingRequest> requests, SourceLocation where) {
+        for (PendingRequest r : requests) {
             wait(r, where);
         }
     }
@@ -95,10 +95,10 @@ public interface Communicator extends CommHandle {
                   MemorySegment recvbuf, long recvcount, int src, int recvtag, SourceLocation where);
 
     /**
-     * {@code out = in_0 ⊕ in_1 ⊕ ... ⊕ in_{size-1}} on every rank, combined in rank order (see {@link ReduceOp});
+     * {@code out = in_0 ⊕ in_1 ⊕ ... ⊕ in_{size-1}} on every rank, combined in rank order (see {@link RuntimeReduceOp});
      * {@code in} and {@code out} may be one buffer ({@link dev.weft.prim.CommOp#inPlace}).
      */
-    void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, SourceLocation where);
+    void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, SourceLocation where);
 
     /**
      * {@link #allreduce} with every argument but the buffers fixed, for a compiled program that runs it many times.
@@ -106,7 +106,7 @@ public interface Communicator extends CommHandle {
      * operator then fails when the program is built, with the same message); the buffers and the communicator's
      * state are checked at each call. The default defers everything to {@link #allreduce}.
      */
-    default BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
+    default BufferPairCall bindAllreduce(DType dtype, long count, RuntimeReduceOp op, SourceLocation where) {
         return (in, out) -> allreduce(in, out, dtype, count, op, where);
     }
 
@@ -125,7 +125,7 @@ public interface Communicator extends CommHandle {
      * Reduces {@code in} ({@code size() * countPerRank} elements) over all ranks, in rank order, and leaves block
      * {@code rank()} of the result ({@code countPerRank} elements) in {@code out} ({@code MPI_Reduce_scatter_block}).
      */
-    void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+    void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                        SourceLocation where);
 
     /** Copies {@code root}'s {@code buf} into every other rank's {@code buf}. */
@@ -135,7 +135,7 @@ public interface Communicator extends CommHandle {
      * Like {@link #allreduce}, but only {@code root}'s {@code out} receives the result; on the other ranks
      * {@code out} is not touched and may be {@code null}.
      */
-    void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+    void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, int root,
                 SourceLocation where);
 
     /**
@@ -163,7 +163,7 @@ public interface Communicator extends CommHandle {
      */
     default void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                                DType dtype, long count, String reduce, int root, SourceLocation where) {
-        dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+        dup.allreduce(in, out, DType.I64, longs, RuntimeReduceOp.MAX, where);
     }
 
     /** The end of the names of {@link #privateDup}s: {@code world.weft}. */

@@ -19,7 +19,7 @@ public final class OutstandingRequests {
     /** How many of the requests never waited the report names. */
     private static final int NAMED = 3;
 
-    private final SequencedSet<Request> started = new LinkedHashSet<>();
+    private final SequencedSet<PendingRequest> started = new LinkedHashSet<>();
     /** Read at the first request, so that a program may set the property before it communicates. */
     private long limit;
 
@@ -30,7 +30,7 @@ public final class OutstandingRequests {
      * @param comm the communicator's name, for the message
      * @throws CommException at {@code where}, naming the first request still outstanding, when at the limit
      */
-    public <R extends Request> R start(String op, String comm, SourceLocation where, Supplier<R> post) {
+    public <R extends PendingRequest> R start(String op, String comm, SourceLocation where, Supplier<R> post) {
         if (comm.endsWith(Communicator.PRIVATE_SUFFIX)) {
             // the schedule check's envelopes, each waited with the user's request it describes
             return post.get();
@@ -55,7 +55,7 @@ public final class OutstandingRequests {
     }
 
     /** Records that {@code r} was waited (its one wait has begun); it no longer counts. */
-    public synchronized void waited(Request r) {
+    public synchronized void waited(PendingRequest r) {
         started.remove(r);
     }
 
@@ -69,7 +69,7 @@ public final class OutstandingRequests {
         }
         StringBuilder sb = new StringBuilder().append(started.size())
                 .append(started.size() == 1 ? " request was" : " requests were").append(" started and never waited: ");
-        Iterator<Request> it = started.iterator();
+        Iterator<PendingRequest> it = started.iterator();
         for (int i = 0; i < NAMED && it.hasNext(); i++) {
             sb.append(i == 0 ? "" : "; ").append(it.next().describe());
         }

@@ -13,10 +13,8 @@ import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.ir.Attr;
-import dev.weft.lowering.ir.Block;
-import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
-import dev.weft.lowering.ir.Op;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.CommBindings;
 import dev.weft.spi.CommId;
@@ -102,10 +100,9 @@ class CommIrTest {
                     TensorSpec.of(DType.F32, 3, 5));
             return null;
         }));
-        List<CommId> named = new ArrayList<>();
-        for (Func f : lowered[0].functions()) {
-            comms(f.body(), named);
-        }
+        List<CommId> named = IrWalk.ops(lowered[0])
+                .flatMap(op -> op.attr("backend_config") instanceof Attr.CommConfig c ? Stream.of(c.op().comm()) : Stream.of())
+                .toList();
         assertThat(named).hasSize(6).allMatch(c -> c instanceof CommRef)
                 .extracting(CommId::name).containsOnly("world", "world.dup#0");
         FakeWorld.run(2, w -> CommBinding.with(w, () -> {
@@ -120,18 +117,6 @@ class CommIrTest {
                     .containsExactly(twoCommunicators(world, dup, x).toFloatArray());
             return null;
         }));
-    }
-
-    /** The communicator of each communication op in {@code block}, nested ones included. */
-    private static void comms(Block block, List<CommId> out) {
-        for (Op op : block.ops()) {
-            if (op.attr("backend_config") instanceof Attr.CommConfig c) {
-                out.add(c.op().comm());
-            }
-            for (Block region : op.regions()) {
-                comms(region, out);
-            }
-        }
     }
 
     @Test

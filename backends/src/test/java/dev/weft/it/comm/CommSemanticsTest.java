@@ -95,7 +95,7 @@ class CommSemanticsTest {
     @Compile
     static Tensor receiveFirst(Comm c, Tensor x) {
         int peer = 1 - c.rank();
-        LINES.put(c.rank(), Lines.here()); Tensor got = c.recv(x.dtype(), x.shape(), peer, 4);
+        LINES.put(c.rank(), CallSite.here()); Tensor got = c.recv(x.dtype(), x.shape(), peer, 4);
         c.send(x, peer, 4);
         return got;
     }
@@ -119,7 +119,7 @@ class CommSemanticsTest {
 
     @Compile
     static Tensor sum(Comm c, Tensor x) {
-        SUM_LINE.set(Lines.here()); return c.allreduce(x, ReduceOp.SUM);
+        SUM_LINE.set(CallSite.here()); return c.allreduce(x, ReduceOp.SUM);
     }
 
     @Test

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * Misuse of communication inside {@code @Compile} methods fails while tracing, before anything runs, with the line of
- * the offending call. Each kernel records that line ({@code Lines.here()} on the same line, before the call).
+ * the offending call. Each kernel records that line ({@code CallSite.here()} on the same line, before the call).
  */
 class CommTraceErrorsTest {
     /** Per rank thread: the line of the call expected in the error. */
@@ -27,7 +27,7 @@ class CommTraceErrorsTest {
 
     @Compile
     static Tensor neverWaited(Comm c, Tensor x) {
-        LINE.set(Lines.here()); c.isend(x, 0, 1);
+        LINE.set(CallSite.here()); c.isend(x, 0, 1);
         return x.add(1);
     }
 
@@ -37,7 +37,7 @@ class CommTraceErrorsTest {
         Request in = c.irecv(x.dtype(), x.shape(), 0, 1);
         c.wait(r);
         Tensor got = c.wait(in);
-        LINE.set(Lines.here()); c.wait(r);
+        LINE.set(CallSite.here()); c.wait(r);
         return got;
     }
 
@@ -48,25 +48,25 @@ class CommTraceErrorsTest {
             escaped[0] = c.isend(acc, 0, 2);
             return acc.add(1);
         });
-        LINE.set(Lines.here()); c.wait(escaped[0]);
+        LINE.set(CallSite.here()); c.wait(escaped[0]);
         return y;
     }
 
     @Compile
     static Tensor peerOutOfRange(Comm c, Tensor x) {
-        LINE.set(Lines.here()); c.send(x, c.size(), 0);
+        LINE.set(CallSite.here()); c.send(x, c.size(), 0);
         return x;
     }
 
     @Compile
     static Tensor negativeSendTag(Comm c, Tensor x) {
-        LINE.set(Lines.here()); c.send(x, 0, -3);
+        LINE.set(CallSite.here()); c.send(x, 0, -3);
         return x;
     }
 
     @Compile
     static Tensor rootOutOfRange(Comm c, Tensor x) {
-        LINE.set(Lines.here()); Tensor y = c.bcast(x, c.size() + 1);
+        LINE.set(CallSite.here()); Tensor y = c.bcast(x, c.size() + 1);
         return y;
     }
 

@@ -9,7 +9,7 @@ import dev.weft.Scope;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.WeftException;
-import dev.weft.it.comm.Lines;
+import dev.weft.it.comm.CallSite;
 import dev.weft.spi.NativeMemory;
 import dev.weft.spi.TensorAccess;
 import org.junit.jupiter.api.BeforeAll;
@@ -65,7 +65,7 @@ class DonationTest {
         y = step(y.donate());
         assertThat(address(y)).as("the result is written over the donated buffer").isEqualTo(buffer);
         assertThat(y).isEqualTo(expected);
-        String line = Lines.here(); Runnable use = () -> donated.toFloatArray();
+        String line = CallSite.here(); Runnable use = () -> donated.toFloatArray();
         assertThatThrownBy(use::run).isInstanceOf(WeftException.class).hasMessageStartingWith(line + ": ")
                 .hasMessageContaining("it was donated to a compiled call of step (DonationTest.java:");
     }

@@ -12,7 +12,7 @@ import dev.weft.Weft;
 import dev.weft.WeftException;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
-import dev.weft.it.comm.Lines;
+import dev.weft.it.comm.CallSite;
 import dev.weft.spi.NativeMemory;
 import dev.weft.testing.Ranks;
 import java.util.concurrent.atomic.AtomicReference;
@@ -86,13 +86,13 @@ class ScopeTest {
             kept = s.keep(dropped.mul(10));
         }
         assertThat(kept.toFloatArray()).containsExactly(10, 20, 30);
-        String line = Lines.here(); Runnable use = () -> dropped.add(1);
+        String line = CallSite.here(); Runnable use = () -> dropped.add(1);
         assertThatThrownBy(use::run).isInstanceOf(WeftException.class).hasMessageStartingWith(line + ": ")
                 .hasMessageContaining("was freed when its scope (opened at ScopeTest.java:")
                 .hasMessageContaining("closed at ScopeTest.java:");
         assertThatThrownBy(dropped::toFloatArray).isInstanceOf(WeftException.class)
                 .hasMessageContaining("f32[3] tensor can no longer be used");
-        String callLine = Lines.here(); Runnable call = () -> chain(dropped);
+        String callLine = CallSite.here(); Runnable call = () -> chain(dropped);
         assertThatThrownBy(call::run).isInstanceOf(WeftException.class).hasMessageStartingWith(callLine + ": ");
         assertThat(dropped.toString()).isEqualTo("Tensor(f32[3], freed)");
         assertThat(dropped.shape()).containsExactly(3);

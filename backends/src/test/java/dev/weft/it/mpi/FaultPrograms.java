@@ -127,7 +127,7 @@ public final class FaultPrograms {
         world.recv(DType.F32, new long[] {1}, 1, 0);
     }
 
-    private static final dev.weft.backends.comm.ReduceOp SUM = dev.weft.backends.comm.ReduceOp.SUM;
+    private static final dev.weft.backends.comm.RuntimeReduceOp SUM = dev.weft.backends.comm.RuntimeReduceOp.SUM;
 
     private static void errors(Comm world, Path dir) throws IOException {
         Tensor four = Tensor.of(new double[] {1, 2, 3, 4});
@@ -147,7 +147,7 @@ public final class FaultPrograms {
             Communicator c = (Communicator) world.handle();
             Communicator d = (Communicator) other.handle();
             MemorySegment buf = Arena.ofAuto().allocate(8);
-            dev.weft.backends.comm.Request mine = d.isend(buf, DType.F64, 1, 1, 10, SourceLocation.capture());
+            dev.weft.backends.comm.PendingRequest mine = d.isend(buf, DType.F64, 1, 1, 10, SourceLocation.capture());
             lines.add(failure(() -> c.wait(mine, SourceLocation.capture())));
             d.wait(mine, SourceLocation.capture());
             lines.add(failure(() -> d.wait(mine, SourceLocation.capture())));

@@ -4,7 +4,7 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.comm.Comm;
@@ -65,7 +65,7 @@ public final class EagerAllreduceBench {
                 if (check != null) {
                     check.collective(step);
                 }
-                comm.allreduce(in, out, DType.F32, count, ReduceOp.SUM, where);
+                comm.allreduce(in, out, DType.F32, count, RuntimeReduceOp.SUM, where);
                 for (int j = 0; j < count; j++) {
                     in.setAtIndex(ValueLayout.JAVA_FLOAT, j, out.getAtIndex(ValueLayout.JAVA_FLOAT, j) * scale);
                 }

@@ -74,6 +74,8 @@ public class AdRulesTest {
                 c("maximum", Prims.MAX, x -> x.get(0).maximum(x.get(1)), Input.any(m), Input.any(m)),
                 c("minimum", Prims.MIN, x -> x.get(0).minimum(x.get(1)), Input.any(m), Input.any(m)),
                 c("rem", Prims.REM, x -> x.get(0).rem(x.get(1)), Input.of(2.1, 2.9, m), Input.of(1.1, 1.9, m)),
+                c("atan2", Prims.ATAN2, x -> x.get(0).atan2(x.get(1)), Input.signed(0.2, 1, m),
+                        Input.signed(0.2, 1, m)),
                 c("neg", Prims.NEG, x -> x.get(0).neg(), Input.any(m)),
                 c("abs", Prims.ABS, x -> x.get(0).abs(), Input.signed(0.2, 1, m)),
                 c("exp", Prims.EXP, x -> x.get(0).exp(), Input.any(m)),

@@ -62,6 +62,7 @@ class VmapTest {
                 c("maximum", Prims.MAX, x -> x.get(0).maximum(x.get(1)), m, m),
                 c("minimum", Prims.MIN, x -> x.get(0).minimum(x.get(1)), m, m),
                 c("rem", Prims.REM, x -> x.get(0).mul(3).rem(x.get(1)), m, m),
+                c("atan2", Prims.ATAN2, x -> x.get(0).sub(1.2).atan2(x.get(1).sub(1.3)), m, m),
                 c("neg", Prims.NEG, x -> x.get(0).neg(), m),
                 c("abs", Prims.ABS, x -> x.get(0).sub(1.2).abs(), m),
                 c("exp", Prims.EXP, x -> x.get(0).exp(), m),

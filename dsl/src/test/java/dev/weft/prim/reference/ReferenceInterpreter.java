@@ -282,6 +282,7 @@ public final class ReferenceInterpreter implements Interpreter {
             case TANH -> Math.tanh(a);
             case SIN -> Math.sin(a);
             case COS -> Math.cos(a);
+            case ATAN2 -> Math.atan2(a, b);
             case LT, LE, GT, GE, EQ, NE, SELECT, CONVERT -> throw new IllegalArgumentException(op + " is not arithmetic");
         };
     }
@@ -299,7 +300,7 @@ public final class ReferenceInterpreter implements Interpreter {
             case REM -> a % nonZero(b);
             case NEG -> -a;
             case ABS -> Math.abs(a);
-            case EXP, LOG, SQRT, RSQRT, TANH, SIN, COS, LT, LE, GT, GE, EQ, NE, SELECT, CONVERT ->
+            case EXP, LOG, SQRT, RSQRT, TANH, SIN, COS, ATAN2, LT, LE, GT, GE, EQ, NE, SELECT, CONVERT ->
                     throw new IllegalArgumentException(op + " is not defined on integers");
         };
     }

@@ -95,10 +95,7 @@ public final class Op {
 
     /** Adds to {@code into} the values this op reads: its operands and those of the ops in its regions. */
     public void collectUses(Set<Value> into) {
-        into.addAll(operands);
-        for (Block r : regions) {
-            r.ops().forEach(inner -> inner.collectUses(into));
-        }
+        IrWalk.forEachOp(this, op -> into.addAll(op.operands));
     }
 
     public SourceLocation location() {

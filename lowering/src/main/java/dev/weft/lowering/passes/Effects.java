@@ -1,6 +1,6 @@
 package dev.weft.lowering.passes;
 
-import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TokenType;
@@ -17,19 +17,14 @@ public final class Effects {
      * {@code !stablehlo.token}, and an op whose regions contain such an op.
      */
     public static boolean hasEffect(Op op) {
-        if (!(op.effect() instanceof Effect.Pure)) {
-            return true;
-        }
-        if (op.operands().stream().anyMatch(Effects::isToken) || op.results().stream().anyMatch(Effects::isToken)) {
-            return true;
-        }
-        for (Block region : op.regions()) {
-            if (region.arguments().stream().anyMatch(Effects::isToken)
-                    || region.ops().stream().anyMatch(Effects::hasEffect)) {
-                return true;
-            }
-        }
-        return false;
+        return IrWalk.ops(op).anyMatch(Effects::hasOwnEffect);
+    }
+
+    /** {@link #hasEffect} for {@code op} alone, its regions' arguments included but not their ops. */
+    private static boolean hasOwnEffect(Op op) {
+        return !(op.effect() instanceof Effect.Pure)
+                || op.operands().stream().anyMatch(Effects::isToken) || op.results().stream().anyMatch(Effects::isToken)
+                || op.regions().stream().anyMatch(r -> r.arguments().stream().anyMatch(Effects::isToken));
     }
 
     /** True for block terminators ({@code func.return}, {@code stablehlo.return}). */

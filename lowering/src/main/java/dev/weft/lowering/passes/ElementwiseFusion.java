@@ -4,6 +4,7 @@ import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.FusionPiece;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -89,7 +90,7 @@ public final class ElementwiseFusion implements Pass {
             Op op = b.ops().get(k);
             position.put(op, k);
             op.results().forEach(v -> producer.put(v, op));
-            recordUses(op, op, users);
+            recordUses(op, users);
         }
         Map<Op, Group> groupOf = new IdentityHashMap<>();
         int run = 0;
@@ -177,16 +178,9 @@ public final class ElementwiseFusion implements Pass {
         return true;
     }
 
-    /** Records, for each operand of {@code op} and of ops nested in it, that {@code owner} uses it. */
-    private static void recordUses(Op owner, Op op, Map<Value, List<Op>> users) {
-        for (Value v : op.operands()) {
-            users.computeIfAbsent(v, x -> new ArrayList<>()).add(owner);
-        }
-        for (Block r : op.regions()) {
-            for (Op inner : r.ops()) {
-                recordUses(owner, inner, users);
-            }
-        }
+    /** Records, for each operand of {@code owner} and of ops nested in it, that {@code owner} uses it. */
+    private static void recordUses(Op owner, Map<Value, List<Op>> users) {
+        IrWalk.forEachOp(owner, op -> op.operands().forEach(v -> users.computeIfAbsent(v, x -> new ArrayList<>()).add(owner)));
     }
 
     /** Rebuilds {@code b} with its groups fused, absorbing into them what {@link FusionInputs} dissolves. */

@@ -3,6 +3,7 @@ package dev.weft.lowering.passes;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -33,15 +34,8 @@ public final class SliceOfPad implements Pass {
     public void run(Module m) {
         for (Func f : m.functions()) {
             Map<Value, Op> producer = new IdentityHashMap<>();
-            producers(f.body(), producer);
+            IrWalk.forEachOp(f.body(), op -> op.results().forEach(v -> producer.put(v, op)));
             rewrite(f.body(), producer, new IdentityHashMap<>());
-        }
-    }
-
-    private static void producers(Block b, Map<Value, Op> producer) {
-        for (Op op : b.ops()) {
-            op.results().forEach(v -> producer.put(v, op));
-            op.regions().forEach(r -> producers(r, producer));
         }
     }
 

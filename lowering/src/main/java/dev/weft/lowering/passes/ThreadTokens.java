@@ -2,6 +2,7 @@ package dev.weft.lowering.passes;
 
 import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -140,21 +141,17 @@ public final class ThreadTokens implements Pass {
     }
 
     private static void replaceUses(Block block, Value from, Value to) {
-        for (Op op : block.ops()) {
-            op.replaceOperand(from, to);
-            op.regions().forEach(r -> replaceUses(r, from, to));
-        }
+        IrWalk.forEachOp(block, op -> op.replaceOperand(from, to));
     }
 
     /** The orderings of the ops in {@code block} and its nested regions, in order of first use. */
     private static Set<Effect.Ordered> commsIn(Block block) {
         Set<Effect.Ordered> out = new LinkedHashSet<>();
-        for (Op op : block.ops()) {
+        IrWalk.forEachOp(block, op -> {
             if (op.effect() instanceof Effect.Ordered c) {
                 out.add(c);
             }
-            op.regions().forEach(r -> out.addAll(commsIn(r)));
-        }
+        });
         return out;
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.lowering.passes;
 
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.Value;
 import java.util.IdentityHashMap;
@@ -16,14 +17,14 @@ public final class Uses {
     /** Counts every operand use in {@code root}, nested regions included. */
     public static Uses of(Block root) {
         Uses u = new Uses();
-        u.add(root, 1);
+        IrWalk.forEachOp(root, op -> u.add(op, 1));
         return u;
     }
 
     /** Counts {@code op}'s operand uses and those inside its regions. */
     static Uses of(Op op) {
         Uses u = new Uses();
-        u.add(op, 1);
+        IrWalk.forEachOp(op, o -> u.add(o, 1));
         return u;
     }
 
@@ -37,31 +38,17 @@ public final class Uses {
 
     /** Forgets the uses made by {@code op} and its regions (when it is erased). */
     void remove(Op op) {
-        add(op, -1);
-    }
-
-    private void add(Block b, int delta) {
-        for (Op op : b.ops()) {
-            add(op, delta);
-        }
+        IrWalk.forEachOp(op, o -> add(o, -1));
     }
 
     private void add(Op op, int delta) {
         for (Value v : op.operands()) {
             counts.merge(v, delta, Integer::sum);
         }
-        for (Block r : op.regions()) {
-            add(r, delta);
-        }
     }
 
     /** Rewrites the operands of {@code op} and of every op in its regions through {@code substitution}. */
     static void replace(Op op, Map<Value, Value> substitution) {
-        op.operands().replaceAll(v -> substitution.getOrDefault(v, v));
-        for (Block r : op.regions()) {
-            for (Op inner : r.ops()) {
-                replace(inner, substitution);
-            }
-        }
+        IrWalk.forEachOp(op, o -> o.operands().replaceAll(v -> substitution.getOrDefault(v, v)));
     }
 }

@@ -3,7 +3,7 @@ package dev.weft.backends.comm.check;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
@@ -165,10 +165,10 @@ public final class CommCheck {
 
     /** A sent envelope, kept until its send completed. */
     public final class Sent {
-        private final Request request;
+        private final PendingRequest request;
         private final MemorySegment buf;
 
-        private Sent(Request request, MemorySegment buf) {
+        private Sent(PendingRequest request, MemorySegment buf) {
             this.request = request;
             this.buf = buf;
         }
@@ -184,10 +184,10 @@ public final class CommCheck {
         private final CommStep step;
         private final int src;
         private final int tag;
-        private final Request request;
+        private final PendingRequest request;
         private final MemorySegment buf;
 
-        private Expected(CommStep step, int src, int tag, Request request, MemorySegment buf) {
+        private Expected(CommStep step, int src, int tag, PendingRequest request, MemorySegment buf) {
             this.step = step;
             this.src = src;
             this.tag = tag;

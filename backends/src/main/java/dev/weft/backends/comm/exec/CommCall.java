@@ -3,7 +3,7 @@ package dev.weft.backends.comm.exec;
 import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
@@ -24,7 +24,7 @@ import java.lang.foreign.ValueLayout;
  * @param reduce the runtime's reduce operator of a {@link CommOp.Reducing} op; null for other ops
  * @param data   dtype and shape of the data moved ({@link CommOp#data}); null for barrier and rank
  */
-public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data, SourceLocation where) {
+public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Aval data, SourceLocation where) {
     private static final boolean DEBUG = Setting.DEBUG.on();
 
     /** What a {@code sendrecv} receives; null for other ops. */

@@ -4,7 +4,7 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceFunction;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.cpu.exec.CpuCustomCallProvider;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallHandler;
@@ -120,7 +120,7 @@ public final class CommCustomCalls implements CpuCustomCallProvider {
      */
     private static CommCall commCall(Module module, CommBindings comms, Op op) {
         Attr.CommConfig config = (Attr.CommConfig) op.attr("backend_config");
-        ReduceOp reduce = config.op() instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> compiled(module,
+        RuntimeReduceOp reduce = config.op() instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> compiled(module,
                 ((Attr.Symbol) ((Attr.Array) op.attr("called_computations")).elements().getFirst()).name())) : null;
         Communicator comm = Communicator.bound(comms, config.op().comm().ref(), op.location());
         return new CommCall(config.op(), comm, reduce, config.data(), op.location());

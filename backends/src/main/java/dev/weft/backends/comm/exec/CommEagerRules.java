@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.exec;
 
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.cpu.CpuEagerInterpreter;
 import dev.weft.backends.cpu.EagerRuleProvider;
@@ -35,7 +35,7 @@ public final class CommEagerRules implements EagerRuleProvider {
     }
 
     private static CommCall call(CommOp p, List<Aval> inAvals) {
-        ReduceOp reduce = p instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> ReduceOps.viaTensors(r.op()))
+        RuntimeReduceOp reduce = p instanceof CommOp.Reducing r ? ReduceOps.of(r.op(), () -> ReduceOps.viaTensors(r.op()))
                 : null;
         SourceLocation where = SourceLocation.capture();
         return new CommCall(p, Communicator.of(p.handle(), where), reduce, p.data(inAvals), where);

@@ -3,7 +3,7 @@ package dev.weft.backends.comm.exec;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.backends.comm.ReduceFunction;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Errors;
 import dev.weft.spi.Shape;
@@ -12,7 +12,7 @@ import dev.weft.spi.TensorAccess;
 import java.lang.foreign.MemorySegment;
 import java.util.function.Supplier;
 
-/** Maps the user-facing {@link dev.weft.comm.ReduceOp} to the runtime's {@link ReduceOp}. */
+/** Maps the user-facing {@link dev.weft.comm.ReduceOp} to the runtime's {@link RuntimeReduceOp}. */
 public final class ReduceOps {
     private ReduceOps() {
     }
@@ -21,17 +21,17 @@ public final class ReduceOps {
      * The runtime operator: the library's built-in for a built-in {@code op}, else a custom one under the op's
      * name running the function {@code custom} gives (asked for only then).
      */
-    public static ReduceOp of(dev.weft.comm.ReduceOp op, Supplier<ReduceFunction> custom) {
-        return op.isCustom() ? ReduceOp.custom(op.name(), custom.get()) : builtin(op);
+    public static RuntimeReduceOp of(dev.weft.comm.ReduceOp op, Supplier<ReduceFunction> custom) {
+        return op.isCustom() ? RuntimeReduceOp.custom(op.name(), custom.get()) : builtin(op);
     }
 
     /** The library's operator of the built-in {@code op} ({@code sum prod min max}). */
-    public static ReduceOp.Builtin builtin(dev.weft.comm.ReduceOp op) {
+    public static RuntimeReduceOp.Builtin builtin(dev.weft.comm.ReduceOp op) {
         return switch (op.name()) {
-            case "sum" -> ReduceOp.Builtin.SUM;
-            case "prod" -> ReduceOp.Builtin.PROD;
-            case "min" -> ReduceOp.Builtin.MIN;
-            case "max" -> ReduceOp.Builtin.MAX;
+            case "sum" -> RuntimeReduceOp.Builtin.SUM;
+            case "prod" -> RuntimeReduceOp.Builtin.PROD;
+            case "min" -> RuntimeReduceOp.Builtin.MIN;
+            case "max" -> RuntimeReduceOp.Builtin.MAX;
             default -> throw new IllegalArgumentException("no built-in reduce op '" + op.name() + "'");
         };
     }

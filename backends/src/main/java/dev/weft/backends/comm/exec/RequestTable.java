@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.exec;
 
 import dev.weft.WeftException;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -15,7 +15,7 @@ import java.util.function.UnaryOperator;
  * {@code wait} that consumes it takes it out of the table.
  */
 final class RequestTable {
-    record Pending(Request request, MemorySegment buffer) {
+    record Pending(PendingRequest request, MemorySegment buffer) {
     }
 
     private static final AtomicLong NEXT = new AtomicLong(1);
@@ -28,7 +28,7 @@ final class RequestTable {
      * Registers a request (with the buffer a receive fills, or null), writes its id into the i64 scalar
      * {@code idOut} and returns {@code idOut}.
      */
-    static MemorySegment put(Request r, MemorySegment buffer, MemorySegment idOut) {
+    static MemorySegment put(PendingRequest r, MemorySegment buffer, MemorySegment idOut) {
         long id = NEXT.getAndIncrement();
         PENDING.put(id, new Pending(r, buffer));
         idOut.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, id);
@@ -36,7 +36,7 @@ final class RequestTable {
     }
 
     /** Replaces the request whose id {@code id} holds by {@code f} of it (the schedule check adds its envelope). */
-    static void wrap(MemorySegment id, UnaryOperator<Request> f) {
+    static void wrap(MemorySegment id, UnaryOperator<PendingRequest> f) {
         PENDING.computeIfPresent(id.get(ValueLayout.JAVA_LONG_UNALIGNED, 0),
                 (key, p) -> new Pending(f.apply(p.request()), p.buffer()));
     }

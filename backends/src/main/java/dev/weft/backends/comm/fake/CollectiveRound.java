@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.backends.comm.CommException;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.spi.SourceLocation;
 
 import java.util.concurrent.locks.ReentrantLock;
@@ -24,7 +24,7 @@ final class CollectiveRound {
     private int departures;
     private CollectiveCall reference;
     private int referenceRank;
-    private ReduceOp op;
+    private RuntimeReduceOp op;
     private Object[] results;
     private String error;
     private Throwable errorCause;
@@ -40,7 +40,7 @@ final class CollectiveRound {
      * Records {@code rank}'s arrival; returns whether it was the last one of a round without error, whose thread
      * must then {@link #compute} the results.
      */
-    boolean arrive(int rank, CollectiveCall call, ReduceOp reduceOp, Object payload) {
+    boolean arrive(int rank, CollectiveCall call, RuntimeReduceOp reduceOp, Object payload) {
         if (reference == null) {
             reference = call;
             referenceRank = rank;

@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -29,7 +29,7 @@ final class Collectives {
     }
 
     /** One result per rank: a segment, a {@link Membership}, or null where the rank receives nothing. */
-    static Object[] compute(CommGroup group, CollectiveCall call, ReduceOp op, Object[] payloads) {
+    static Object[] compute(CommGroup group, CollectiveCall call, RuntimeReduceOp op, Object[] payloads) {
         int n = group.size();
         Object[] results = new Object[n];
         switch (call.kind()) {
@@ -84,7 +84,7 @@ final class Collectives {
      * {@code inout = in ⊕ inout}, so each step combines the accumulator (left) into a copy of the next rank's
      * contribution (right), which becomes the accumulator.
      */
-    private static MemorySegment fold(ReduceOp op, DType dtype, long count, Object[] payloads) {
+    private static MemorySegment fold(RuntimeReduceOp op, DType dtype, long count, Object[] payloads) {
         long bytes = count * dtype.byteSize();
         MemorySegment acc = copyOf((MemorySegment) payloads[0], bytes);
         for (int r = 1; r < payloads.length; r++) {

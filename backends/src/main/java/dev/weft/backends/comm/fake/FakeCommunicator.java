@@ -5,8 +5,8 @@ import dev.weft.backends.comm.CommChecks;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
@@ -62,7 +62,7 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
-    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+    public PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         return monitor.requests(worldRank).start("isend", name(), where,
                 () -> postSend("isend", buf, dtype, count, dest, tag, where));
     }
@@ -73,13 +73,13 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
-    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+    public PendingRequest irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
         return monitor.requests(worldRank).start("irecv", name(), where,
                 () -> postRecv("irecv", buf, dtype, count, src, tag, where));
     }
 
     @Override
-    public void wait(Request request, SourceLocation where) {
+    public void wait(PendingRequest request, SourceLocation where) {
         live("wait", where);
         if (!(request instanceof FakeRequest r) || r.owner != this) {
             throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
@@ -113,7 +113,7 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
-    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
                           SourceLocation where) {
         live("allreduce", where);
         CommChecks.reduceOp(this, "allreduce", op, dtype, where);
@@ -135,7 +135,7 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
-    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         live("reduce_scatter", where);
         CommChecks.reduceOp(this, "reduce_scatter", op, dtype, where);
@@ -159,7 +159,7 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
-    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, int root,
                        SourceLocation where) {
         live("reduce", where);
         CommChecks.peer(this, "reduce", "root", root, where);
@@ -205,7 +205,7 @@ final class FakeCommunicator implements Communicator {
     public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                               DType dtype, long count, String reduce, int root, SourceLocation where) {
         live(op.label(), where);
-        dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+        dup.allreduce(in, out, DType.I64, longs, RuntimeReduceOp.MAX, where);
     }
 
     /** No collective: the ranks' handles share their group in-process ({@link CommGroup#checks}). */
@@ -359,7 +359,7 @@ final class FakeCommunicator implements Communicator {
     }
 
     /** Joins this rank's next collective on the communicator, blocks until it completes, and returns its result. */
-    private Object collective(CollectiveCall call, ReduceOp op, Object payload) {
+    private Object collective(CollectiveCall call, RuntimeReduceOp op, Object payload) {
         long seq = ++collectives;
         monitor.lock.lock();
         try {

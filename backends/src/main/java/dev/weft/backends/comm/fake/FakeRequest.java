@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  * {@link FakeSettings#eagerLimit()}) or receive (complete once matched with a message); blocking sends and
  * receives use one too. Mutable state is guarded by the world's lock.
  */
-final class FakeRequest implements Request {
+final class FakeRequest implements PendingRequest {
     enum Kind { SEND, RECV }
 
     final FakeCommunicator owner;

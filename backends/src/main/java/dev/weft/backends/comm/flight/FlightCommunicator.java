@@ -2,8 +2,8 @@ package dev.weft.backends.comm.flight;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
@@ -103,7 +103,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+    public PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         FlightCall c = call(CommOp.Kind.ISEND, dest, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);
         try {
@@ -115,7 +115,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+    public PendingRequest irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
         FlightCall c = call(CommOp.Kind.IRECV, src, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);
         try {
@@ -127,7 +127,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void wait(Request request, SourceLocation where) {
+    public void wait(PendingRequest request, SourceLocation where) {
         if (!(request instanceof FlightRequest r)) {
             inner.wait(request, where);
             return;
@@ -163,7 +163,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
                           SourceLocation where) {
         long s = collective(CommOp.Kind.ALLREDUCE, -1, dtype, count, op, where);
         try {
@@ -201,7 +201,7 @@ public final class FlightCommunicator implements Communicator {
      * when the recorder registers no more).
      */
     @Override
-    public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
+    public BufferPairCall bindAllreduce(DType dtype, long count, RuntimeReduceOp op, SourceLocation where) {
         BufferPairCall bound = inner.bindAllreduce(dtype, count, op, where);
         int registered = recorder.register(call(CommOp.Kind.ALLREDUCE, -1, -1, dtype, count, op, where));
         return registered >= 0 ? new RecordedCollective(this, recorder, bound, registered)
@@ -241,7 +241,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         long s = collective(CommOp.Kind.REDUCE_SCATTER, -1, dtype, countPerRank, op, where);
         try {
@@ -266,7 +266,7 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
-    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, int root,
                        SourceLocation where) {
         long s = collective(CommOp.Kind.REDUCE, root, dtype, count, op, where);
         try {
@@ -345,12 +345,12 @@ public final class FlightCommunicator implements Communicator {
     }
 
     /** Records the start of this communicator's next collective; returns its sequence number. */
-    private long collective(CommOp.Kind op, int root, DType dtype, long count, ReduceOp reduce, SourceLocation where) {
+    private long collective(CommOp.Kind op, int root, DType dtype, long count, RuntimeReduceOp reduce, SourceLocation where) {
         return recorder.begin(call(op, root, -1, dtype, count, reduce, where), ++collectives, -1,
                 FlightState.STARTED);
     }
 
-    private FlightCall call(CommOp.Kind op, int peer, int tag, DType dtype, long count, ReduceOp reduce,
+    private FlightCall call(CommOp.Kind op, int peer, int tag, DType dtype, long count, RuntimeReduceOp reduce,
                             SourceLocation where) {
         return new FlightCall(op, inner.name(), inner.rank(), inner.size(), peer, tag, -1, -1,
                 dtype == null ? null : dtype.specName(), count, reduce == null ? null : reduce.name(), where);

@@ -1,9 +1,9 @@
 package dev.weft.backends.comm.flight;
 
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 
 /** A request of a {@link FlightCommunicator}: the runtime's request and the recorder entry of its posting. */
-record FlightRequest(Request inner, FlightCall call, long seq) implements Request {
+record FlightRequest(PendingRequest inner, FlightCall call, long seq) implements PendingRequest {
     @Override
     public String describe() {
         return inner.describe();

@@ -6,8 +6,8 @@ import dev.weft.backends.comm.CommChecks;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
@@ -27,7 +27,7 @@ import java.util.function.Supplier;
  *
  * <p>Built-in reduce operators are MPI's own ({@code MPI_SUM}, ...): their floating-point association and their
  * handling of NaN and signed zeros in {@code MIN}/{@code MAX} are the library's, and not necessarily the rank-order
- * left fold that {@link ReduceOp} describes (results are exact whenever every partial result is). Custom
+ * left fold that {@link RuntimeReduceOp} describes (results are exact whenever every partial result is). Custom
  * operators keep the rank order (see {@link MpiUserOp}).
  *
  * <p>Derived communicators are named like the fake's ({@code world.split(1)#0}, {@code world.dup#2}), so the
@@ -99,7 +99,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
-    public Request isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
+    public PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         int n = p2pArgs("isend", "destination", buf, dtype, count, dest, tag, where);
         return world.requests().start("isend", name, where, () -> {
             MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
@@ -109,7 +109,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
-    public Request irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
+    public PendingRequest irecv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
         int n = p2pArgs("irecv", "source", buf, dtype, count, src, tag, where);
         return world.requests().start("irecv", name, where, () -> {
             MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
@@ -119,7 +119,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
-    public void wait(Request request, SourceLocation where) {
+    public void wait(PendingRequest request, SourceLocation where) {
         live("wait", where);
         if (!(request instanceof MpiRequest r) || r.owner != this) {
             throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
@@ -159,7 +159,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
-    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
                           SourceLocation where) {
         bindAllreduce(dtype, count, op, where).accept(in, out);
     }
@@ -170,12 +170,12 @@ final class MpiCommunicator implements Communicator {
      * ~70 instead of ~43 ns per iteration at one rank.
      */
     @Override
-    public BufferPairCall bindAllreduce(DType dtype, long count, ReduceOp op, SourceLocation where) {
+    public BufferPairCall bindAllreduce(DType dtype, long count, RuntimeReduceOp op, SourceLocation where) {
         CommChecks.reduceOp(this, "allreduce", op, dtype, where);
         long bytes = CommChecks.bytes(this, "allreduce", dtype, count, where);
         int n = intCount("allreduce", count, where);
         long type = mpi.datatype(dtype);
-        if (op instanceof ReduceOp.Builtin b) {
+        if (op instanceof RuntimeReduceOp.Builtin b) {
             return new BuiltinAllreduce(this, dtype, count, bytes, n, type, builtin(b), where);
         }
         return (in, out) -> {
@@ -219,7 +219,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
-    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         live("reduce_scatter", where);
         CommChecks.reduceOp(this, "reduce_scatter", op, dtype, where);
@@ -246,7 +246,7 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
-    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, int root,
                        SourceLocation where) {
         live("reduce", where);
         CommChecks.peer(this, "reduce", "root", root, where);
@@ -303,7 +303,7 @@ final class MpiCommunicator implements Communicator {
     public void checkExchange(Communicator dup, MemorySegment in, MemorySegment out, long longs, CommOp.Kind op,
                               DType dtype, long count, String reduce, int root, SourceLocation where) {
         live(op.label(), where);
-        dup.allreduce(in, out, DType.I64, longs, ReduceOp.MAX, where);
+        dup.allreduce(in, out, DType.I64, longs, RuntimeReduceOp.MAX, where);
     }
 
     @Override
@@ -412,10 +412,10 @@ final class MpiCommunicator implements Communicator {
     }
 
     /** Runs a reducing collective with {@code op}'s MPI handle. */
-    private void reduceCall(String op, ReduceOp reduceOp, SourceLocation where, LongToIntFunction call) {
+    private void reduceCall(String op, RuntimeReduceOp reduceOp, SourceLocation where, LongToIntFunction call) {
         int rc = switch (reduceOp) {
-            case ReduceOp.Builtin b -> call.applyAsInt(builtin(b));
-            case ReduceOp.Custom c -> {
+            case RuntimeReduceOp.Builtin b -> call.applyAsInt(builtin(b));
+            case RuntimeReduceOp.Custom c -> {
                 try {
                     yield world.userOp().run(c.function(), call);
                 } catch (RuntimeException e) {
@@ -427,7 +427,7 @@ final class MpiCommunicator implements Communicator {
         check(rc, op, -1, where);
     }
 
-    private long builtin(ReduceOp.Builtin b) {
+    private long builtin(RuntimeReduceOp.Builtin b) {
         return switch (b) {
             case SUM -> mpi.sum;
             case PROD -> mpi.prod;

@@ -1,7 +1,7 @@
 package dev.weft.backends.comm.mpi;
 
 import dev.weft.DType;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
  * buffer MPI reads or writes, held until {@link MpiCommunicator#wait} completes the request, so the buffer cannot
  * be reclaimed while MPI uses it.
  */
-final class MpiRequest implements Request {
+final class MpiRequest implements PendingRequest {
     final MpiCommunicator owner;
     final boolean receive;
     final MemorySegment cell;

@@ -14,7 +14,7 @@ import java.util.function.LongToIntFunction;
 
 /**
  * Custom reduce operators on MPI: one {@code MPI_Op}, created with {@code commute = false} so that MPI keeps the
- * ranks' order ({@code ReduceOp}'s contract: a non-commutative function sees the lower ranks' contribution as its
+ * ranks' order ({@code RuntimeReduceOp}'s contract: a non-commutative function sees the lower ranks' contribution as its
  * left operand), whose {@code MPI_User_function} is an FFM upcall running the {@link ReduceFunction} of the
  * collective in progress on the calling thread. One operator serves every function, so nothing is created per
  * call (eager custom reductions build a new function each time); it is freed before {@code MPI_Finalize}.

@@ -54,7 +54,7 @@ public final class CpuExecutable implements Executable {
     private final Aval[] argumentAvals;
     private final Aval[] resultAvals;
     /** The frame of the last completed run, free for the next one; {@code null} while a run holds it. */
-    private final AtomicReference<Frame> idleFrame = new AtomicReference<>();
+    private final AtomicReference<CpuFrame> idleFrame = new AtomicReference<>();
     private final CompiledBlock main;
     private final int slotCount;
     private final Supplier<?>[] scratchFactories;
@@ -143,9 +143,9 @@ public final class CpuExecutable implements Executable {
             throw new WeftException(SourceLocation.capture(),
                     "expected " + argumentTypes.length + " arguments, got " + args.size());
         }
-        Frame f = idleFrame.getAndSet(null);
+        CpuFrame f = idleFrame.getAndSet(null);
         if (f == null) {
-            f = new Frame(slotCount, scratchFactories, classBytes, allocations);
+            f = new CpuFrame(slotCount, scratchFactories, classBytes, allocations);
         }
         Buffer[] donated = null;
         for (int i = 0; i < argumentTypes.length; i++) {

@@ -86,7 +86,7 @@ final class CustomCallInstruction implements Instruction {
     private record Direct(OperandResultCall call, int in, int out, int resultClass,
                           int[] tokens) implements Instruction {
         @Override
-        public void execute(Frame f) {
+        public void execute(CpuFrame f) {
             Buffer result = f.allocate(resultClass);
             call.accept(f.slots[in].segment, result.segment);
             f.define(out, result);
@@ -97,7 +97,7 @@ final class CustomCallInstruction implements Instruction {
     }
 
     @Override
-    public void execute(Frame f) {
+    public void execute(CpuFrame f) {
         CallArrays a = (CallArrays) f.scratch[scratch];
         MemorySegment[] operands = a.operands;
         for (int k : tensorOperands) {
@@ -131,7 +131,7 @@ final class CustomCallInstruction implements Instruction {
      * Defines result {@code i} as the buffer the handler put in place of the one offered (a completed receive's
      * own buffer), which goes back to the pool. Kept out of {@link #execute} so that stays small.
      */
-    private void adopt(Frame f, int i, Buffer offered, MemorySegment result) {
+    private void adopt(CpuFrame f, int i, Buffer offered, MemorySegment result) {
         f.recycle(resultClass[i], offered.segment);
         TensorType t = (TensorType) op.results().get(i).type();
         if (result == null || result.byteSize() < t.byteSize()) {

@@ -500,6 +500,7 @@ final class FusedLoopGenerator {
                 case LOG -> transcendental(a, "log");
                 case SQRT -> transcendental(a, "sqrt");
                 case TANH -> transcendental(a, "tanh");
+                case ATAN2 -> transcendental(a, "atan2");
                 case SIN -> floatMath(a, "sin");
                 case COS -> floatMath(a, "cos");
                 case RSQRT -> {
@@ -532,11 +533,14 @@ final class FusedLoopGenerator {
             code.with(OperatorInstruction.of(pick(a.operand(), i, l, f, d)));
         }
 
-        /** {@code Math.fn} in double; an f32 operand is widened and the result rounded. */
+        /** {@code Math.fn} in double on the arguments; f32 operands are widened and the result rounded. */
         private void transcendental(FusedLoopSpec.Apply a, String fn) {
             TypeKind k = kind(a.operand());
-            arg(a, 0);
-            code.conversion(k, TypeKind.DOUBLE).invokestatic(CD_MATH, fn, D_D).conversion(TypeKind.DOUBLE, k);
+            for (int i = 0; i < a.args().size(); i++) {
+                arg(a, i);
+                code.conversion(k, TypeKind.DOUBLE);
+            }
+            code.invokestatic(CD_MATH, fn, a.args().size() == 1 ? D_D : DD_D).conversion(TypeKind.DOUBLE, k);
         }
 
         /** {@code FloatMath.fn} for f32, as the eager kernel computes it; {@code Math.fn} otherwise. */

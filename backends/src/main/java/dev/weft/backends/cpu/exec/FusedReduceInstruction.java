@@ -123,7 +123,7 @@ final class FusedReduceInstruction {
     private interface Evaluation {
         long blockElements();
 
-        void run(Frame f, MemorySegment block, BlockDone done);
+        void run(CpuFrame f, MemorySegment block, BlockDone done);
     }
 
     /**
@@ -154,7 +154,7 @@ final class FusedReduceInstruction {
                 }
 
                 @Override
-                public void run(Frame f, MemorySegment scratch, BlockDone done) {
+                public void run(CpuFrame f, MemorySegment scratch, BlockDone done) {
                     MemorySegment[] whole = FusionInstruction.sources(f, inputSlots, constantData, inputs);
                     MemorySegment[] in = whole.clone();
                     MemorySegment[] out = {scratch};
@@ -181,7 +181,7 @@ final class FusedReduceInstruction {
             }
 
             @Override
-            public void run(Frame f, MemorySegment scratch, BlockDone done) {
+            public void run(CpuFrame f, MemorySegment scratch, BlockDone done) {
                 MemorySegment[] sources = FusionInstruction.sources(f, inputSlots, constantData, views.sources());
                 FusionInstruction.fillRows(views, f, fillClass, sources);
                 try {

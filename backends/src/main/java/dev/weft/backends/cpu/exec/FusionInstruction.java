@@ -102,7 +102,7 @@ final class FusionInstruction {
      * A fused loop's sources ({@code length} of them): the operands' buffers in {@code inputSlots}, then the
      * constants; the rest (fill rows) is left for {@link #fillRows}.
      */
-    static MemorySegment[] sources(Frame f, int[] inputSlots, MemorySegment[] constantData, int length) {
+    static MemorySegment[] sources(CpuFrame f, int[] inputSlots, MemorySegment[] constantData, int length) {
         MemorySegment[] sources = new MemorySegment[length];
         for (int i = 0; i < inputSlots.length; i++) {
             sources[i] = f.slots[inputSlots[i]].segment;
@@ -120,7 +120,7 @@ final class FusionInstruction {
     }
 
     /** Puts the fill rows of {@code views} at the end of {@code sources}, filled. */
-    static void fillRows(FusionViews views, Frame f, int[] fillClass, MemorySegment[] sources) {
+    static void fillRows(FusionViews views, CpuFrame f, int[] fillClass, MemorySegment[] sources) {
         int first = sources.length - fillClass.length;
         for (int k = 0; k < fillClass.length; k++) {
             sources[first + k] = f.allocateSegment(fillClass[k]);
@@ -128,7 +128,7 @@ final class FusionInstruction {
         views.fill(sources);
     }
 
-    static void recycleFillRows(Frame f, int[] fillClass, MemorySegment[] sources) {
+    static void recycleFillRows(CpuFrame f, int[] fillClass, MemorySegment[] sources) {
         int first = sources.length - fillClass.length;
         for (int k = 0; k < fillClass.length; k++) {
             f.recycle(fillClass[k], sources[first + k]);
@@ -280,7 +280,7 @@ final class FusionInstruction {
      * Replaces each view or piecewise argument in {@code full} by a copy in a buffer of class {@code windowClass}
      * (-1 for other arguments) assembled from the operands in {@code operandSlots}.
      */
-    private static void copyWindows(FusionViews assembled, Frame f, int[] operandSlots, int[] fillClass,
+    private static void copyWindows(FusionViews assembled, CpuFrame f, int[] operandSlots, int[] fillClass,
                                     int[] windowClass, MemorySegment[] full) {
         MemorySegment[] sources = new MemorySegment[assembled.sources()];
         for (int j = 0; j < operandSlots.length; j++) {

@@ -18,12 +18,12 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A hidden class implementing {@link Instruction} whose {@code execute(Frame)} a generator writes, reading its
+ * A hidden class implementing {@link Instruction} whose {@code execute(CpuFrame)} a generator writes, reading its
  * constants from class data ({@link #classData}): how the loop generators turn a loop into one method.
  */
 final class GeneratedInstruction {
     /** The descriptor of {@link Instruction#execute}. */
-    static final MethodTypeDesc EXECUTE = MethodTypeDesc.of(CD_void, desc(Frame.class));
+    static final MethodTypeDesc EXECUTE = MethodTypeDesc.of(CD_void, desc(CpuFrame.class));
 
     private GeneratedInstruction() {
     }

@@ -3,5 +3,5 @@ package dev.weft.backends.cpu.exec;
 /** One pre-decoded op: reads its operand slots and defines its result slots in a frame. */
 @FunctionalInterface
 interface Instruction {
-    void execute(Frame f);
+    void execute(CpuFrame f);
 }

@@ -15,10 +15,10 @@ import java.util.List;
 
 /**
  * Compiles a {@code stablehlo.while} to a hidden class of its own: an {@link Instruction} whose {@code execute} is
- * the iteration loop with one call per body step, each on a constant {@link Step} (class data). C2 then knows the
+ * the iteration loop with one call per body step, each on a constant {@link CpuStep} (class data). C2 then knows the
  * exact class of every step's instruction and calls it directly, or inlines it; the executor's shared
- * {@code for (Step s : steps)} loop is one call site for every op of every program, which it can only dispatch
- * through the interface table. Everything else a loop does stays in Java ({@link ControlFlow.WhileLoop}):
+ * {@code for (CpuStep s : steps)} loop is one call site for every op of every program, which it can only dispatch
+ * through the interface table. Everything else a loop does stays in Java ({@link ControlFlowCompiler.WhileLoop}):
  * <pre>{@code
  * State s = loop.enter(f);
  * while (loop.again(s)) {
@@ -34,10 +34,10 @@ import java.util.List;
 final class LoopGenerator {
     static final int MAX_UNROLLED = 512;
 
-    private static final ClassDesc CD_LOOP = desc(ControlFlow.WhileLoop.class);
-    private static final ClassDesc CD_STATE = desc(ControlFlow.State.class);
-    private static final ClassDesc CD_FRAME = desc(Frame.class);
-    private static final ClassDesc CD_STEP = desc(Step.class);
+    private static final ClassDesc CD_LOOP = desc(ControlFlowCompiler.WhileLoop.class);
+    private static final ClassDesc CD_STATE = desc(ControlFlowCompiler.State.class);
+    private static final ClassDesc CD_FRAME = desc(CpuFrame.class);
+    private static final ClassDesc CD_STEP = desc(CpuStep.class);
     private static final ClassDesc CD_BLOCK = desc(CompiledBlock.class);
     private static final MethodTypeDesc STATE_V = MethodTypeDesc.of(CD_void, CD_STATE);
     /** Locals of {@code execute}: this, the frame, the loop state. */
@@ -47,8 +47,8 @@ final class LoopGenerator {
     private LoopGenerator() {
     }
 
-    static Instruction generate(ControlFlow.WhileLoop loop) {
-        Step[] steps = loop.bodyBlock().steps();
+    static Instruction generate(ControlFlowCompiler.WhileLoop loop) {
+        CpuStep[] steps = loop.bodyBlock().steps();
         boolean unrolled = steps.length <= MAX_UNROLLED;
         List<Object> data = new ArrayList<>();
         data.add(loop);

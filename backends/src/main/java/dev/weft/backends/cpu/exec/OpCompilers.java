@@ -42,8 +42,8 @@ final class OpCompilers {
         m.put(StableHlo.REDUCE, ReduceInstruction::compile);
         m.put(StableHlo.FUSION, FusionInstruction::compile);
         m.put(StableHlo.FUSED_REDUCE, FusedReduceInstruction::compile);
-        m.put(StableHlo.WHILE, ControlFlow::compileWhile);
-        m.put(StableHlo.IF, ControlFlow::compileIf);
+        m.put(StableHlo.WHILE, ControlFlowCompiler::compileWhile);
+        m.put(StableHlo.IF, ControlFlowCompiler::compileIf);
         m.put(StableHlo.CUSTOM_CALL, CustomCallInstruction::compile);
         m.put(StableHlo.AFTER_ALL, OpCompilers::afterAll);
         return Map.copyOf(m);
@@ -184,7 +184,7 @@ final class OpCompilers {
         return op.operands().stream().map(v -> v.tensorType().dtype()).toArray(DType[]::new);
     }
 
-    private static MemorySegment[] segments(Frame f, int[] slots) {
+    private static MemorySegment[] segments(CpuFrame f, int[] slots) {
         MemorySegment[] s = new MemorySegment[slots.length];
         for (int i = 0; i < slots.length; i++) {
             s[i] = f.slots[slots[i]].segment;

@@ -3,6 +3,7 @@ package dev.weft.backends.cpu.exec;
 import dev.weft.WeftException;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
@@ -64,7 +65,7 @@ final class ProgramBuilder {
     }
 
     /**
-     * A new index into {@link Frame#scratch}: the object there, made by {@code factory} when a run starts, is
+     * A new index into {@link CpuFrame#scratch}: the object there, made by {@code factory} when a run starts, is
      * reused by an instruction within the run (made up front so that the instruction has no first-use branch,
      * which C2 would compile as a trap that each new run hits).
      */
@@ -107,17 +108,17 @@ final class ProgramBuilder {
         try {
             int[] args = slots(block.arguments());
             List<Op> ops = block.ops();
-            List<Step> steps = new ArrayList<>();
+            List<CpuStep> steps = new ArrayList<>();
             List<Value> defined = new ArrayList<>(block.arguments());
             for (Op op : ops.subList(0, ops.size() - 1)) {
                 if (skipped.contains(op)) {
                     continue;
                 }
-                steps.add(new Step(op, compileOp(op), dyingSlots(op)));
+                steps.add(new CpuStep(op, compileOp(op), dyingSlots(op)));
                 local.addAll(op.results());
                 defined.addAll(op.results());
             }
-            return new CompiledBlock(args, steps.toArray(Step[]::new), slots(block.results()), slots(defined));
+            return new CompiledBlock(args, steps.toArray(CpuStep[]::new), slots(block.results()), slots(defined));
         } finally {
             scopes.removeLast();
             lastUsers.removeLast();
@@ -128,20 +129,13 @@ final class ProgramBuilder {
     private static Map<Value, Op> lastUsers(Block block) {
         Map<Value, Op> last = new IdentityHashMap<>();
         for (Op op : block.ops()) {
-            recordUses(op, op, last);
+            recordUses(op, last);
         }
         return last;
     }
 
-    private static void recordUses(Op op, Op user, Map<Value, Op> last) {
-        for (Value v : op.operands()) {
-            last.put(v, user);
-        }
-        for (Block region : op.regions()) {
-            for (Op inner : region.ops()) {
-                recordUses(inner, user, last);
-            }
-        }
+    private static void recordUses(Op user, Map<Value, Op> last) {
+        IrWalk.forEachOp(user, op -> op.operands().forEach(v -> last.put(v, user)));
     }
 
     private Instruction compileOp(Op op) {
@@ -199,7 +193,7 @@ final class ProgramBuilder {
     }
 
     /** A buffer for a result: an exclusively owned dying operand among {@code candidates}, else a fresh one. */
-    static Buffer output(Frame f, int[] candidates, int sizeClass) {
+    static Buffer output(CpuFrame f, int[] candidates, int sizeClass) {
         for (int s : candidates) {
             Buffer c = f.slots[s];
             if (c != null && c.isExclusiveTemp()) {

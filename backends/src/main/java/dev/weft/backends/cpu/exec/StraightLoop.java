@@ -354,7 +354,7 @@ final class StraightLoop {
      * store into an array of an interface type (here {@link MemorySegment}) read from a field as a guess on the
      * array's class that always fails once, each such store costing a deoptimisation and a recompilation.
      */
-    Run enter(Frame f) {
+    Run enter(CpuFrame f) {
         Buffer[] carries = new Buffer[inSlots.length];
         for (int i = 0; i < carries.length; i++) {
             carries[i] = f.slots[inSlots[i]];
@@ -426,7 +426,7 @@ final class StraightLoop {
         return dies[k] && (b.kind == Buffer.Kind.TEMP || b.kind == Buffer.Kind.DONATED) && !b.escaped && b.refs == 2;
     }
 
-    private static MemorySegment take(Frame f, Buffer[] buffers, int j, int sizeClass) {
+    private static MemorySegment take(CpuFrame f, Buffer[] buffers, int j, int sizeClass) {
         Buffer b = f.allocate(sizeClass);
         b.refs = 1;
         buffers[j] = b;
@@ -448,7 +448,7 @@ final class StraightLoop {
      * ran last and in its alternate after state 1 ({@code last}, -1 when no iteration ran), the counter's final
      * value (a new buffer); drops the initial carries' references and the loop's other buffers.
      */
-    void exit(Frame f, Run r, int last) {
+    void exit(CpuFrame f, Run r, int last) {
         Buffer[] result = r.carries.clone();
         for (int i = 0; i < varying.length; i++) {
             Buffer next = r.buffers[nextReg[i]];
@@ -482,7 +482,7 @@ final class StraightLoop {
         }
     }
 
-    /** The exception call {@code k} threw, as the general path reports it ({@link Step}, {@link FusionInstruction}). */
+    /** The exception call {@code k} threw, as the general path reports it ({@link CpuStep}, {@link FusionInstruction}). */
     RuntimeException failure(int k, RuntimeException e) {
         if (e instanceof WeftException w) {
             return w;

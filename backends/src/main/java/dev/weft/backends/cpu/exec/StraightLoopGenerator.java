@@ -48,7 +48,7 @@ final class StraightLoopGenerator {
     private static final String NAME = "GeneratedStraightLoop";
     private static final ClassDesc CD_LOOP = desc(StraightLoop.class);
     private static final ClassDesc CD_RUN = desc(StraightLoop.Run.class);
-    private static final ClassDesc CD_FRAME = desc(Frame.class);
+    private static final ClassDesc CD_FRAME = desc(CpuFrame.class);
     private static final ClassDesc CD_SEGMENT = desc(MemorySegment.class);
     private static final ClassDesc CD_SEGMENTS = CD_SEGMENT.arrayType();
     private static final ClassDesc CD_FUSED = desc(FusedLoop.class);

@@ -26,7 +26,7 @@ record TimedInstruction(Instruction inner, EventSite site) implements Instructio
     }
 
     @Override
-    public void execute(Frame f) {
+    public void execute(CpuFrame f) {
         long start = System.nanoTime();
         inner.execute(f);
         Timeline.record(site, start);

@@ -162,7 +162,7 @@ final class VectorLoopEmitter {
             case SQRT -> "sqrt";
             case MIN -> "min";
             case MAX -> "max";
-            case POW, REM, EXP, LOG, RSQRT, TANH, SIN, COS, LT, LE, GT, GE, EQ, NE, SELECT, CONVERT -> null;
+            case POW, REM, ATAN2, EXP, LOG, RSQRT, TANH, SIN, COS, LT, LE, GT, GE, EQ, NE, SELECT, CONVERT -> null;
         };
     }
 

@@ -90,6 +90,11 @@ public final class Elementwise {
                     o.setAtIndex(F32, i, a.getAtIndex(F32, i) % b.getAtIndex(F32, i));
                 }
             }
+            case ATAN2 -> {
+                for (long i = 0; i < n; i++) {
+                    o.setAtIndex(F32, i, (float) Math.atan2(a.getAtIndex(F32, i), b.getAtIndex(F32, i)));
+                }
+            }
             default -> throw new IllegalArgumentException(op + " is not a binary op");
         }
     }
@@ -134,6 +139,11 @@ public final class Elementwise {
             case REM -> {
                 for (long i = 0; i < n; i++) {
                     o.setAtIndex(F64, i, a.getAtIndex(F64, i) % b.getAtIndex(F64, i));
+                }
+            }
+            case ATAN2 -> {
+                for (long i = 0; i < n; i++) {
+                    o.setAtIndex(F64, i, Math.atan2(a.getAtIndex(F64, i), b.getAtIndex(F64, i)));
                 }
             }
             default -> throw new IllegalArgumentException(op + " is not a binary op");

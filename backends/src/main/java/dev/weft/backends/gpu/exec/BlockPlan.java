@@ -7,5 +7,5 @@ import java.util.List;
  * it defines (arguments included) after its last use, except its {@code results}, which the caller takes over and
  * releases.
  */
-public record BlockPlan(int[] arguments, List<Step> steps, int[] results) {
+public record BlockPlan(int[] arguments, List<GpuStep> steps, int[] results) {
 }

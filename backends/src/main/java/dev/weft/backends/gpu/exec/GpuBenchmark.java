@@ -120,8 +120,8 @@ public final class GpuBenchmark {
         copies.synchronize();
         Kernel k = fused.kernels().getFirst();
         CUfunction fn = load(device, fused, k);
-        Step.Launch launch = fused.main().steps().stream().filter(Step.Launch.class::isInstance)
-                .map(Step.Launch.class::cast).findFirst().orElseThrow();
+        GpuStep.Launch launch = fused.main().steps().stream().filter(GpuStep.Launch.class::isInstance)
+                .map(GpuStep.Launch.class::cast).findFirst().orElseThrow();
         Pointer fusedParams = params(fused, launch, x, y, z, two, three, one);
         double kernelMs = time(stream, s -> device.launch(fn, k, fusedParams, s));
         double copyMs = time(stream, s -> device.copyOnDevice(z.address(), x.address(), 4 * n, s));
@@ -177,18 +177,18 @@ public final class GpuBenchmark {
     }
 
     /** Kernel parameters for {@code launch}: the arguments x, y, then constants 2, 3, 1 by value, then z. */
-    private static Pointer params(GpuPlan plan, Step.Launch launch, DeviceBuffer x, DeviceBuffer y, DeviceBuffer z,
+    private static Pointer params(GpuPlan plan, GpuStep.Launch launch, DeviceBuffer x, DeviceBuffer y, DeviceBuffer z,
                                   DeviceBuffer two, DeviceBuffer three, DeviceBuffer one) {
         java.util.Map<Integer, DeviceBuffer> bySlot = new java.util.HashMap<>();
         bySlot.put(plan.main().arguments()[0], x);
         bySlot.put(plan.main().arguments()[1], y);
         int c = 0;
-        for (Step s : plan.main().steps()) {
-            if (s instanceof Step.Constant k) {
+        for (GpuStep s : plan.main().steps()) {
+            if (s instanceof GpuStep.Constant k) {
                 float v = k.data().get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0);
                 bySlot.put(k.slot(), v == 2 ? two : v == 3 ? three : one);
                 c++;
-            } else if (s instanceof Step.Allocate a) {
+            } else if (s instanceof GpuStep.Allocate a) {
                 bySlot.put(a.slot(), z);
             }
         }

@@ -98,7 +98,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     private final Map<String, GpuCustomCallHandler> handlers = new HashMap<>();
     private final List<GpuExtension> extensions = new ArrayList<>();
     private final Optional<GpuMatmul> matmul;
-    private final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
+    private final Map<GpuStep.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> pinned = new IdentityHashMap<>();
     private final MemorySegment predicate = NativeMemory.allocate(1);
     /** Results of custom calls since the last {@link #flush}: their work may still be batched. */
@@ -239,15 +239,15 @@ public final class GpuExecutable implements Executable, AutoCloseable {
     }
 
     private static void matmulDtypes(BlockPlan b, Set<DType> out) {
-        for (Step s : b.steps()) {
+        for (GpuStep s : b.steps()) {
             switch (s) {
-                case Step.Matmul m -> out.add(m.dtype());
-                case Step.While w -> {
+                case GpuStep.Matmul m -> out.add(m.dtype());
+                case GpuStep.While w -> {
                     matmulDtypes(w.cond(), out);
                     matmulDtypes(w.body(), out);
                 }
-                case Step.Fori l -> matmulDtypes(l.body(), out);
-                case Step.If i -> {
+                case GpuStep.Fori l -> matmulDtypes(l.body(), out);
+                case GpuStep.If i -> {
                     matmulDtypes(i.onTrue(), out);
                     matmulDtypes(i.onFalse(), out);
                 }
@@ -263,27 +263,27 @@ public final class GpuExecutable implements Executable, AutoCloseable {
 
     /** Uploads constants and checks that every custom call has a handler. */
     private void prepare(BlockPlan b) {
-        for (Step s : b.steps()) {
+        for (GpuStep s : b.steps()) {
             switch (s) {
-                case Step.Constant c -> {
+                case GpuStep.Constant c -> {
                     DeviceBuffer buf = pool.take(c.data().byteSize());
                     copies.upload(c.data(), buf.address());
                     constants.put(c, buf);
                     pinned.put(buf, true);
                 }
-                case Step.CustomCall c -> {
+                case GpuStep.CustomCall c -> {
                     String target = c.op().attr("call_target_name") instanceof Attr.Str str ? str.value() : "";
                     if (!handlers.containsKey(target)) {
                         throw new WeftException(c.op().location(), "no GPU handler for custom call '" + target
                                 + "' (handlers: " + handlers.keySet() + ")");
                     }
                 }
-                case Step.While w -> {
+                case GpuStep.While w -> {
                     prepare(w.cond());
                     prepare(w.body());
                 }
-                case Step.Fori l -> prepare(l.body());
-                case Step.If i -> {
+                case GpuStep.Fori l -> prepare(l.body());
+                case GpuStep.If i -> {
                     prepare(i.onTrue());
                     prepare(i.onFalse());
                 }
@@ -345,7 +345,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
 
     private List<Tensor> runLocked(List<Tensor> args) {
         cuda.makeCurrent();
-        Frame f = new Frame(plan.slots(), pool, pinned);
+        GpuFrame f = new GpuFrame(plan.slots(), pool, pinned);
         BlockPlan main = plan.main();
         for (int i = 0; i < args.size(); i++) {
             MemorySegment data = argument(args.get(i), i);
@@ -414,7 +414,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         cuda.launch(functions.get(k), k, Pointer.to(ptrs), stream);
     }
 
-    private void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
+    private void matmul(GpuStep.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
         flushIfReads(new DeviceBuffer[] {a, b});
         if (matmul.isPresent() && matmul.get().supports(m.dtype())) {
             matmul.get().gemm(stream, m.dtype(), m.m(), m.n(), m.k(), a.address(), b.address(), c.address(),
@@ -424,7 +424,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         }
     }
 
-    private DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
+    private DeviceBuffer[] customCall(GpuStep.CustomCall c, DeviceBuffer[] operands) {
         DeviceBuffer[] results = new DeviceBuffer[c.results().length];
         for (int r = 0; r < results.length; r++) {
             if (c.results()[r] >= 0) {
@@ -494,7 +494,7 @@ public final class GpuExecutable implements Executable, AutoCloseable {
      */
     private final class Queue implements PlanRunner.Device {
         @Override
-        public DeviceBuffer constant(Step.Constant c) {
+        public DeviceBuffer constant(GpuStep.Constant c) {
             return constants.get(c);
         }
 
@@ -504,12 +504,12 @@ public final class GpuExecutable implements Executable, AutoCloseable {
         }
 
         @Override
-        public void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
+        public void matmul(GpuStep.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
             GpuExecutable.this.matmul(m, a, b, c);
         }
 
         @Override
-        public DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
+        public DeviceBuffer[] customCall(GpuStep.CustomCall c, DeviceBuffer[] operands) {
             return GpuExecutable.this.customCall(c, operands);
         }
 

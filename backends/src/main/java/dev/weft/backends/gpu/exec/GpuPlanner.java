@@ -11,6 +11,7 @@ import dev.weft.backends.gpu.ptx.ReduceKernels;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.CanonicalMatmul;
 import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.LibraryReduction;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
@@ -33,7 +34,7 @@ import java.util.function.Consumer;
  * (generated once, here), and the release of each value after its last use. Needs no GPU. Ops it cannot run on the
  * GPU (a reduction with a body other than one add/multiply/maximum/minimum, a non-canonical {@code dot_general},
  * negative padding) are reported as {@link WeftException}s at the op's source line. A counted {@code while}
- * ({@link Attr.CountedLoop}) becomes a {@link Step.Fori}, whose condition is never run.
+ * ({@link Attr.CountedLoop}) becomes a {@link GpuStep.Fori}, whose condition is never run.
  */
 public final class GpuPlanner {
     private final Map<Value, Integer> slots = new IdentityHashMap<>();
@@ -83,10 +84,10 @@ public final class GpuPlanner {
         }
         Set<Value> results = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
         results.addAll(b.results());
-        List<Step> steps = new ArrayList<>();
+        List<GpuStep> steps = new ArrayList<>();
         for (Value a : b.arguments()) {
             if (a.type() instanceof TensorType && !lastUse.containsKey(a) && !results.contains(a)) {
-                steps.add(new Step.Release(slot(a)));
+                steps.add(new GpuStep.Release(slot(a)));
             }
         }
         List<Set<Value>> dyingAt = new ArrayList<>();
@@ -120,7 +121,7 @@ public final class GpuPlanner {
             release.addAll(dyingAt.get(k));
             for (Value v : release) {
                 if (definedHere.contains(v) && !results.contains(v) && v.type() instanceof TensorType) {
-                    steps.add(new Step.Release(slot(v)));
+                    steps.add(new GpuStep.Release(slot(v)));
                 }
             }
         }
@@ -129,12 +130,7 @@ public final class GpuPlanner {
 
     /** The operands of {@code op} and of every op nested in its regions. */
     private static void forEachUse(Op op, Consumer<Value> use) {
-        op.operands().forEach(use);
-        for (Block r : op.regions()) {
-            for (Op inner : r.ops()) {
-                forEachUse(inner, use);
-            }
-        }
+        IrWalk.forEachOp(op, o -> o.operands().forEach(use));
     }
 
     private String kernelName(Op op) {
@@ -146,13 +142,13 @@ public final class GpuPlanner {
         return k;
     }
 
-    private int allocate(Value v, List<Step> steps) {
+    private int allocate(Value v, List<GpuStep> steps) {
         int s = define(v);
-        steps.add(new Step.Allocate(s, v.tensorType().byteSize()));
+        steps.add(new GpuStep.Allocate(s, v.tensorType().byteSize()));
         return s;
     }
 
-    private void lower(Op op, List<Step> steps) {
+    private void lower(Op op, List<GpuStep> steps) {
         String name = op.name();
         if (op.elementwise() != null || name.equals(StableHlo.FUSION)) {
             Kernel k = add(name.equals(StableHlo.FUSION) ? ElementwiseKernels.fusion(op, kernelName(op))
@@ -162,7 +158,7 @@ public final class GpuPlanner {
             for (int r = 0; r < op.results().size(); r++) {
                 params[in.length + r] = allocate(op.results().get(r), steps);
             }
-            steps.add(new Step.Launch(k, params));
+            steps.add(new GpuStep.Launch(k, params));
             return;
         }
         switch (name) {
@@ -170,11 +166,11 @@ public final class GpuPlanner {
                 if (!(op.attr("value") instanceof Attr.Dense d)) {
                     throw new IllegalArgumentException("constant without a dense value");
                 }
-                steps.add(new Step.Constant(define(op.result()), d.data()));
+                steps.add(new GpuStep.Constant(define(op.result()), d.data()));
             }
             case StableHlo.RESHAPE -> {
                 int from = slot(op.operand(0));
-                steps.add(new Step.Alias(from, define(op.result())));
+                steps.add(new GpuStep.Alias(from, define(op.result())));
             }
             case StableHlo.AFTER_ALL -> define(op.result());
             case StableHlo.TRANSPOSE, StableHlo.BROADCAST_IN_DIM, StableHlo.SLICE -> gather(op, steps);
@@ -185,7 +181,7 @@ public final class GpuPlanner {
                 TensorType t = op.result().tensorType();
                 Kernel k = add(CopyKernels.iota(kernelName(op), t.dtype(), t.shape().dims(),
                         Math.toIntExact(intAttr(op, "iota_dimension"))));
-                steps.add(new Step.Launch(k, new int[] {allocate(op.result(), steps)}));
+                steps.add(new GpuStep.Launch(k, new int[] {allocate(op.result(), steps)}));
             }
             case StableHlo.REDUCE -> reduce(op, steps);
             case StableHlo.DOT_GENERAL -> dotGeneral(op, steps);
@@ -194,30 +190,30 @@ public final class GpuPlanner {
                 int[] out = op.results().stream().mapToInt(this::define).toArray();
                 long[] bytes = op.results().stream()
                         .mapToLong(v -> v.type() instanceof TensorType t ? t.byteSize() : 0).toArray();
-                steps.add(new Step.CustomCall(op, in, out, bytes));
+                steps.add(new GpuStep.CustomCall(op, in, out, bytes));
             }
             case StableHlo.WHILE -> {
                 int[] in = slots(op.operands());
                 Optional<Attr.CountedLoop> counted = Attr.CountedLoop.of(op);
                 if (counted.isPresent()) {
                     BlockPlan body = block(op.regions().get(1));
-                    steps.add(new Step.Fori(in, body, counted.get().trips(),
+                    steps.add(new GpuStep.Fori(in, body, counted.get().trips(),
                             op.results().stream().mapToInt(this::define).toArray()));
                     return;
                 }
                 BlockPlan cond = block(op.regions().get(0)), body = block(op.regions().get(1));
-                steps.add(new Step.While(in, cond, body, op.results().stream().mapToInt(this::define).toArray()));
+                steps.add(new GpuStep.While(in, cond, body, op.results().stream().mapToInt(this::define).toArray()));
             }
             case StableHlo.IF -> {
                 int pred = slot(op.operand(0));
                 BlockPlan t = block(op.regions().get(0)), f = block(op.regions().get(1));
-                steps.add(new Step.If(pred, t, f, op.results().stream().mapToInt(this::define).toArray()));
+                steps.add(new GpuStep.If(pred, t, f, op.results().stream().mapToInt(this::define).toArray()));
             }
             default -> throw new IllegalArgumentException("no GPU implementation");
         }
     }
 
-    private void gather(Op op, List<Step> steps) {
+    private void gather(Op op, List<GpuStep> steps) {
         TensorType in = op.operand(0).tensorType(), out = op.result().tensorType();
         long[] inDims = in.shape().dims(), outDims = out.shape().dims(), inStrides = in.shape().strides();
         long[] src = new long[outDims.length];
@@ -248,14 +244,14 @@ public final class GpuPlanner {
         }
         Kernel k = add(CopyKernels.affine(kernelName(op), in.dtype(), outDims, src, base, out.shape().strides(), 0));
         int from = slot(op.operand(0));
-        steps.add(new Step.Launch(k, new int[] {from, allocate(op.result(), steps)}));
+        steps.add(new GpuStep.Launch(k, new int[] {from, allocate(op.result(), steps)}));
     }
 
     /**
      * A gather from a start read on the device, or (dynamic_update_slice) a copy of the operand and a block write
      * over it; the starts never travel to the host, so such ops in a loop body cost no synchronisation.
      */
-    private void dynamicSlice(Op op, List<Step> steps) {
+    private void dynamicSlice(Op op, List<GpuStep> steps) {
         TensorType operand = op.operand(0).tensorType();
         boolean update = op.name().equals(StableHlo.DYNAMIC_UPDATE_SLICE);
         int first = update ? 2 : 1;
@@ -270,22 +266,22 @@ public final class GpuPlanner {
                     startTypes));
             params[0] = in[0];
             params[params.length - 1] = allocate(op.result(), steps);
-            steps.add(new Step.Launch(k, params));
+            steps.add(new GpuStep.Launch(k, params));
             return;
         }
         int result = allocate(op.result(), steps);
         long[] rowMajor = operand.shape().strides();
         Kernel copy = add(CopyKernels.affine(kernelName(op) + "_copy", operand.dtype(), dims, rowMajor, 0, rowMajor,
                 0));
-        steps.add(new Step.Launch(copy, new int[] {in[0], result}));
+        steps.add(new GpuStep.Launch(copy, new int[] {in[0], result}));
         Kernel k = add(CopyKernels.dynamicUpdate(kernelName(op), operand.dtype(), dims,
                 op.operand(1).tensorType().shape().dims(), startTypes));
         params[0] = in[1];
         params[params.length - 1] = result;
-        steps.add(new Step.Launch(k, params));
+        steps.add(new GpuStep.Launch(k, params));
     }
 
-    private void concatenate(Op op, List<Step> steps) {
+    private void concatenate(Op op, List<GpuStep> steps) {
         int axis = Math.toIntExact(intAttr(op, "dimension"));
         TensorType out = op.result().tensorType();
         long[] outStrides = out.shape().strides();
@@ -295,12 +291,12 @@ public final class GpuPlanner {
             long[] dims = part.tensorType().shape().dims();
             Kernel k = add(CopyKernels.affine(kernelName(op), out.dtype(), dims, part.tensorType().shape().strides(),
                     0, outStrides, offset * outStrides[axis]));
-            steps.add(new Step.Launch(k, new int[] {slot(part), result}));
+            steps.add(new GpuStep.Launch(k, new int[] {slot(part), result}));
             offset += dims[axis];
         }
     }
 
-    private void pad(Op op, List<Step> steps) {
+    private void pad(Op op, List<GpuStep> steps) {
         TensorType in = op.operand(0).tensorType();
         long[] low = longs(op, "edge_padding_low"), high = longs(op, "edge_padding_high");
         long[] interior = op.attr("interior_padding") == null ? new long[low.length] : longs(op, "interior_padding");
@@ -312,10 +308,10 @@ public final class GpuPlanner {
         Kernel k = add(CopyKernels.pad(kernelName(op), in.dtype(), in.shape().dims(), low, interior,
                 op.result().tensorType().shape().dims()));
         int src = slot(op.operand(0)), value = slot(op.operand(1));
-        steps.add(new Step.Launch(k, new int[] {src, value, allocate(op.result(), steps)}));
+        steps.add(new GpuStep.Launch(k, new int[] {src, value, allocate(op.result(), steps)}));
     }
 
-    private void reduce(Op op, List<Step> steps) {
+    private void reduce(Op op, List<GpuStep> steps) {
         if (op.operands().size() != 2) {
             throw new IllegalArgumentException("only single-operand reductions are supported");
         }
@@ -331,14 +327,14 @@ public final class GpuPlanner {
             return;
         }
         if (r.passes().size() == 1) {
-            steps.add(new Step.Launch(r.passes().getFirst(), new int[] {src, init, out}));
+            steps.add(new GpuStep.Launch(r.passes().getFirst(), new int[] {src, init, out}));
             return;
         }
         int partials = nextSlot++;
-        steps.add(new Step.Allocate(partials, r.partials() * in.dtype().byteSize()));
-        steps.add(new Step.Launch(r.passes().get(0), new int[] {src, partials}));
-        steps.add(new Step.Launch(r.passes().get(1), new int[] {partials, init, out}));
-        steps.add(new Step.Release(partials));
+        steps.add(new GpuStep.Allocate(partials, r.partials() * in.dtype().byteSize()));
+        steps.add(new GpuStep.Launch(r.passes().get(0), new int[] {src, partials}));
+        steps.add(new GpuStep.Launch(r.passes().get(1), new int[] {partials, init, out}));
+        steps.add(new GpuStep.Release(partials));
     }
 
     /** The op of a reduction body that combines its two arguments once and returns the result. */
@@ -351,14 +347,14 @@ public final class GpuPlanner {
     }
 
     /** Only the canonical matmul form, as on the CPU: batch axes first on both sides, contracting lhs-last/rhs-first. */
-    private void dotGeneral(Op op, List<Step> steps) {
+    private void dotGeneral(Op op, List<GpuStep> steps) {
         CanonicalMatmul mm = CanonicalMatmul.of(op);
         long batch = mm.batch();
         int m = mm.m(), k = mm.k(), n = mm.n();
         DType t = op.operand(0).tensorType().dtype();
         Kernel fallback = add(GemmKernel.generate(kernelName(op), t, m, n, k, Math.toIntExact(batch)));
         int a = slot(op.operand(0)), b = slot(op.operand(1));
-        steps.add(new Step.Matmul(t, m, n, k, Math.toIntExact(batch), a, b, allocate(op.result(), steps), fallback));
+        steps.add(new GpuStep.Matmul(t, m, n, k, Math.toIntExact(batch), a, b, allocate(op.result(), steps), fallback));
     }
 
     private static long[] longs(Op op, String name) {

@@ -6,9 +6,9 @@ import java.util.Set;
 
 /**
  * Walks a {@link BlockPlan} on a {@link Device}: defines and releases the frame's buffers, queues every kernel,
- * matmul and custom call, and runs loops and branches on the host. Only {@link Step.While} and {@link Step.If}
+ * matmul and custom call, and runs loops and branches on the host. Only {@link GpuStep.While} and {@link GpuStep.If}
  * read a predicate back from the device (a host synchronisation each, counted by {@link #predicateReads});
- * a {@link Step.Fori} runs its body its known number of times and reads nothing. What custom calls batched is
+ * a {@link GpuStep.Fori} runs its body its known number of times and reads nothing. What custom calls batched is
  * flushed ({@link Device#flush}) before every predicate read and after every iteration of a {@code while} or
  * {@code fori} body, so that it neither holds up a read nor piles up over iterations.
  */
@@ -20,14 +20,14 @@ final class PlanRunner {
      */
     interface Device {
         /** The buffer holding a constant, uploaded when the executable was built. */
-        DeviceBuffer constant(Step.Constant c);
+        DeviceBuffer constant(GpuStep.Constant c);
 
         void launch(Kernel kernel, DeviceBuffer[] params);
 
-        void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c);
+        void matmul(GpuStep.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c);
 
         /** Queues a custom call on {@code operands}; returns its results ({@code null} for tokens). */
-        DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands);
+        DeviceBuffer[] customCall(GpuStep.CustomCall c, DeviceBuffer[] operands);
 
         /** Queues what custom calls have batched so far (NCCL groups, {@link GpuExtension#flush}). */
         void flush();
@@ -51,27 +51,27 @@ final class PlanRunner {
     }
 
     /** Runs {@code b} on {@code f}, whose slots of {@code b}'s arguments are defined. */
-    void run(BlockPlan b, Frame f) {
-        for (Step s : b.steps()) {
+    void run(BlockPlan b, GpuFrame f) {
+        for (GpuStep s : b.steps()) {
             switch (s) {
-                case Step.Allocate a -> f.define(a.slot(), pool.take(a.bytes()));
-                case Step.Constant c -> f.define(c.slot(), device.constant(c));
-                case Step.Alias a -> f.define(a.to(), f.slots[a.from()]);
-                case Step.Launch l -> device.launch(l.kernel(), buffers(f, l.params()));
-                case Step.Matmul m -> {
+                case GpuStep.Allocate a -> f.define(a.slot(), pool.take(a.bytes()));
+                case GpuStep.Constant c -> f.define(c.slot(), device.constant(c));
+                case GpuStep.Alias a -> f.define(a.to(), f.slots[a.from()]);
+                case GpuStep.Launch l -> device.launch(l.kernel(), buffers(f, l.params()));
+                case GpuStep.Matmul m -> {
                     if ((long) m.m() * m.n() * m.batch() != 0) {
                         device.matmul(m, f.slots[m.a()], f.slots[m.b()], f.slots[m.c()]);
                     }
                 }
-                case Step.CustomCall c -> {
+                case GpuStep.CustomCall c -> {
                     DeviceBuffer[] results = device.customCall(c, buffers(f, c.operands()));
                     for (int r = 0; r < results.length; r++) {
                         f.define(c.results()[r], results[r]);
                     }
                 }
-                case Step.While w -> loop(w, f);
-                case Step.Fori l -> fori(l, f);
-                case Step.If i -> {
+                case GpuStep.While w -> loop(w, f);
+                case GpuStep.Fori l -> fori(l, f);
+                case GpuStep.If i -> {
                     BlockPlan branch = predicate(f.slots[i.pred()]) ? i.onTrue() : i.onFalse();
                     run(branch, f);
                     for (int r = 0; r < i.results().length; r++) {
@@ -79,7 +79,7 @@ final class PlanRunner {
                     }
                     releaseResults(branch, f);
                 }
-                case Step.Release r -> f.release(r.slot());
+                case GpuStep.Release r -> f.release(r.slot());
             }
         }
     }
@@ -90,7 +90,7 @@ final class PlanRunner {
         return device.predicate(b);
     }
 
-    private void loop(Step.While w, Frame f) {
+    private void loop(GpuStep.While w, GpuFrame f) {
         DeviceBuffer[] carries = buffers(f, w.operands());
         hold(f, carries);
         while (true) {
@@ -106,7 +106,7 @@ final class PlanRunner {
         finish(w.results(), carries, f);
     }
 
-    private void fori(Step.Fori l, Frame f) {
+    private void fori(GpuStep.Fori l, GpuFrame f) {
         DeviceBuffer[] carries = buffers(f, l.operands());
         hold(f, carries);
         for (long i = 0; i < l.trips(); i++) {
@@ -119,7 +119,7 @@ final class PlanRunner {
      * Runs a loop body on {@code carries} (held by the loop) and flushes, as at a program's end; returns the next
      * carries, held in their place.
      */
-    private DeviceBuffer[] step(BlockPlan body, DeviceBuffer[] carries, Frame f) {
+    private DeviceBuffer[] step(BlockPlan body, DeviceBuffer[] carries, GpuFrame f) {
         bind(body, carries, f);
         run(body, f);
         device.flush();
@@ -130,33 +130,33 @@ final class PlanRunner {
         return next;
     }
 
-    private static void finish(int[] results, DeviceBuffer[] carries, Frame f) {
+    private static void finish(int[] results, DeviceBuffer[] carries, GpuFrame f) {
         for (int i = 0; i < carries.length; i++) {
             f.define(results[i], carries[i]);
         }
         unhold(f, carries);
     }
 
-    private static void bind(BlockPlan b, DeviceBuffer[] values, Frame f) {
+    private static void bind(BlockPlan b, DeviceBuffer[] values, GpuFrame f) {
         for (int i = 0; i < values.length; i++) {
             f.define(b.arguments()[i], values[i]);
         }
     }
 
-    private static void hold(Frame f, DeviceBuffer[] bs) {
+    private static void hold(GpuFrame f, DeviceBuffer[] bs) {
         for (DeviceBuffer b : bs) {
             f.retain(b);
         }
     }
 
-    private static void unhold(Frame f, DeviceBuffer[] bs) {
+    private static void unhold(GpuFrame f, DeviceBuffer[] bs) {
         for (DeviceBuffer b : bs) {
             f.drop(b);
         }
     }
 
     /** Drops the block's references to its results, once per distinct slot, after the caller took them over. */
-    static void releaseResults(BlockPlan b, Frame f) {
+    static void releaseResults(BlockPlan b, GpuFrame f) {
         Set<Integer> distinct = new LinkedHashSet<>();
         for (int s : b.results()) {
             distinct.add(s);
@@ -164,11 +164,11 @@ final class PlanRunner {
         distinct.forEach(f::release);
     }
 
-    private static DeviceBuffer slotOrNull(Frame f, int slot) {
+    private static DeviceBuffer slotOrNull(GpuFrame f, int slot) {
         return slot < 0 ? null : f.slots[slot];
     }
 
-    private static DeviceBuffer[] buffers(Frame f, int[] slots) {
+    private static DeviceBuffer[] buffers(GpuFrame f, int[] slots) {
         DeviceBuffer[] out = new DeviceBuffer[slots.length];
         for (int i = 0; i < slots.length; i++) {
             out[i] = slotOrNull(f, slots[i]);

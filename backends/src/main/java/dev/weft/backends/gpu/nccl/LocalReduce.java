@@ -12,7 +12,7 @@ import dev.weft.lowering.ir.Func;
  * {@code g[r]} is the block of {@code count} elements of {@code dtype} at {@code gathered + r * count * size}, and
  * {@code f} is {@code function}: the module's private reduction function, taking two 1-D tensors of the element
  * count it was traced for and returning their elementwise combination (its left operand is the lower rank's, as
- * in the CPU runtime's {@code ReduceOp}). The function is elementwise, so a kernel may apply it to any number of
+ * in the CPU runtime's {@code RuntimeReduceOp}). The function is elementwise, so a kernel may apply it to any number of
  * elements at a time. Contributions are combined in rank order, so results match the CPU runtime's.
  */
 @FunctionalInterface

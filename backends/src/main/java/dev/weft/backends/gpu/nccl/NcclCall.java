@@ -1,7 +1,7 @@
 package dev.weft.backends.gpu.nccl;
 
 import dev.weft.DType;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.lowering.ir.Func;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
@@ -25,7 +25,7 @@ import java.util.List;
  * @param builtin the built-in reduce op; null if none or custom
  * @param custom  the module's reduction function of a custom reduce op; null otherwise
  */
-record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, ReduceOp.Builtin builtin, Func custom,
+record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, RuntimeReduceOp.Builtin builtin, Func custom,
                 SourceLocation where) {
 
     /** Queues the op on {@code stream}; returns the device buffers of its tensor results (see the handler contract). */

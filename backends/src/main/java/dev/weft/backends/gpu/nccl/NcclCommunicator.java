@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
@@ -89,7 +89,7 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
     }
 
     /** A nonblocking send or receive: completed on the GPU once the event its group recorded has fired. */
-    public static final class Request implements dev.weft.backends.comm.Request {
+    public static final class Request implements dev.weft.backends.comm.PendingRequest {
         private final NcclHandle owner;
         private final CommOp.Kind op;
         private final long stream;
@@ -138,14 +138,14 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
     public void barrier(SourceLocation where) {
         long scratch = memory.allocate(stream, DType.I32.byteSize());
         collective(CommOp.Kind.BARRIER, where, () -> handle.nccl.allReduce(scratch, scratch, 1,
-                NcclLibrary.dataType(DType.I32), NcclLibrary.reduceOp(ReduceOp.Builtin.SUM), handle.live(where),
+                NcclLibrary.dataType(DType.I32), NcclLibrary.reduceOp(RuntimeReduceOp.Builtin.SUM), handle.live(where),
                 stream), "ncclAllReduce");
         memory.free(stream, scratch);
     }
 
     /** {@code ncclAllReduce}: {@code out = in_0 ⊕ ... ⊕ in_{size-1}} on every rank. */
     @Override
-    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op,
+    public void allreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
                           SourceLocation where) {
         CommOp.Kind k = CommOp.Kind.ALLREDUCE;
         long send = device(k, in, where);
@@ -167,7 +167,7 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
 
     /** {@code ncclReduceScatter}: block {@code rank} ({@code countPerRank} elements) of the reduction of {@code in}. */
     @Override
-    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, ReduceOp op,
+    public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         CommOp.Kind k = CommOp.Kind.REDUCE_SCATTER;
         long send = device(k, in, where);
@@ -188,7 +188,7 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
 
     /** {@code ncclReduce}: like {@link #allreduce}, but only {@code root}'s {@code out} is written. */
     @Override
-    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, ReduceOp op, int root,
+    public void reduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op, int root,
                        SourceLocation where) {
         CommOp.Kind k = CommOp.Kind.REDUCE;
         long send = device(k, in, where);
@@ -273,7 +273,7 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
      * if it is still open. A request is waited once, on its own NCCL communicator (on any stream).
      */
     @Override
-    public void wait(dev.weft.backends.comm.Request request, SourceLocation where) {
+    public void wait(dev.weft.backends.comm.PendingRequest request, SourceLocation where) {
         if (!(request instanceof Request r)) {
             throw new CommException(where, "wait: " + (request == null ? "null request" : request.describe())
                     + " is not an NCCL request");
@@ -352,8 +352,8 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
     }
 
     /** {@code op} as NCCL's: only the built-in operators are NCCL's. */
-    private static ReduceOp.Builtin builtin(CommOp.Kind kind, ReduceOp op, SourceLocation where) {
-        if (op instanceof ReduceOp.Builtin b) {
+    private static RuntimeReduceOp.Builtin builtin(CommOp.Kind kind, RuntimeReduceOp op, SourceLocation where) {
+        if (op instanceof RuntimeReduceOp.Builtin b) {
             return b;
         }
         throw new CommException(where, kind + ": NCCL reduces with SUM, PROD, MIN and MAX only, not the custom "

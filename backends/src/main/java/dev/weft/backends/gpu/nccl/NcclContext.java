@@ -2,7 +2,7 @@ package dev.weft.backends.gpu.nccl;
 
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.spi.SourceLocation;
 
 import java.util.Map;
@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class NcclContext {
     /** A request in flight and, for a receive, the device buffer it fills (else 0). */
-    record Pending(Request request, long buffer) {
+    record Pending(PendingRequest request, long buffer) {
     }
 
     private final NcclCommunicators comms;

@@ -1,13 +1,13 @@
 package dev.weft.backends.gpu.nccl;
 
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.backends.comm.check.CommStep;
 import dev.weft.backends.comm.exec.ReduceOps;
 import dev.weft.lowering.ir.Attr;
-import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.TokenType;
@@ -49,9 +49,7 @@ public final class NcclCustomCalls {
      */
     public static Map<String, NcclCallHandler> handlers(Module module, CommBindings comms, NcclContext ctx) {
         String prefix = module.target().commCallPrefix();
-        for (Func f : module.functions()) {
-            createCommunicators(prefix, comms, ctx, f.body());
-        }
+        commCalls(module).forEach(op -> ctx.handle(bootstrap(comms, op), op.location()));
         Map<Op, NcclCall> calls = new ConcurrentHashMap<>();
         Map<Op, Runnable> checks = new ConcurrentHashMap<>();
         Map<String, NcclCallHandler> handlers = new LinkedHashMap<>();
@@ -72,16 +70,12 @@ public final class NcclCustomCalls {
         return handlers;
     }
 
-    /** Creates the NCCL communicator of each {@code <prefix>*} call in {@code block}, nested ones included. */
-    private static void createCommunicators(String prefix, CommBindings comms, NcclContext ctx, Block block) {
-        for (Op op : block.ops()) {
-            if (op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(prefix)) {
-                ctx.handle(bootstrap(comms, op), op.location());
-            }
-            for (Block region : op.regions()) {
-                createCommunicators(prefix, comms, ctx, region);
-            }
-        }
+    /** The communication calls ({@code <prefix>*}) of {@code module}, nested ones included, in program order. */
+    public static List<Op> commCalls(Module module) {
+        String prefix = module.target().commCallPrefix();
+        return IrWalk.ops(module)
+                .filter(op -> op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(prefix))
+                .toList();
     }
 
     /**
@@ -126,7 +120,7 @@ public final class NcclCustomCalls {
         Attr.CommConfig config = config(op);
         NcclHandle comm = ctx.handle(bootstrap(comms, op), op.location());
         Aval data = config.data();
-        ReduceOp.Builtin builtin = null;
+        RuntimeReduceOp.Builtin builtin = null;
         Func custom = null;
         if (config.op() instanceof CommOp.Reducing r) {
             if (r.op().isCustom()) {

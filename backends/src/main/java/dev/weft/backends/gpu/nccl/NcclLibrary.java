@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.ffi.Downcalls;
 import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
@@ -38,7 +38,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * </table>
  * <table>
  *   <caption>{@code ncclRedOp_t} of each built-in reduce op (NCCL's {@code ncclAvg = 4} has no Weft op)</caption>
- *   <tr><th>ReduceOp</th><td>SUM</td><td>PROD</td><td>MAX</td><td>MIN</td></tr>
+ *   <tr><th>RuntimeReduceOp</th><td>SUM</td><td>PROD</td><td>MAX</td><td>MIN</td></tr>
  *   <tr><th>NCCL</th><td>ncclSum = 0</td><td>ncclProd = 1</td><td>ncclMax = 2</td><td>ncclMin = 3</td></tr>
  * </table>
  *
@@ -130,7 +130,7 @@ public final class NcclLibrary {
     }
 
     /** The {@code ncclRedOp_t} of a built-in reduce op (see the class comment). */
-    public static int reduceOp(ReduceOp.Builtin op) {
+    public static int reduceOp(RuntimeReduceOp.Builtin op) {
         return switch (op) {
             case SUM -> 0;
             case PROD -> 1;

@@ -14,7 +14,8 @@ import java.math.MathContext;
  * ulp (Cephes' polynomial or rational form below 0.625, {@code 1 - 2/(e^{2|x|}+1)} above). {@code pow} is
  * {@code exp(y·log|x|)} with Java's special cases, so its relative error grows as {@code |y·log x|·ε}: up to a few
  * hundred ulp for F64 results near the overflow limit. Floating {@code rem} is {@code a - trunc(a/b)·b} with one
- * correction step: exact while {@code |a/b| < 2^24} (F32) or {@code 2^53} (F64).
+ * correction step: exact while {@code |a/b| < 2^24} (F32) or {@code 2^53} (F64). {@code atan2} within about 3 ulp
+ * (F32) and 2 ulp (F64) (Cephes' {@code atan} forms; the bounds from a simulation of these steps in each dtype).
  */
 final class PtxMath {
     private PtxMath() {
@@ -265,6 +266,52 @@ final class PtxMath {
         w.ins("and.pred " + negative + ", " + negative + ", " + notIntegral);
         r = selp(w, t, Imm.of(t, Double.NaN), r, negative);
         return selp(w, t, Imm.of(t, 1), r, setp(w, t, "eq", y, Imm.of(t, 0)));
+    }
+
+    /**
+     * {@code atan2(y, x)} with Java's {@link Math#atan2} special cases (signed zeros, infinities, NaN): {@code atan}
+     * of {@code a = min/max} of the magnitudes, in [0, 1], by Cephes' forms (F32: a polynomial, reduced by π/4 above
+     * tan(π/8); F64: a rational function, reduced above 0.66), then {@code base ± atan a} with base 0, π/2 or π by
+     * which magnitude is larger and the sign of {@code x}, and the sign of {@code y}.
+     */
+    static String atan2(PtxWriter w, DType t, String y, String x) {
+        boolean f32 = t == DType.F32;
+        String ax = op(w, t, "abs", x), ay = op(w, t, "abs", y);
+        String max = op(w, t, "max", ax, ay);
+        String a = op(w, t, "div.rn", op(w, t, "min", ax, ay), max);
+        a = selp(w, t, Imm.of(t, 0), a, setp(w, t, "eq", max, Imm.of(t, 0)));
+        String infinite = w.reg(Reg.PRED), yInfinite = w.reg(Reg.PRED);
+        w.ins("testp.infinite." + Reg.arith(t) + " " + infinite + ", " + x);
+        w.ins("testp.infinite." + Reg.arith(t) + " " + yInfinite + ", " + y);
+        w.ins("and.pred " + infinite + ", " + infinite + ", " + yInfinite);
+        a = selp(w, t, Imm.of(t, 1), a, infinite);
+        String reduced = setp(w, t, "gt", a, Imm.of(t, f32 ? Math.tan(Math.PI / 8) : 0.66));
+        String z0 = selp(w, t, op(w, t, "div.rn", op(w, t, "sub.rn", a, Imm.of(t, 1)),
+                op(w, t, "add.rn", a, Imm.of(t, 1))), a, reduced);
+        String z = op(w, t, "mul.rn", z0, z0);
+        String p = f32
+                ? op(w, t, "mul.rn", horner(w, t, z, 8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1,
+                        -3.33329491539e-1), z)
+                : op(w, t, "div.rn", op(w, t, "mul.rn", z, horner(w, t, z, -8.750608600031904122785e-1,
+                        -1.615753718733365076637e1, -7.500855792314704667340e1, -1.228866684490136173410e2,
+                        -6.485021904942025371773e1)), horner(w, t, z, 1, 2.485846490142306297962e1,
+                        1.650270098316988542046e2, 4.328810604912902668951e2, 4.853903996359136964868e2,
+                        1.945506571482613964425e2));
+        String r = fma(w, t, z0, p, z0);
+        double[] halfPi = split(PI_2, t, 2);
+        r = selp(w, t, op(w, t, "add.rn", op(w, t, "add.rn", r, Imm.of(t, halfPi[1] / 2)), Imm.of(t, halfPi[0] / 2)),
+                r, reduced);
+        String swapped = setp(w, t, "gt", ay, ax);
+        String xBits = w.reg(f32 ? Reg.S32 : Reg.S64);
+        w.ins("mov.b" + (f32 ? 32 : 64) + " " + xBits + ", " + x);
+        String xNegative = w.reg(Reg.PRED);
+        w.ins("setp.lt.s" + (f32 ? 32 : 64) + " " + xNegative + ", " + xBits + ", 0");
+        String subtract = w.reg(Reg.PRED);
+        w.ins("xor.pred " + subtract + ", " + swapped + ", " + xNegative);
+        String quarters = selp(w, t, Imm.of(t, 1), selp(w, t, Imm.of(t, 2), Imm.of(t, 0), xNegative), swapped);
+        String angle = fma(w, t, quarters, Imm.of(t, halfPi[0]), selp(w, t, op(w, t, "neg", r), r, subtract));
+        angle = op(w, t, "copysign", y, fma(w, t, quarters, Imm.of(t, halfPi[1]), angle));
+        return selp(w, t, op(w, t, "add.rn", x, y), angle, setp(w, t, "nan", x, y));
     }
 
     /**

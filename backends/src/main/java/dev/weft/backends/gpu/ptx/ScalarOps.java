@@ -40,6 +40,7 @@ final class ScalarOps {
             case DIV -> PtxMath.op(w, t, f ? "div.rn" : "div", a, b);
             case REM -> f ? floatRem(w, t, a, b) : PtxMath.op(w, t, "rem", a, b);
             case POW -> f ? PtxMath.pow(w, t, a, b) : PtxMath.intPow(w, t, a, b);
+            case ATAN2 -> PtxMath.atan2(w, t, a, b);
             case MAX -> maxMin(w, t, "max", a, b);
             case MIN -> maxMin(w, t, "min", a, b);
             case NEG -> PtxMath.op(w, t, "neg", a);

@@ -2,7 +2,7 @@ package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -61,7 +61,7 @@ class FakeCollectivesTest {
         return acc;
     }
 
-    private static final ReduceOp[] OPS = {ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MIN, ReduceOp.MAX};
+    private static final RuntimeReduceOp[] OPS = {RuntimeReduceOp.SUM, RuntimeReduceOp.PROD, RuntimeReduceOp.MIN, RuntimeReduceOp.MAX};
     private static final DoubleBinaryOperator[] REFS = {Double::sum, (a, b) -> a * b, Math::min, Math::max};
 
     @ParameterizedTest(name = "{0} ranks, {1}")
@@ -86,7 +86,7 @@ class FakeCollectivesTest {
     void allreduceWorksInPlace(int n, DType t) {
         FakeWorld.run(n, world -> {
             MemorySegment buf = input(t, world.rank(), COUNT);
-            world.allreduce(buf, buf, t, COUNT, ReduceOp.SUM, at(11));
+            world.allreduce(buf, buf, t, COUNT, RuntimeReduceOp.SUM, at(11));
             for (int i = 0; i < COUNT; i++) {
                 assertThat(read(buf, t, COUNT)[i]).isEqualTo(reference(Double::sum, n, i));
             }
@@ -99,7 +99,7 @@ class FakeCollectivesTest {
         FakeWorld.run(n, world -> {
             for (int root = 0; root < n; root++) {
                 MemorySegment out = filler(t, COUNT);
-                world.reduce(input(t, world.rank(), COUNT), out, t, COUNT, ReduceOp.MAX, root, at(12));
+                world.reduce(input(t, world.rank(), COUNT), out, t, COUNT, RuntimeReduceOp.MAX, root, at(12));
                 for (int i = 0; i < COUNT; i++) {
                     double expected = world.rank() == root ? reference(Math::max, n, i) : -99;
                     assertThat(read(out, t, COUNT)[i]).as("root %d element %d", root, i).isEqualTo(expected);
@@ -142,7 +142,7 @@ class FakeCollectivesTest {
     void reduceScatterLeavesEachRankItsBlockOfTheSum(int n, DType t) {
         FakeWorld.run(n, world -> {
             MemorySegment out = filler(t, COUNT);
-            world.reduceScatter(input(t, world.rank(), COUNT * n), out, t, COUNT, ReduceOp.SUM, at(15));
+            world.reduceScatter(input(t, world.rank(), COUNT * n), out, t, COUNT, RuntimeReduceOp.SUM, at(15));
             double[] got = read(out, t, COUNT);
             for (int i = 0; i < COUNT; i++) {
                 assertThat(got[i]).isEqualTo(reference(Double::sum, n, (long) world.rank() * COUNT + i));
@@ -212,7 +212,7 @@ class FakeCollectivesTest {
         assertThat(pairwise).isEqualTo(0f);
         FakeWorld.run(4, world -> {
             MemorySegment out = filler(DType.F32, 1);
-            world.allreduce(of(DType.F32, x[world.rank()]), out, DType.F32, 1, ReduceOp.SUM, at(30));
+            world.allreduce(of(DType.F32, x[world.rank()]), out, DType.F32, 1, RuntimeReduceOp.SUM, at(30));
             assertThat(out.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0)).isEqualTo(leftFold);
         });
     }
@@ -220,7 +220,7 @@ class FakeCollectivesTest {
     @Test
     void customOpCombinesInRankOrderEvenWhenNotCommutative() {
         // 2x2 matrix product, row-major: associative, not commutative
-        ReduceOp matmul = ReduceOp.custom("matmul2x2", (inout, in, count, dtype) -> {
+        RuntimeReduceOp matmul = RuntimeReduceOp.custom("matmul2x2", (inout, in, count, dtype) -> {
             double[] a = read(in, dtype, 4);
             double[] b = read(inout, dtype, 4);
             double[] c = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3],
@@ -240,7 +240,7 @@ class FakeCollectivesTest {
     void emptyBuffersAreValid() {
         FakeWorld.run(2, world -> {
             MemorySegment empty = MemorySegment.NULL;
-            world.allreduce(empty, empty, DType.F32, 0, ReduceOp.SUM, at(33));
+            world.allreduce(empty, empty, DType.F32, 0, RuntimeReduceOp.SUM, at(33));
             world.alltoall(empty, empty, DType.I32, 0, at(34));
             if (world.rank() == 0) {
                 world.send(empty, DType.I64, 0, 1, 0, at(35));
@@ -253,7 +253,7 @@ class FakeCollectivesTest {
     @Test
     void reductionOnBoolIsRejectedAtTheCall() {
         assertThatThrownBy(() -> FakeWorld.run(1, world -> world.allreduce(of(DType.BOOL, 1), filler(DType.BOOL, 1),
-                DType.BOOL, 1, ReduceOp.SUM, at(32))))
+                DType.BOOL, 1, RuntimeReduceOp.SUM, at(32))))
                 .isInstanceOf(RanksFailedException.class)
                 .cause().isInstanceOf(CommException.class)
                 .hasMessage("User.java:32: allreduce on 'world': SUM is not defined on bool");

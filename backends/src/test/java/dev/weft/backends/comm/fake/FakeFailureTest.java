@@ -3,7 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -79,7 +79,7 @@ class FakeFailureTest {
             if (world.rank() == 2) {
                 throw new IllegalStateException("boom");
             }
-            world.allreduce(of(DType.F64, 1), filler(DType.F64, 1), DType.F64, 1, ReduceOp.SUM, at(40));
+            world.allreduce(of(DType.F64, 1), filler(DType.F64, 1), DType.F64, 1, RuntimeReduceOp.SUM, at(40));
         }));
         assertThat(e).hasMessageStartingWith("3 of 3 ranks failed")
                 .hasMessageContaining("rank 2: IllegalStateException: boom");
@@ -122,7 +122,7 @@ class FakeFailureTest {
     void differentCollectivesAreAMismatchOnEveryRank() {
         RanksFailedException e = assertThrows(RanksFailedException.class, () -> FakeWorld.run(2, world -> {
             if (world.rank() == 0) {
-                world.allreduce(of(DType.F32, 1), filler(DType.F32, 1), DType.F32, 1, ReduceOp.SUM, at(60));
+                world.allreduce(of(DType.F32, 1), filler(DType.F32, 1), DType.F32, 1, RuntimeReduceOp.SUM, at(60));
             } else {
                 world.bcast(of(DType.F32, 1), DType.F32, 1, 0, at(61));
             }

@@ -2,7 +2,7 @@ package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -38,8 +38,8 @@ class FakePointToPointTest {
     void recvMatchesByTagOutOfOrder() {
         FakeWorld.run(2, world -> {
             if (world.rank() == 0) {
-                Request one = world.isend(of(DType.I32, 1), DType.I32, 1, 1, 1, at(20));
-                Request two = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 2, at(21));
+                PendingRequest one = world.isend(of(DType.I32, 1), DType.I32, 1, 1, 1, at(20));
+                PendingRequest two = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 2, at(21));
                 world.waitAll(List.of(one, two), at(24));
             } else {
                 MemorySegment two = filler(DType.I32, 1);
@@ -78,9 +78,9 @@ class FakePointToPointTest {
                 MemorySegment first = filler(DType.F64, 2);
                 MemorySegment second = filler(DType.F64, 2);
                 MemorySegment other = filler(DType.F64, 2);
-                Request a = world.irecv(first, DType.F64, 2, 1, 3, at(40));
-                Request b = world.irecv(second, DType.F64, 2, 1, 3, at(41));
-                Request c = world.irecv(other, DType.F64, 2, 1, 4, at(42));
+                PendingRequest a = world.irecv(first, DType.F64, 2, 1, 3, at(40));
+                PendingRequest b = world.irecv(second, DType.F64, 2, 1, 3, at(41));
+                PendingRequest c = world.irecv(other, DType.F64, 2, 1, 4, at(42));
                 world.barrier(at(43));
                 world.waitAll(List.of(c, b, a), at(44));
                 assertThat(read(first, DType.F64, 2)).containsExactly(1.5, 2.5);
@@ -89,9 +89,9 @@ class FakePointToPointTest {
             } else {
                 world.barrier(at(45));
                 MemorySegment buf = of(DType.F64, -1, -2);
-                Request r4 = world.isend(buf, DType.F64, 2, 0, 4, at(46));
-                Request r3a = world.isend(of(DType.F64, 1.5, 2.5), DType.F64, 2, 0, 3, at(47));
-                Request r3b = world.isend(of(DType.F64, 3.5, 4.5), DType.F64, 2, 0, 3, at(48));
+                PendingRequest r4 = world.isend(buf, DType.F64, 2, 0, 4, at(46));
+                PendingRequest r3a = world.isend(of(DType.F64, 1.5, 2.5), DType.F64, 2, 0, 3, at(47));
+                PendingRequest r3b = world.isend(of(DType.F64, 3.5, 4.5), DType.F64, 2, 0, 3, at(48));
                 world.wait(r3b, at(49));
                 world.wait(r4, at(49));
                 world.wait(r3a, at(49));
@@ -102,7 +102,7 @@ class FakePointToPointTest {
     @Test
     void waitingARequestTwiceIsAnError() {
         assertThatThrownBy(() -> FakeWorld.run(1, world -> {
-            Request r = world.isend(of(DType.I32, 1), DType.I32, 1, 0, 0, at(50));
+            PendingRequest r = world.isend(of(DType.I32, 1), DType.I32, 1, 0, 0, at(50));
             world.recv(filler(DType.I32, 1), DType.I32, 1, 0, 0, at(51));
             world.wait(r, at(52));
             world.wait(r, at(53));
@@ -115,7 +115,7 @@ class FakePointToPointTest {
     void waitingAnotherCommunicatorsRequestIsAnError() {
         assertThatThrownBy(() -> FakeWorld.run(1, world -> {
             var other = world.dup(at(60));
-            Request r = other.irecv(filler(DType.I32, 1), DType.I32, 1, 0, 0, at(61));
+            PendingRequest r = other.irecv(filler(DType.I32, 1), DType.I32, 1, 0, 0, at(61));
             world.wait(r, at(62));
         })).cause().isInstanceOf(CommException.class)
                 .hasMessage("User.java:62: wait on 'world' (rank 0): irecv(1 x i32) on 'world.dup#0' from rank 0 "
@@ -155,7 +155,7 @@ class FakePointToPointTest {
     @Test
     void aRankCanSendToItself() {
         FakeWorld.run(1, world -> {
-            Request sent = world.isend(of(DType.I64, 42), DType.I64, 1, 0, 0, at(90));
+            PendingRequest sent = world.isend(of(DType.I64, 42), DType.I64, 1, 0, 0, at(90));
             MemorySegment got = filler(DType.I64, 1);
             world.recv(got, DType.I64, 1, 0, 0, at(91));
             world.wait(sent, at(92));

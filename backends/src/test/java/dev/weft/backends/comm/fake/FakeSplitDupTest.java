@@ -3,8 +3,8 @@ package dev.weft.backends.comm.fake;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -28,7 +28,7 @@ class FakeSplitDupTest {
             assertThat(half.name()).isEqualTo("world.split(" + me % 2 + ")#0");
 
             MemorySegment sum = filler(DType.I32, 1);
-            half.allreduce(of(DType.I32, 10 + me), sum, DType.I32, 1, ReduceOp.SUM, at(11));
+            half.allreduce(of(DType.I32, 10 + me), sum, DType.I32, 1, RuntimeReduceOp.SUM, at(11));
             assertThat(read(sum, DType.I32, 1)).containsExactly(me % 2 == 0 ? 10 + 12 : 11 + 13);
 
             MemorySegment gathered = filler(DType.I32, 2);
@@ -78,8 +78,8 @@ class FakeSplitDupTest {
             assertThat(copy.name()).isEqualTo("world.dup#0");
             assertThat(world.dup(at(41)).name()).isEqualTo("world.dup#1");
             if (world.rank() == 0) {
-                Request first = copy.isend(of(DType.I32, 1), DType.I32, 1, 1, 0, at(42));
-                Request second = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 0, at(43));
+                PendingRequest first = copy.isend(of(DType.I32, 1), DType.I32, 1, 1, 0, at(42));
+                PendingRequest second = world.isend(of(DType.I32, 2), DType.I32, 1, 1, 0, at(43));
                 world.wait(second, at(46));
                 copy.wait(first, at(47));
             } else {

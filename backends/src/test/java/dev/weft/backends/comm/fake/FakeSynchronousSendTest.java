@@ -3,7 +3,7 @@ package dev.weft.backends.comm.fake;
 import dev.weft.DType;
 import dev.weft.WeftException;
 import dev.weft.backends.comm.CommException;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.PendingRequest;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -97,7 +97,7 @@ class FakeSynchronousSendTest {
     void waitingAnIsendCompletesOnlyOnceTheReceiveIsPosted() {
         RanksFailedException e = assertThrows(RanksFailedException.class, () -> FakeWorld.run(2, world -> {
             if (world.rank() == 0) {
-                Request r = world.isend(filler(DType.I32, 1), DType.I32, 1, 1, 5, at(40));
+                PendingRequest r = world.isend(filler(DType.I32, 1), DType.I32, 1, 1, 5, at(40));
                 world.wait(r, at(41));
                 world.barrier(at(42));
             } else {

@@ -4,8 +4,8 @@ import dev.weft.prim.CommOp;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
-import dev.weft.backends.comm.Request;
+import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.backends.comm.fake.RanksFailedException;
 import org.junit.jupiter.api.Test;
@@ -36,12 +36,12 @@ class FlightFakeRanksTest {
         FakeWorld.run(2, Duration.ofSeconds(30), world -> {
             FlightRecorder recorder = new FlightRecorder(world.rank(), 2, 16, false);
             Communicator comm = FlightCommunicator.of(world, world.privateDup(at(9)), recorder);
-            comm.allreduce(of(DType.F32, 1, 2), filler(DType.F32, 2), DType.F32, 2, ReduceOp.SUM, at(10));
-            Request r = world.rank() == 0
+            comm.allreduce(of(DType.F32, 1, 2), filler(DType.F32, 2), DType.F32, 2, RuntimeReduceOp.SUM, at(10));
+            PendingRequest r = world.rank() == 0
                     ? comm.isend(of(DType.I32, 7), DType.I32, 1, 1, 3, at(11))
                     : comm.irecv(filler(DType.I32, 1), DType.I32, 1, 0, 3, at(11));
             comm.wait(r, at(12));
-            Communicator.BufferPairCall bound = comm.bindAllreduce(DType.F64, 1, ReduceOp.MAX, at(13));
+            Communicator.BufferPairCall bound = comm.bindAllreduce(DType.F64, 1, RuntimeReduceOp.MAX, at(13));
             bound.accept(of(DType.F64, 1), filler(DType.F64, 1));
             bound.accept(of(DType.F64, 2), filler(DType.F64, 1));
             Communicator half = comm.split(0, 0, at(14));
@@ -77,7 +77,7 @@ class FlightFakeRanksTest {
             System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
             RanksFailedException e = assertThrows(RanksFailedException.class, () -> FakeWorld.run(2,
                     Duration.ofSeconds(60), world -> {
-                        world.allreduce(of(DType.F32, 1, 2, 3, 4), filler(DType.F32, 4), DType.F32, 4, ReduceOp.SUM,
+                        world.allreduce(of(DType.F32, 1, 2, 3, 4), filler(DType.F32, 4), DType.F32, 4, RuntimeReduceOp.SUM,
                                 at(20));
                         if (world.rank() == 0) {
                             try {

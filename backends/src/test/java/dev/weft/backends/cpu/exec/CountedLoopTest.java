@@ -10,7 +10,7 @@ import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.backends.gpu.GpuTarget;
 import dev.weft.backends.gpu.exec.GpuPlan;
 import dev.weft.backends.gpu.exec.GpuPlanner;
-import dev.weft.backends.gpu.exec.Step;
+import dev.weft.backends.gpu.exec.GpuStep;
 import dev.weft.backends.gpu.ptx.PtxTarget;
 import dev.weft.lowering.Lowerer;
 import dev.weft.lowering.LoweringRules;
@@ -89,9 +89,9 @@ class CountedLoopTest {
     @ValueSource(booleans = {true, false})
     void theGpuPlansACountedLoopWithOrWithoutCse(boolean cse) {
         GpuPlan p = GpuPlanner.plan(lower(new GpuTarget(), cse), PtxTarget.DEFAULT);
-        assertThat(p.main().steps()).filteredOn(Step.Fori.class::isInstance).singleElement()
-                .extracting(s -> ((Step.Fori) s).trips()).isEqualTo((long) TRIPS);
-        assertThat(p.main().steps()).noneMatch(Step.While.class::isInstance);
+        assertThat(p.main().steps()).filteredOn(GpuStep.Fori.class::isInstance).singleElement()
+                .extracting(s -> ((GpuStep.Fori) s).trips()).isEqualTo((long) TRIPS);
+        assertThat(p.main().steps()).noneMatch(GpuStep.While.class::isInstance);
     }
 
     /** Without its attribute the loop is a general while loop: its condition runs, and the results are the same. */
@@ -107,6 +107,6 @@ class CountedLoopTest {
         Module g = lower(new GpuTarget(), true);
         loop(g).attributes().remove(Attr.CountedLoop.KEY);
         GpuPlan p = GpuPlanner.plan(g, PtxTarget.DEFAULT);
-        assertThat(p.main().steps()).anyMatch(Step.While.class::isInstance).noneMatch(Step.Fori.class::isInstance);
+        assertThat(p.main().steps()).anyMatch(GpuStep.While.class::isInstance).noneMatch(GpuStep.Fori.class::isInstance);
     }
 }

@@ -158,7 +158,7 @@ class StraightLoopTest {
     private static long aliased(Module m) {
         Op loop = m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.WHILE)).findFirst()
                 .orElseThrow();
-        StraightLoop straight = ControlFlow.straightLoop(loop,
+        StraightLoop straight = ControlFlowCompiler.straightLoop(loop,
                 new ProgramBuilder(OpCompilers.standard(), registry(m), true)).orElseThrow();
         return Arrays.stream(straight.aliasOf).filter(r -> r >= 0).count();
     }
@@ -230,7 +230,7 @@ class StraightLoopTest {
     static boolean runsStraight(Module m) {
         Op loop = m.main().body().ops().stream().filter(o -> o.name().equals(StableHlo.WHILE)).findFirst()
                 .orElseThrow();
-        Instruction compiled = ControlFlow.compileWhile(loop,
+        Instruction compiled = ControlFlowCompiler.compileWhile(loop,
                 new ProgramBuilder(OpCompilers.standard(), registry(m), true));
         return compiled.getClass().getName().contains("GeneratedStraightLoop");
     }

@@ -7,7 +7,7 @@ import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.backends.cpu.kernels.Elementwise;
-import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
@@ -378,7 +378,7 @@ class VectorLoopTest {
         }
         Tensor u = t == DType.F64 ? Tensor.of(v, rows, cols) : Tensor.of(floats(v), rows, cols);
         Module m = (Module) Weft.lower(PiecewiseFusionTest.class, "diffuse", TensorSpec.of(t, rows, cols), 1, -0.0);
-        List<Op> fusions = fusions(m.main().body());
+        List<Op> fusions = IrWalk.ops(m.main().body()).filter(op -> op.name().equals(StableHlo.FUSION)).toList();
         assertThat(fusions).isNotEmpty();
         for (Op f : fusions) {
             FusedLoopSpec spec = FusedLoopSpec.of(f, f.result().tensorType().shape().size(), new ArrayList<>())
@@ -394,17 +394,6 @@ class VectorLoopTest {
         return Stream.of(Arguments.of(DType.F64, 3, 1), Arguments.of(DType.F64, 5, 7),
                 Arguments.of(DType.F64, 4, 37), Arguments.of(DType.F64, 9, 1031), Arguments.of(DType.F32, 6, 19),
                 Arguments.of(DType.F32, 5, 1029));
-    }
-
-    private static List<Op> fusions(Block b) {
-        List<Op> out = new ArrayList<>();
-        for (Op op : b.ops()) {
-            if (op.name().equals(StableHlo.FUSION)) {
-                out.add(op);
-            }
-            op.regions().forEach(r -> out.addAll(fusions(r)));
-        }
-        return out;
     }
 
     private static float[] floats(double[] v) {

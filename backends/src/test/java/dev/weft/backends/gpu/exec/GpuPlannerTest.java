@@ -52,54 +52,54 @@ class GpuPlannerTest {
     void anElementwiseChainIsOneKernelWithScalarConstantsAsInputsAndReleasesAfterLastUse() {
         GpuPlan p = plan("smooth", TensorSpec.of(DType.F32, 1000));
         assertThat(p.kernels()).extracting(Kernel::name).containsExactly("weft_k0_fusion");
-        List<Step> steps = p.main().steps();
+        List<GpuStep> steps = p.main().steps();
         int arg = p.main().arguments()[0];
-        Step.Constant two = (Step.Constant) steps.get(0), one = (Step.Constant) steps.get(1);
+        GpuStep.Constant two = (GpuStep.Constant) steps.get(0), one = (GpuStep.Constant) steps.get(1);
         assertThat(two.data().get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0)).isEqualTo(2f);
         assertThat(one.data().get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, 0)).isEqualTo(1f);
-        Step.Allocate out = (Step.Allocate) steps.get(2);
+        GpuStep.Allocate out = (GpuStep.Allocate) steps.get(2);
         assertThat(out.bytes()).isEqualTo(4000);
-        int[] params = ((Step.Launch) steps.get(3)).params();
+        int[] params = ((GpuStep.Launch) steps.get(3)).params();
         assertThat(params).hasSize(4);
         assertThat(params[3]).isEqualTo(out.slot());
         assertThat(java.util.Arrays.copyOf(params, 3)).containsExactlyInAnyOrder(arg, two.slot(), one.slot());
-        assertThat(steps.subList(4, steps.size())).containsExactly(new Step.Release(params[0]),
-                new Step.Release(params[1]), new Step.Release(params[2]));
+        assertThat(steps.subList(4, steps.size())).containsExactly(new GpuStep.Release(params[0]),
+                new GpuStep.Release(params[1]), new GpuStep.Release(params[2]));
         assertThat(p.main().results()).containsExactly(out.slot());
     }
 
     @Test
     void aForiBecomesACountedLoopWithoutItsConditionAndConditionalsRunOnTheHost() {
         GpuPlan p = plan("loop", TensorSpec.of(DType.F32, 5), 10);
-        Step.Fori l = p.main().steps().stream().filter(Step.Fori.class::isInstance).map(Step.Fori.class::cast)
+        GpuStep.Fori l = p.main().steps().stream().filter(GpuStep.Fori.class::isInstance).map(GpuStep.Fori.class::cast)
                 .findFirst().orElseThrow();
         assertThat(l.trips()).isEqualTo(10);
         assertThat(l.operands()).hasSize(2);
-        assertThat(l.body().steps()).anyMatch(Step.If.class::isInstance);
-        assertThat(p.main().steps()).noneMatch(Step.While.class::isInstance);
+        assertThat(l.body().steps()).anyMatch(GpuStep.If.class::isInstance);
+        assertThat(p.main().steps()).noneMatch(GpuStep.While.class::isInstance);
     }
 
     @Test
     void aReductionOfFewOutputsRunsInTwoPassesThroughAPartialsBuffer() {
         GpuPlan p = plan("total", TensorSpec.of(DType.F32, 1 << 20));
-        List<Step> steps = p.main().steps();
-        Step.Allocate partials = steps.stream().filter(Step.Allocate.class::isInstance).map(Step.Allocate.class::cast)
+        List<GpuStep> steps = p.main().steps();
+        GpuStep.Allocate partials = steps.stream().filter(GpuStep.Allocate.class::isInstance).map(GpuStep.Allocate.class::cast)
                 .filter(a -> a.bytes() == 512 * 4).findFirst().orElseThrow();
-        List<Step.Launch> launches = steps.stream().filter(Step.Launch.class::isInstance)
-                .map(Step.Launch.class::cast).toList();
+        List<GpuStep.Launch> launches = steps.stream().filter(GpuStep.Launch.class::isInstance)
+                .map(GpuStep.Launch.class::cast).toList();
         assertThat(launches).hasSize(2);
         assertThat(launches.get(0).params()).containsExactly(p.main().arguments()[0], partials.slot());
         assertThat(launches.get(1).params()[0]).isEqualTo(partials.slot());
         assertThat(launches.get(1).params()[2]).isEqualTo(p.main().results()[0]);
-        assertThat(steps.indexOf(new Step.Release(partials.slot()))).isGreaterThan(steps.indexOf(launches.get(1)));
+        assertThat(steps.indexOf(new GpuStep.Release(partials.slot()))).isGreaterThan(steps.indexOf(launches.get(1)));
         assertThat(launches.get(0).kernel().launch().gridX()).isEqualTo(512);
     }
 
     @Test
     void aMatmulKeepsItsFallbackKernel() {
         GpuPlan p = plan("logistic", TensorSpec.of(DType.F32, 8, 4), TensorSpec.of(DType.F32, 4, 3));
-        Step.Matmul m = p.main().steps().stream().filter(Step.Matmul.class::isInstance)
-                .map(Step.Matmul.class::cast).findFirst().orElseThrow();
+        GpuStep.Matmul m = p.main().steps().stream().filter(GpuStep.Matmul.class::isInstance)
+                .map(GpuStep.Matmul.class::cast).findFirst().orElseThrow();
         assertThat(List.of(m.m(), m.n(), m.k(), m.batch())).containsExactly(8, 3, 4, 1);
         assertThat(m.fallback().launch().gridX()).isEqualTo(1);
         assertThat(p.kernels()).contains(m.fallback());
@@ -118,27 +118,27 @@ class GpuPlannerTest {
             defined.add(a);
         }
         java.util.Set<Integer> released = new java.util.HashSet<>();
-        for (Step s : b.steps()) {
+        for (GpuStep s : b.steps()) {
             switch (s) {
-                case Step.Allocate a -> defined.add(a.slot());
-                case Step.Constant c -> defined.add(c.slot());
-                case Step.Alias a -> defined.add(a.to());
-                case Step.CustomCall c -> java.util.Arrays.stream(c.results()).forEach(defined::add);
-                case Step.While w -> {
+                case GpuStep.Allocate a -> defined.add(a.slot());
+                case GpuStep.Constant c -> defined.add(c.slot());
+                case GpuStep.Alias a -> defined.add(a.to());
+                case GpuStep.CustomCall c -> java.util.Arrays.stream(c.results()).forEach(defined::add);
+                case GpuStep.While w -> {
                     java.util.Arrays.stream(w.results()).forEach(defined::add);
                     checkReleases(w.cond());
                     checkReleases(w.body());
                 }
-                case Step.Fori l -> {
+                case GpuStep.Fori l -> {
                     java.util.Arrays.stream(l.results()).forEach(defined::add);
                     checkReleases(l.body());
                 }
-                case Step.If i -> {
+                case GpuStep.If i -> {
                     java.util.Arrays.stream(i.results()).forEach(defined::add);
                     checkReleases(i.onTrue());
                     checkReleases(i.onFalse());
                 }
-                case Step.Release r -> assertThat(released.add(r.slot())).as("released twice: %s", r).isTrue();
+                case GpuStep.Release r -> assertThat(released.add(r.slot())).as("released twice: %s", r).isTrue();
                 default -> {
                 }
             }

@@ -73,7 +73,7 @@ class LaunchAndPoolTest {
         DeviceBuffer shared = pool.take(8), constant = pool.take(8);
         java.util.Map<DeviceBuffer, Boolean> pinned = new java.util.IdentityHashMap<>();
         pinned.put(constant, true);
-        Frame f = new Frame(4, pool, pinned);
+        GpuFrame f = new GpuFrame(4, pool, pinned);
         f.define(0, shared);
         f.define(1, shared);
         f.define(2, constant);

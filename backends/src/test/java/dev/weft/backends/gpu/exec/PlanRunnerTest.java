@@ -33,12 +33,12 @@ class PlanRunnerTest {
     private static final class RecordingDevice implements PlanRunner.Device {
         final List<String> launched = new ArrayList<>();
         final List<String> log = new ArrayList<>();
-        final Map<Step.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
+        final Map<GpuStep.Constant, DeviceBuffer> constants = new IdentityHashMap<>();
         final List<Boolean> answers = new ArrayList<>();
         int predicates;
 
         @Override
-        public DeviceBuffer constant(Step.Constant c) {
+        public DeviceBuffer constant(GpuStep.Constant c) {
             return constants.computeIfAbsent(c, k -> new DeviceBuffer(null, 1 << 30, c.data().byteSize()));
         }
 
@@ -49,12 +49,12 @@ class PlanRunnerTest {
         }
 
         @Override
-        public void matmul(Step.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
+        public void matmul(GpuStep.Matmul m, DeviceBuffer a, DeviceBuffer b, DeviceBuffer c) {
             launched.add("matmul");
         }
 
         @Override
-        public DeviceBuffer[] customCall(Step.CustomCall c, DeviceBuffer[] operands) {
+        public DeviceBuffer[] customCall(GpuStep.CustomCall c, DeviceBuffer[] operands) {
             throw new UnsupportedOperationException();
         }
 
@@ -89,7 +89,7 @@ class PlanRunnerTest {
     private static PlanRunner run(GpuPlan plan, RecordingDevice device) {
         BufferPool pool = pool();
         Map<DeviceBuffer, Boolean> pinned = new IdentityHashMap<>();
-        Frame f = new Frame(plan.slots(), pool, pinned);
+        GpuFrame f = new GpuFrame(plan.slots(), pool, pinned);
         for (int a : plan.main().arguments()) {
             f.define(a, pool.take(64));
         }
@@ -108,10 +108,10 @@ class PlanRunnerTest {
     void aForiLoopNeverReadsItsConditionBack() {
         int steps = 200;
         GpuPlan p = plan("iterate", TensorSpec.of(DType.F32, 5), steps);
-        Step.Fori loop = p.main().steps().stream().filter(Step.Fori.class::isInstance).map(Step.Fori.class::cast)
+        GpuStep.Fori loop = p.main().steps().stream().filter(GpuStep.Fori.class::isInstance).map(GpuStep.Fori.class::cast)
                 .findFirst().orElseThrow();
         assertThat(loop.trips()).isEqualTo(steps);
-        long perStep = loop.body().steps().stream().filter(Step.Launch.class::isInstance).count();
+        long perStep = loop.body().steps().stream().filter(GpuStep.Launch.class::isInstance).count();
         assertThat(perStep).isEqualTo(3);
         RecordingDevice device = new RecordingDevice();
         PlanRunner runner = run(p, device);
@@ -147,12 +147,12 @@ class PlanRunnerTest {
     void aWhileReadsItsPredicateEveryRound() {
         Kernel test = new Kernel("test", "", 1, Launch.gridStride(1)), work = new Kernel("work", "", 1,
                 Launch.gridStride(1));
-        BlockPlan cond = new BlockPlan(new int[] {1}, List.of(new Step.Allocate(2, 1),
-                new Step.Launch(test, new int[] {1, 2}), new Step.Release(1)), new int[] {2});
-        BlockPlan body = new BlockPlan(new int[] {3}, List.of(new Step.Allocate(4, 4),
-                new Step.Launch(work, new int[] {3, 4}), new Step.Release(3)), new int[] {4});
+        BlockPlan cond = new BlockPlan(new int[] {1}, List.of(new GpuStep.Allocate(2, 1),
+                new GpuStep.Launch(test, new int[] {1, 2}), new GpuStep.Release(1)), new int[] {2});
+        BlockPlan body = new BlockPlan(new int[] {3}, List.of(new GpuStep.Allocate(4, 4),
+                new GpuStep.Launch(work, new int[] {3, 4}), new GpuStep.Release(3)), new int[] {4});
         BlockPlan main = new BlockPlan(new int[] {0}, List.of(
-                new Step.While(new int[] {0}, cond, body, new int[] {5}), new Step.Release(0)), new int[] {5});
+                new GpuStep.While(new int[] {0}, cond, body, new int[] {5}), new GpuStep.Release(0)), new int[] {5});
         RecordingDevice device = new RecordingDevice();
         device.answers.addAll(List.of(true, true, true, false));
         PlanRunner runner = run(new GpuPlan(main, 6, List.of(test, work), ""), device);

@@ -3,7 +3,7 @@ package dev.weft.backends.gpu.nccl;
 import dev.weft.DType;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
-import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.backends.gpu.NativeStub;
 import dev.weft.lowering.ir.Op;
@@ -122,7 +122,7 @@ class NcclCommunicatorTest {
                         .hasMessageStartingWith("Prog.java:3: dup on NCCL communicator 'world' is not supported");
                 MemorySegment dev = NcclCommunicator.device(64);
                 assertThatThrownBy(() -> comm.allreduce(dev, dev, DType.F32, 1,
-                        ReduceOp.custom("first", (inout, in, n, t) -> { }), at(4)))
+                        RuntimeReduceOp.custom("first", (inout, in, n, t) -> { }), at(4)))
                         .isInstanceOf(CommException.class)
                         .hasMessage("Prog.java:4: allreduce: NCCL reduces with SUM, PROD, MIN and MAX only, not the "
                                 + "custom operator 'first'");
@@ -131,7 +131,7 @@ class NcclCommunicatorTest {
                         .hasMessage("Prog.java:5: bcast: an NCCL buffer is a device address "
                                 + "(NcclCommunicator.device), not a heap segment");
                 NcclFixture.stub().reset();
-                comm.allreduce(dev, NcclCommunicator.device(128), DType.F32, 4, ReduceOp.MAX, at(6));
+                comm.allreduce(dev, NcclCommunicator.device(128), DType.F32, 4, RuntimeReduceOp.MAX, at(6));
                 comm.barrier(at(7));
                 assertThat(NcclFixture.stub().calls()).containsExactly(
                         "ncclAllReduce send=64 recv=128 count=4 datatype=7 op=2 comm=0 stream=5",

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 
 /** The text generated for {@code x * s + 1.5} (f32[1000], rank-0 {@code s}), checked without any GPU tool. */
 class FusionTextTest {
-    private final Kernel k = ElementwiseKernels.fusion(Ops.scaleAndShift(), "fused");
+    private final Kernel k = ElementwiseKernels.fusion(HandBuiltOps.scaleAndShift(), "fused");
 
     @Test
     void declaresPointerParametersAndRegistersPerClass() {

@@ -32,11 +32,11 @@ class KernelAssemblyTest {
                 List<DType> outs = op.form() == ElementwiseOp.Form.CONVERT ? ALL
                         : List.of(op.form() == ElementwiseOp.Form.COMPARISON ? DType.BOOL : t);
                 for (DType out : outs) {
-                    ks.add(ElementwiseKernels.single(Ops.elementwise(op, t, out), name(op.primitiveName(), t, out)));
+                    ks.add(ElementwiseKernels.single(HandBuiltOps.elementwise(op, t, out), name(op.primitiveName(), t, out)));
                 }
             }
         }
-        assertThat(ks).hasSize(8 * 4 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
+        assertThat(ks).hasSize(8 * 4 + 1 * 2 + 2 * 4 + 7 * 2 + 5 * (6 + 1 + 5));
         Ptxas.assembleForEachTarget(ks);
     }
 
@@ -86,6 +86,6 @@ class KernelAssemblyTest {
 
     @Test
     void fusionWithScalarArgumentAndSplatConstant() throws Exception {
-        Ptxas.assembleForEachTarget(List.of(ElementwiseKernels.fusion(Ops.scaleAndShift(), "fused")));
+        Ptxas.assembleForEachTarget(List.of(ElementwiseKernels.fusion(HandBuiltOps.scaleAndShift(), "fused")));
     }
 }

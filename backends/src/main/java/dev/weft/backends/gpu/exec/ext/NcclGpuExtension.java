@@ -12,12 +12,10 @@ import dev.weft.backends.gpu.nccl.NcclContext;
 import dev.weft.backends.gpu.nccl.NcclCustomCalls;
 import dev.weft.backends.gpu.nccl.NcclLibrary;
 import dev.weft.lowering.ir.Attr;
-import dev.weft.lowering.ir.Block;
 import dev.weft.lowering.ir.Func;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.spi.CommBindings;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,10 +39,7 @@ public final class NcclGpuExtension implements GpuExtension {
     @Override
     public Map<String, GpuCustomCallHandler> customCalls(Module module, CommBindings comms,
                                                          GpuResources resources) {
-        List<Op> calls = new ArrayList<>();
-        for (Func f : module.functions()) {
-            collect(f.body(), module.target().commCallPrefix(), calls);
-        }
+        List<Op> calls = NcclCustomCalls.commCalls(module);
         if (calls.isEmpty()) {
             return Map.of();
         }
@@ -71,18 +66,6 @@ public final class NcclGpuExtension implements GpuExtension {
     @Override
     public void flush() {
         NcclCommunicator.flush();
-    }
-
-    /** The calls of {@code block} named {@code <prefix>*}, nested ones included, in program order. */
-    private static void collect(Block block, String prefix, List<Op> out) {
-        for (Op op : block.ops()) {
-            if (target(op).startsWith(prefix)) {
-                out.add(op);
-            }
-            for (Block region : op.regions()) {
-                collect(region, prefix, out);
-            }
-        }
     }
 
     private static String target(Op op) {

@@ -18,7 +18,7 @@ import dev.weft.backends.gpu.nccl.NcclLibrary;
 import dev.weft.comm.Comm;
 import dev.weft.it.gpu.NcclPrograms;
 import dev.weft.lowering.ir.Attr;
-import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.spi.CommBindings;
@@ -29,6 +29,8 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -70,16 +72,6 @@ class GpuExtensionsTest {
         return (Module) Weft.lower("gpu", NcclPrograms.class, method, args);
     }
 
-    private static Set<String> targets(Block block, Set<String> out) {
-        for (Op op : block.ops()) {
-            if (op.attr("call_target_name") instanceof Attr.Str(String name)) {
-                out.add(name);
-            }
-            op.regions().forEach(r -> targets(r, out));
-        }
-        return out;
-    }
-
     @Test
     void serviceLoaderFindsBothExtensions() {
         List<Class<?>> found = new ArrayList<>();
@@ -107,7 +99,9 @@ class GpuExtensionsTest {
     void everyNcclTargetOfALoweredModuleHasAHandler() {
         NativeStub stub = NativeStub.build("nccl_stub.c", "libnccl.so.2");
         Module m = lower("everyOp", TensorSpec.of(DType.F32, 4), Comm.world());
-        Set<String> used = targets(m.main().body(), new TreeSet<>());
+        Set<String> used = IrWalk.ops(m.main().body())
+                .flatMap(op -> op.attr("call_target_name") instanceof Attr.Str(String name) ? Stream.of(name) : Stream.of())
+                .collect(Collectors.toCollection(TreeSet::new));
         assertThat(used).hasSize(14);
         Map<String, GpuCustomCallHandler> handlers = withNccl(stub.file.toString(),
                 () -> new NcclGpuExtension().customCalls(m, world(), new FakeResources()));

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * A {@code @Compile} body runs once per signature (argument shapes and dtypes, constants and receiver) as long as
  * its executable stays in the method's cache, which keeps the {@value #LIMIT} least recently used by default.
  */
-class CompileCacheTest {
+class TracesPerSignatureTest {
     /** The default limit of {@code weft.compileCache.size}. */
     private static final int LIMIT = 64;
 

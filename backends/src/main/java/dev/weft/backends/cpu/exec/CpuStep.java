@@ -7,8 +7,8 @@ import dev.weft.lowering.ir.Op;
  * An instruction together with its op and the slots whose values die at it, released once it has run. Any
  * failure other than a {@link WeftException} is reported as one at the op's source location.
  */
-record Step(Op op, Instruction instruction, int[] dying) {
-    void execute(Frame f) {
+record CpuStep(Op op, Instruction instruction, int[] dying) {
+    void execute(CpuFrame f) {
         try {
             instruction.execute(f);
         } catch (WeftException e) {

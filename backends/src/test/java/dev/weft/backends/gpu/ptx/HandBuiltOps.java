@@ -14,10 +14,10 @@ import java.util.List;
 import java.util.Map;
 
 /** Single ops built by hand for the generator tests. */
-final class Ops {
+final class HandBuiltOps {
     static final SourceLocation LOC = new SourceLocation("Prog", "main", "Prog.java", 7);
 
-    private Ops() {
+    private HandBuiltOps() {
     }
 
     static Value value(DType t, long... dims) {

@@ -9,35 +9,35 @@ import java.lang.foreign.MemorySegment;
  * One step of a {@link BlockPlan}. Slots index the executable's frame of device buffers; a buffer may sit in
  * several slots (a reshape aliases its operand) and goes back to the pool when its last slot is released.
  */
-public sealed interface Step {
+public sealed interface GpuStep {
     /** A fresh buffer of {@code bytes} bytes in {@code slot}. */
-    record Allocate(int slot, long bytes) implements Step {
+    record Allocate(int slot, long bytes) implements GpuStep {
     }
 
     /** {@code slot} holds the device copy of a constant, uploaded once when the executable is built. */
-    record Constant(int slot, MemorySegment data) implements Step {
+    record Constant(int slot, MemorySegment data) implements GpuStep {
     }
 
     /** {@code to} holds {@code from}'s buffer (row-major reshape moves no bytes). */
-    record Alias(int from, int to) implements Step {
+    record Alias(int from, int to) implements GpuStep {
     }
 
     /** Launches {@code kernel} on the stream with the buffers of {@code params} as its pointer parameters. */
-    record Launch(Kernel kernel, int[] params) implements Step {
+    record Launch(Kernel kernel, int[] params) implements GpuStep {
     }
 
     /**
      * Row-major batched matmul of buffers {@code a}, {@code b} into {@code c} (see {@link GpuMatmul}), through
      * the loaded {@link GpuMatmul} when it supports {@code dtype}, else through {@code fallback}.
      */
-    record Matmul(DType dtype, int m, int n, int k, int batch, int a, int b, int c, Kernel fallback) implements Step {
+    record Matmul(DType dtype, int m, int n, int k, int batch, int a, int b, int c, Kernel fallback) implements GpuStep {
     }
 
     /**
      * A custom call; slots of token operands and results are {@code -1}, {@code resultBytes} gives each tensor
      * result's size.
      */
-    record CustomCall(Op op, int[] operands, int[] results, long[] resultBytes) implements Step {
+    record CustomCall(Op op, int[] operands, int[] results, long[] resultBytes) implements GpuStep {
     }
 
     /**
@@ -46,7 +46,7 @@ public sealed interface Step {
      * stream), and while true runs {@code body} on them, whose results become the next carries; the last carries
      * end in {@code results}.
      */
-    record While(int[] operands, BlockPlan cond, BlockPlan body, int[] results) implements Step {
+    record While(int[] operands, BlockPlan cond, BlockPlan body, int[] results) implements GpuStep {
     }
 
     /**
@@ -54,14 +54,14 @@ public sealed interface Step {
      * which runs exactly {@code trips} times whatever the data: like {@link While} but without its condition, so
      * nothing is read back to the host.
      */
-    record Fori(int[] operands, BlockPlan body, long trips, int[] results) implements Step {
+    record Fori(int[] operands, BlockPlan body, long trips, int[] results) implements GpuStep {
     }
 
     /** {@code stablehlo.if}: reads {@code pred} back to the host and runs one branch, whose results fill {@code results}. */
-    record If(int pred, BlockPlan onTrue, BlockPlan onFalse, int[] results) implements Step {
+    record If(int pred, BlockPlan onTrue, BlockPlan onFalse, int[] results) implements GpuStep {
     }
 
     /** Drops {@code slot}'s reference to its buffer (after its last use in the block). */
-    record Release(int slot) implements Step {
+    record Release(int slot) implements GpuStep {
     }
 }

@@ -1,8 +1,8 @@
 package dev.weft.it.comm;
 
 /** Source positions of test code, so assertions on error messages do not hard-code line numbers. */
-public final class Lines {
-    private Lines() {
+public final class CallSite {
+    private CallSite() {
     }
 
     /** {@code File.java:line} of the caller's call site. */

@@ -12,9 +12,9 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** The pools of dead buffers: reuse within and across runs, never handing out a live buffer twice. */
-class FrameTest {
+class CpuFrameTest {
     private final LongAdder allocations = new LongAdder();
-    private final Frame f = new Frame(0, new Supplier<?>[0], new long[] {16, 64}, allocations);
+    private final CpuFrame f = new CpuFrame(0, new Supplier<?>[0], new long[] {16, 64}, allocations);
 
     @Test
     void deadBuffersAreReusedAcrossRunsAndNoLiveOneIsHandedOutTwice() {

@@ -7,13 +7,13 @@ import java.util.Map;
  * The device buffers of one run by slot, with a reference count per buffer: a buffer goes back to the pool when its
  * last reference (a slot or a hold by a loop) is dropped, unless it is pinned (a constant).
  */
-final class Frame {
+final class GpuFrame {
     final DeviceBuffer[] slots;
     private final Map<DeviceBuffer, Integer> refs = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> pinned;
     private final BufferPool pool;
 
-    Frame(int slots, BufferPool pool, Map<DeviceBuffer, Boolean> pinned) {
+    GpuFrame(int slots, BufferPool pool, Map<DeviceBuffer, Boolean> pinned) {
         this.slots = new DeviceBuffer[slots];
         this.pool = pool;
         this.pinned = pinned;

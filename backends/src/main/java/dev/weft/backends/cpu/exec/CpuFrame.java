@@ -12,7 +12,7 @@ import java.util.function.Supplier;
  * readies the frame for the next run, keeping its pools so that the next run allocates nothing it had before.
  * A dead buffer is pooled with its {@link Buffer} object, so that a loop reusing it allocates nothing at all.
  */
-final class Frame {
+final class CpuFrame {
     Buffer[] slots;
     /** Objects instructions reuse from one execution to the next within a run ({@link ProgramBuilder#scratchSlot}). */
     Object[] scratch;
@@ -23,7 +23,7 @@ final class Frame {
     /** Counts the runs, so that a pool knows when its arrays were made in an earlier one ({@link Pool#renew}). */
     private int run;
 
-    Frame(int slotCount, Supplier<?>[] scratchFactories, long[] classBytes, LongAdder allocations) {
+    CpuFrame(int slotCount, Supplier<?>[] scratchFactories, long[] classBytes, LongAdder allocations) {
         this.slots = new Buffer[slotCount];
         this.scratchFactories = scratchFactories;
         this.scratch = newScratch();

@@ -14,11 +14,11 @@ import java.util.Objects;
  * deterministic: a {@code SUM} over {@code F32} accumulates in {@code float} in rank order 0, 1, 2, ... and gives
  * bit-identical results on every run and on every rank. Integer {@code SUM} and {@code PROD} wrap around.
  */
-public sealed interface ReduceOp extends ReduceFunction permits ReduceOp.Builtin, ReduceOp.Custom {
-    ReduceOp SUM = Builtin.SUM;
-    ReduceOp PROD = Builtin.PROD;
-    ReduceOp MIN = Builtin.MIN;
-    ReduceOp MAX = Builtin.MAX;
+public sealed interface RuntimeReduceOp extends ReduceFunction permits RuntimeReduceOp.Builtin, RuntimeReduceOp.Custom {
+    RuntimeReduceOp SUM = Builtin.SUM;
+    RuntimeReduceOp PROD = Builtin.PROD;
+    RuntimeReduceOp MIN = Builtin.MIN;
+    RuntimeReduceOp MAX = Builtin.MAX;
 
     /** The operator's name: {@code SUM PROD MIN MAX}, or the custom name. Peers must agree on it. */
     String name();
@@ -27,7 +27,7 @@ public sealed interface ReduceOp extends ReduceFunction permits ReduceOp.Builtin
     boolean supports(DType dtype);
 
     /** A user-supplied operator: {@code function} must be associative (see {@link ReduceFunction}). */
-    static ReduceOp custom(String name, ReduceFunction function) {
+    static RuntimeReduceOp custom(String name, ReduceFunction function) {
         return new Custom(name, function);
     }
 
@@ -35,7 +35,7 @@ public sealed interface ReduceOp extends ReduceFunction permits ReduceOp.Builtin
      * The built-in operators, defined on {@code F32 F64 I32 I64} (not on {@code BOOL}); {@code MIN} and
      * {@code MAX} follow {@link Math#min} and {@link Math#max} (NaN wins, -0.0 is below 0.0).
      */
-    enum Builtin implements ReduceOp {
+    enum Builtin implements RuntimeReduceOp {
         SUM, PROD, MIN, MAX;
 
         @Override
@@ -112,7 +112,7 @@ public sealed interface ReduceOp extends ReduceFunction permits ReduceOp.Builtin
     }
 
     /** A user-supplied operator, defined on every dtype; peers match it by name. */
-    record Custom(String name, ReduceFunction function) implements ReduceOp {
+    record Custom(String name, ReduceFunction function) implements RuntimeReduceOp {
         public Custom {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(function, "function");
