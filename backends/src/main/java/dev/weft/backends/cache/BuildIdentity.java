@@ -1,7 +1,6 @@
 package dev.weft.backends.cache;
 
 import dev.weft.Tensor;
-import dev.weft.backends.StandardCompilePipeline;
 import dev.weft.lowering.Lowering;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -36,9 +35,9 @@ final class BuildIdentity {
     }
 
     private static String compute() {
-        String version = StandardCompilePipeline.class.getPackage().getImplementationVersion();
+        String version = BuildIdentity.class.getPackage().getImplementationVersion();
         MessageDigest digest = sha256();
-        for (Class<?> c : List.of(Tensor.class, Lowering.class, StandardCompilePipeline.class)) {
+        for (Class<?> c : List.of(Tensor.class, Lowering.class, BuildIdentity.class)) {
             digest.update(codeOf(c).getBytes(StandardCharsets.UTF_8));
         }
         return (version == null ? "dev" : version) + "+"
