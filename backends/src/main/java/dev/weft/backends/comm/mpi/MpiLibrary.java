@@ -205,7 +205,7 @@ final class MpiLibrary {
             names.addAll(MPICH_NAMES);
         }
         List<String> errors = new ArrayList<>();
-        UcxSignals.leaveToTheJvm();
+        MpiEnvironment.prepare();
         for (String name : names) {
             String error = openGlobal(name);
             if (error == null) {

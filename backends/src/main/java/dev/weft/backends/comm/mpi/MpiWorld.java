@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.mpi;
 
+import dev.weft.spi.CoreShare;
 import dev.weft.spi.Setting;
 import dev.weft.backends.comm.CommException;
 import dev.weft.backends.comm.Communicator;
@@ -70,7 +71,8 @@ public final class MpiWorld {
         world = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.capture()), recorder);
         MpiExit.install(this, world.rank(), world.size());
         if (Setting.DEBUG.on()) {
-            System.err.print(String.format("r%d | MPI %s, %s, %d ranks%n", world.rank(), mpi, threadLevel, world.size()));
+            System.err.print(String.format("r%d | MPI %s, %s, %d ranks; %s%n", world.rank(), mpi, threadLevel,
+                    world.size(), CoreShare.describe()));
         }
     }
 

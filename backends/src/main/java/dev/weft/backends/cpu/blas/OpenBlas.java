@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu.blas;
 
+import dev.weft.spi.CoreShare;
 import dev.weft.spi.Setting;
 import dev.weft.DType;
 import java.lang.foreign.Arena;
@@ -43,8 +44,37 @@ public final class OpenBlas {
         }
         SGEMM = s;
         DGEMM = d;
+        String threads = lib.isPresent() ? shareCores(lib.get()) : "";
         Logger.getLogger(OpenBlas.class.getName()).fine(() -> "libopenblas.so.0 " + (SGEMM != null && DGEMM != null
                 ? "loaded" : "not found"));
+        if (Setting.DEBUG.on() && lib.isPresent()) {
+            System.err.println("weft: OpenBLAS " + threads);
+        }
+    }
+
+    /**
+     * Gives OpenBLAS this rank's share of the cores ({@link CoreShare#CORES}) unless the user chose its threads:
+     * by default it starts one per processor in every rank, so 2 ranks on 2 cores ran 4 BLAS threads beside MPI's
+     * polling. Returns what was decided, for {@code WEFT_DEBUG}.
+     */
+    private static String shareCores(SymbolLookup lib) {
+        // the variables by which a user chooses OpenBLAS's threads: any of them set leaves the count alone
+        for (String v : new String[] {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+            if (System.getenv(v) != null) {
+                return "threads as " + v + "=" + System.getenv(v) + " says";
+            }
+        }
+        Optional<MemorySegment> set = lib.find("openblas_set_num_threads");
+        if (set.isEmpty()) {
+            return "threads left at its default (no openblas_set_num_threads)";
+        }
+        try {
+            MethodHandle h = Linker.nativeLinker().downcallHandle(set.get(), FunctionDescriptor.ofVoid(JAVA_INT));
+            h.invokeExact(CoreShare.CORES);
+        } catch (Throwable t) {
+            throw new IllegalStateException("openblas_set_num_threads failed", t);
+        }
+        return CoreShare.CORES + " thread(s), this rank's share of the cores";
     }
 
     private OpenBlas() {

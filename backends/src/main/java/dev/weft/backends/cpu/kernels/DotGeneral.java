@@ -7,6 +7,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.I64;
 
 import dev.weft.DType;
 import dev.weft.backends.cpu.blas.OpenBlas;
+import dev.weft.spi.CoreShare;
 import java.lang.foreign.MemorySegment;
 import java.util.stream.IntStream;
 
@@ -42,8 +43,8 @@ public final class DotGeneral {
             }
             c.fill((byte) 0);
             long work = (long) m * k * n;
-            int tasks = work < PARALLEL_WORK ? 1
-                    : Math.min(Runtime.getRuntime().availableProcessors() * 4, Math.max(1, m / MIN_ROWS_PER_TASK));
+            int tasks = work < PARALLEL_WORK || CoreShare.CORES < 2 ? 1
+                    : Math.min(CoreShare.CORES * 4, Math.max(1, m / MIN_ROWS_PER_TASK));
             if (tasks == 1) {
                 rows(t, a, bm, c, 0, m, k, n);
             } else {
