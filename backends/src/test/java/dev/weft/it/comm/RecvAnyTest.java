@@ -8,6 +8,7 @@ import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Jvp;
 import dev.weft.Tensor;
+import dev.weft.TensorSpec;
 import dev.weft.TracedValueException;
 import dev.weft.Weft;
 import dev.weft.WeftException;
@@ -243,6 +244,25 @@ public class RecvAnyTest {
         } else {
             assertThat(tangent).containsExactly(1, 2);
         }
+    }
+
+    @Compile
+    static Tensor wildcardReceive(Comm c, Tensor x) {
+        Received m = c.recvAny(DType.F32, new long[] {2}, Comm.ANY_SOURCE, Comm.ANY_TAG);
+        return m.tensor().add(x).add(m.sourceTensor().cast(DType.F32));
+    }
+
+    /** Lowered, not run: the cpu target's custom call gives the tensor and the status; NCCL has no wildcards. */
+    @Ranks(2)
+    void onTheCpuTargetACustomCallWithTwoResultsOnTheGpuAnErrorNamingTheLine(Comm c) {
+        String cpu = Weft.lower("cpu", RecvAnyTest.class, "wildcardReceive", c, TensorSpec.of(DType.F32, 2))
+                .toMlir();
+        assertThat(cpu).contains("call_target_name = \"weft.mpi.recv_any\"").contains("peer = -1 : i64, tag = -1 : i64")
+                .contains("-> (tensor<2xf32>, tensor<2xi32>, !stablehlo.token)");
+        assertThatThrownBy(() -> Weft.lower("gpu", RecvAnyTest.class, "wildcardReceive", c,
+                TensorSpec.of(DType.F32, 2))).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("RecvAnyTest.java:")
+                .hasMessageContaining("recvAny cannot be compiled for the gpu target: NCCL has no receive from any");
     }
 
     @Test
