@@ -17,10 +17,16 @@ import dev.weft.comm.Comm;
 import dev.weft.comm.Received;
 import dev.weft.testing.RankRunner;
 import dev.weft.testing.Ranks;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -254,15 +260,33 @@ public class RecvAnyTest {
 
     /** Lowered, not run: the cpu target's custom call gives the tensor and the status; NCCL has no wildcards. */
     @Ranks(2)
-    void onTheCpuTargetACustomCallWithTwoResultsOnTheGpuAnErrorNamingTheLine(Comm c) {
+    void onTheCpuTargetACustomCallWithTwoResultsOnTheGpuAnErrorNamingTheLine(Comm c) throws Exception {
         String cpu = Weft.lower("cpu", RecvAnyTest.class, "wildcardReceive", c, TensorSpec.of(DType.F32, 2))
                 .toMlir();
         assertThat(cpu).contains("call_target_name = \"weft.mpi.recv_any\"").contains("peer = -1 : i64, tag = -1 : i64")
                 .contains("-> (tensor<2xf32>, tensor<2xi32>, !stablehlo.token)");
+        assertParsesWithMlirOpt(cpu);
         assertThatThrownBy(() -> Weft.lower("gpu", RecvAnyTest.class, "wildcardReceive", c,
                 TensorSpec.of(DType.F32, 2))).isInstanceOf(WeftException.class)
                 .hasMessageStartingWith("RecvAnyTest.java:")
                 .hasMessageContaining("recvAny cannot be compiled for the gpu target: NCCL has no receive from any");
+    }
+
+    private static void assertParsesWithMlirOpt(String module) throws IOException, InterruptedException {
+        Path tool = Stream.of("/usr/bin/mlir-opt-19", "/usr/lib/llvm-19/bin/mlir-opt").map(Path::of)
+                .filter(Files::isExecutable).findFirst().orElse(null);
+        if (tool == null) {
+            return;
+        }
+        Process p = new ProcessBuilder(tool.toString(), "--allow-unregistered-dialect").redirectErrorStream(true)
+                .start();
+        try (var in = p.getOutputStream()) {
+            in.write(module.getBytes(StandardCharsets.UTF_8));
+        }
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("weft.mpi.recv_any");
     }
 
     @Test
