@@ -2,11 +2,13 @@ package dev.weft.ad;
 
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Effect;
+import dev.weft.spi.Interpreters;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
 import dev.weft.spi.SourceLocation;
@@ -99,6 +101,12 @@ final class CommAdRules {
             return List.of();
         });
 
+        AdRules.jvp(CommPrims.RECV_ANY, CommAdRules::recvAnyTangent);
+        AdRules.transpose(CommPrims.RECV_ANY, (p, ct, k, in) -> {
+            CommPrims.bind(new CommOp.Send(p.comm(), p.source(), p.tag()), ct.get(0));
+            return List.of();
+        });
+
         AdRules.jvp(CommPrims.SENDRECV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
         AdRules.transpose(CommPrims.SENDRECV, (p, ct, k, in) -> List.of(bind(new CommOp.SendRecv(p.comm(),
                 p.source(), p.recvTag(), p.dest(), p.sendTag(), in.get(0)), ct.get(0))));
@@ -168,6 +176,27 @@ final class CommAdRules {
      * irecv waits that request (a send's wait takes the sent tensor, keeping its buffer alive).
      */
     private static final Map<Tensor, Tensor> SENT_BACK = Collections.synchronizedMap(new WeakHashMap<>());
+
+    /**
+     * The tangent of a receive from a named source, with a named tag or any: the next message of that source,
+     * which its sender's tangent rule sends right after the primal with the same tag, and which no other message of
+     * the source can overtake. From {@code ANY_SOURCE} the tangent's sender is known only at run time, and a
+     * second wildcard receive could take another rank's message: an error naming the line. Reverse mode transposes
+     * it to a send back, which needs the tag too.
+     */
+    private static List<Tensor> recvAnyTangent(CommOp.RecvAny p, List<Tensor> x, List<Tensor> t, List<Tensor> out) {
+        if (p.source() == Comm.ANY_SOURCE) {
+            throw new WeftException(SourceLocation.capture(), "recvAny from ANY_SOURCE is not differentiable: the"
+                    + " tangent must come from the sender of the primal, known only at run time; receive from a"
+                    + " named rank, or outside the differentiated function");
+        }
+        if (p.tag() == Comm.ANY_TAG && Interpreters.current() instanceof LinearRecorder) {
+            throw new WeftException(SourceLocation.capture(), "recvAny with ANY_TAG has no transpose: its cotangent"
+                    + " would be sent back with a tag known only at run time; name the tag to differentiate in"
+                    + " reverse mode");
+        }
+        return Arrays.asList(CommPrims.bind(p).getFirst(), null);
+    }
 
     /** Whether the tangent of an application must run on every rank whether or not its operands have tangents. */
     static boolean exchangesTangents(Primitive<?> prim, Params params) {

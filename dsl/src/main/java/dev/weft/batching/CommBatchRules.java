@@ -11,7 +11,8 @@ import java.util.List;
  * where it is. Those that join or split axis 0 ({@code allgather}, {@code reduceScatter}, {@code alltoall}) take it
  * at axis 1, where their result keeps it. A collective on an unbatched operand stays unbatched, as every rank runs
  * the same program. A point-to-point message always carries the batch, axis first (an unbatched operand is
- * broadcast): its receiver cannot see whether the sender's operand was batched. A request is never batched; a wait
+ * broadcast): its receiver cannot see whether the sender's operand was batched; a {@code recvAny}'s status is one
+ * message's, unbatched. A request is never batched; a wait
  * completes a message this level started as batched, and one started outside it as it was.
  */
 final class CommBatchRules {
@@ -39,6 +40,9 @@ final class CommBatchRules {
         BatchRules.everyApplication(CommPrims.SENDRECV, (p, app) -> BatchRule.Result.of(bind(new CommOp.SendRecv(
                 p.comm(), p.dest(), p.sendTag(), p.source(), p.recvTag(), BatchAxes.withBatch(p.result(), app.size())),
                 app.front(0)), 0));
+        BatchRules.everyApplication(CommPrims.RECV_ANY, (p, app) -> new BatchRule.Result(CommPrims.bind(
+                new CommOp.RecvAny(p.comm(), p.source(), p.tag(), BatchAxes.withBatch(p.result(), app.size()))),
+                List.of(0, BatchInterpreter.UNBATCHED)));
         BatchRules.everyApplication(CommPrims.ISEND, (p, app) -> {
             Tensor sent = app.front(0);
             Tensor request = bind(p, sent);

@@ -44,6 +44,15 @@ public sealed class Comm permits CartComm {
      */
     public static final int PROC_NULL = -2;
 
+    /**
+     * MPI_ANY_SOURCE: the source of a {@link #recvAny} that takes a message from whichever rank sends one. Weft's
+     * own value; each MPI binding passes its library's.
+     */
+    public static final int ANY_SOURCE = -1;
+
+    /** MPI_ANY_TAG: the tag of a {@link #recvAny} that takes a message whatever its tag. */
+    public static final int ANY_TAG = -1;
+
     /** Each communicator's private duplicate (see {@link #privateDuplicate}), by handle. */
     private static final Map<CommHandle, Comm> PRIVATE_DUPLICATES = Collections.synchronizedMap(new WeakHashMap<>());
 
@@ -114,6 +123,33 @@ public sealed class Comm permits CartComm {
             return Tensor.zeros(dtype, shape);
         }
         return one(CommPrims.bind(new CommOp.Recv(handle, src, tag, new Aval(dtype, Shape.of(shape)))));
+    }
+
+    /**
+     * Receives a tensor of {@code dtype} and {@code shape} from {@code src}, a rank or {@link #ANY_SOURCE}, with
+     * {@code tag}, a tag or {@link #ANY_TAG}, and says which message it took ({@link Received#source()},
+     * {@link Received#tag()}). MPI's matching rules: it takes the earliest matching message, and the messages of
+     * one sender in the order they were sent; which of several senders' messages a wildcard takes is up to the
+     * runtime (with MPI, to timing), so a program must not depend on it. The message must have this dtype and
+     * shape. From {@link #PROC_NULL}: zeros at once, with source {@code PROC_NULL} and tag {@code ANY_TAG}, as
+     * MPI's status says.
+     *
+     * <p>Inside {@code @Compile} the matched source and tag are run-time values, like {@link #rankTensor()}: read
+     * them as {@link Received#sourceTensor()} and {@link Received#tagTensor()}. Differentiating through a receive
+     * from {@code ANY_SOURCE} is an error naming the line (its tangent would have to come from a sender known only
+     * at run time); one from a named rank differentiates as {@link #recv}. The GPU target (NCCL) has no wildcard
+     * receive: compiling one for it is an error naming the line.
+     */
+    public Received recvAny(DType dtype, long[] shape, int src, int tag) {
+        Args.notNull(dtype, Comm.class, "recvAny", "dtype");
+        Args.notNull(shape, Comm.class, "recvAny", "shape");
+        SourceLocation where = SourceLocation.capture();
+        if (src == PROC_NULL) {
+            return new Received(Tensor.zeros(dtype, shape), Tensor.of(new int[] {PROC_NULL, ANY_TAG}, 2), PROC_NULL,
+                    ANY_TAG, where);
+        }
+        List<Tensor> out = CommPrims.bind(new CommOp.RecvAny(handle, src, tag, new Aval(dtype, Shape.of(shape))));
+        return new Received(out.get(0), out.get(1), src, tag, where);
     }
 
     /**

@@ -51,6 +51,7 @@ public sealed interface CommOp extends Params {
             case AllToAll a -> new AllToAll(c);
             case SendRecv(var x, int dest, int sendTag, int source, int recvTag, Aval result) ->
                     new SendRecv(c, dest, sendTag, source, recvTag, result);
+            case RecvAny(var x, int source, int tag, Aval result) -> new RecvAny(c, source, tag, result);
         };
     }
 
@@ -63,7 +64,7 @@ public sealed interface CommOp extends Params {
     /**
      * The kinds of communication operation: the one enumeration that every layer names an operation by (the
      * primitives, the lowered custom calls, the schedule check, the runtimes' collective matching, the flight
-     * recorder and its files). The first fourteen are the kinds of {@link CommOp}'s records, one each. The others
+     * recorder and its files). The first fifteen are the kinds of {@link CommOp}'s records, one each. The others
      * are runtime-only, operations of a runtime's communicator that no traced primitive has: {@link #WAIT_ISEND}
      * and {@link #WAIT_IRECV} (a {@link #WAIT} as a flight recorder tells which request it completes),
      * {@link #SPLIT}, {@link #DUP}, {@link #PRIVATE_DUP} (Weft's own duplicate for the schedule check) and
@@ -72,6 +73,8 @@ public sealed interface CommOp extends Params {
     enum Kind {
         COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE,
         ALLTOALL, SENDRECV,
+        /** A receive whose source or tag may be a wildcard, giving the matched source and tag too. */
+        RECV_ANY,
         /** Runtime-only: the {@code wait} for an {@code isend}'s request. */
         WAIT_ISEND,
         /** Runtime-only: the {@code wait} for an {@code irecv}'s request. */
@@ -136,7 +139,7 @@ public sealed interface CommOp extends Params {
 
         /** Whether it receives from a peer ({@code sendrecv}: from its second peer). */
         public boolean receives() {
-            return this == RECV || this == IRECV || this == WAIT_IRECV || this == SENDRECV;
+            return this == RECV || this == IRECV || this == WAIT_IRECV || this == SENDRECV || this == RECV_ANY;
         }
 
         /** {@link #label()}, so that messages name a kind as the IR does. */
@@ -341,6 +344,24 @@ public sealed interface CommOp extends Params {
         @Override
         public Kind kind() {
             return Kind.SENDRECV;
+        }
+    }
+
+    /**
+     * Receives a tensor of {@code result}'s dtype and shape from {@code source}, a rank or
+     * {@link dev.weft.comm.Comm#ANY_SOURCE}, with {@code tag}, a tag or {@link dev.weft.comm.Comm#ANY_TAG}, under
+     * MPI's matching rules (the earliest matching message; messages of one sender in the order sent). Two results:
+     * the tensor and the status, an i32[2] of the matched message's source and tag.
+     */
+    record RecvAny(CommId comm, int source, int tag, Aval result) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.RECV_ANY;
+        }
+
+        @Override
+        public Aval data(List<Aval> inputs) {
+            return result;
         }
     }
 }

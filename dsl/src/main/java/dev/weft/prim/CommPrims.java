@@ -5,6 +5,7 @@ import static dev.weft.spi.Errors.shape;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
+import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.Node;
 import dev.weft.graph.Region;
@@ -108,9 +109,18 @@ public final class CommPrims {
                 return List.of(p.result());
             });
 
+    /** What a {@link #RECV_ANY} gives besides the tensor: the matched message's source and tag. */
+    public static final Aval STATUS = new Aval(DType.I32, Shape.of(2));
+
+    public static final Primitive<CommOp.RecvAny> RECV_ANY = prim(CommOp.Kind.RECV_ANY, CommOp.RecvAny.class,
+            (in, p) -> {
+                checkPeer(p, p.source() == Comm.ANY_SOURCE ? 0 : p.source(), p.tag() == Comm.ANY_TAG ? 0 : p.tag());
+                return List.of(p.result(), STATUS);
+            });
+
     /** Every communication primitive, in the order of {@link CommOp}'s records. */
     public static final List<Primitive<? extends CommOp>> ALL = List.of(COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV,
-            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV);
+            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, RECV_ANY);
 
     private static final Map<CommOp.Kind, Primitive<? extends CommOp>> BY_KIND = new EnumMap<>(CommOp.Kind.class);
 

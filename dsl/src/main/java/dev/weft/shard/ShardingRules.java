@@ -114,7 +114,7 @@ public final class ShardingRules {
         for (Primitive<?> p : List.of(CommPrims.BARRIER, CommPrims.SEND, CommPrims.RECV, CommPrims.ISEND,
                 CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE, CommPrims.ALLGATHER,
                 CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE, CommPrims.ALLTOALL, CommPrims.SENDRECV,
-                CommPrims.COMM_RANK)) {
+                CommPrims.COMM_RANK, CommPrims.RECV_ANY)) {
             NOT_SHARDABLE.put(p, "communication: a program on sharded tensors gets its communication from the"
                     + " partitioner; write hand-made communication on Sharding.localBlock(t) instead");
         }

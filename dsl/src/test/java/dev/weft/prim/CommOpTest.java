@@ -47,7 +47,7 @@ class CommOpTest {
     void everyRecordIsTheParamsOfExactlyOnePrimitive() {
         List<Class<?>> records = new ArrayList<>();
         collectRecords(CommOp.class, records);
-        assertThat(records).hasSize(14);
+        assertThat(records).hasSize(15);
         assertThat(CommPrims.ALL.stream().<Class<?>>map(Primitive::paramsType).toList())
                 .containsExactlyInAnyOrderElementsOf(records);
     }
@@ -60,7 +60,7 @@ class CommOpTest {
                 new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 0, f4)), new CommOp.AllReduce(WORLD, ReduceOp.SUM),
                 new CommOp.AllGather(WORLD), new CommOp.ReduceScatter(WORLD, ReduceOp.SUM), new CommOp.Bcast(WORLD, 1),
                 new CommOp.Reduce(WORLD, ReduceOp.MAX, 0), new CommOp.AllToAll(WORLD),
-                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4));
+                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4), new CommOp.RecvAny(WORLD, -1, -1, f4));
     }
 
     @Test
@@ -79,7 +79,7 @@ class CommOpTest {
     @Test
     void eachRecordHasItsOwnKindAndTheRestAreRuntimeOnly() {
         List<CommOp.Kind> traced = everyRecord().stream().map(CommOp::kind).toList();
-        assertThat(traced).doesNotHaveDuplicates().hasSize(14);
+        assertThat(traced).doesNotHaveDuplicates().hasSize(15);
         assertThat(CommOp.Kind.values()).filteredOn(k -> !traced.contains(k)).containsExactly(
                 CommOp.Kind.WAIT_ISEND, CommOp.Kind.WAIT_IRECV, CommOp.Kind.SPLIT, CommOp.Kind.DUP,
                 CommOp.Kind.PRIVATE_DUP, CommOp.Kind.FREE);
@@ -96,7 +96,7 @@ class CommOpTest {
         assertThat(CommOp.Kind.values()).filteredOn(CommOp.Kind::sends).containsExactly(CommOp.Kind.SEND,
                 CommOp.Kind.ISEND, CommOp.Kind.SENDRECV, CommOp.Kind.WAIT_ISEND);
         assertThat(CommOp.Kind.values()).filteredOn(CommOp.Kind::receives).containsExactly(CommOp.Kind.RECV,
-                CommOp.Kind.IRECV, CommOp.Kind.SENDRECV, CommOp.Kind.WAIT_IRECV);
+                CommOp.Kind.IRECV, CommOp.Kind.SENDRECV, CommOp.Kind.RECV_ANY, CommOp.Kind.WAIT_IRECV);
         assertThat(CommOp.Kind.SPLIT.collective()).isTrue();
         assertThat(CommOp.Kind.FREE.collective()).isFalse();
     }
@@ -148,6 +148,22 @@ class CommOpTest {
         assertThat(new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 3, f4)).data(List.of(i8))).isEqualTo(f4);
         assertThat(new CommOp.Barrier(WORLD).data(List.of())).isNull();
         assertThat(new CommOp.Recv(WORLD, 1, 0, f4).data(List.of())).isEqualTo(f4);
+        assertThat(new CommOp.RecvAny(WORLD, -1, -1, f4).data(List.of())).isEqualTo(f4);
+    }
+
+    @Test
+    void recvAnyTakesWildcardsAndGivesItsStatus() {
+        Aval f4 = new Aval(DType.F32, Shape.of(4));
+        SourceLocation at = SourceLocation.UNKNOWN;
+        assertThat(CommPrims.RECV_ANY.infer(List.of(), new CommOp.RecvAny(WORLD, -1, -1, f4), at))
+                .containsExactly(f4, new Aval(DType.I32, Shape.of(2)));
+        assertThat(CommPrims.RECV_ANY.infer(List.of(), new CommOp.RecvAny(WORLD, 1, 7, f4), at)).hasSize(2);
+        assertThatThrownBy(() -> CommPrims.RECV.infer(List.of(), new CommOp.Recv(WORLD, -1, 0, f4), at))
+                .hasMessageContaining("peer rank -1");
+        assertThatThrownBy(() -> CommPrims.RECV_ANY.infer(List.of(), new CommOp.RecvAny(WORLD, -2, 0, f4), at))
+                .hasMessageContaining("peer rank -2");
+        assertThat(new CommOp.RecvAny(WORLD, -1, 3, f4).symbolic())
+                .isEqualTo(new CommOp.RecvAny(new CommRef("world"), -1, 3, f4));
     }
 
     private static void collectRecords(Class<?> type, List<Class<?>> out) {

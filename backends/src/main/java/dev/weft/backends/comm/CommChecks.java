@@ -1,6 +1,7 @@
 package dev.weft.backends.comm;
 
 import dev.weft.DType;
+import dev.weft.comm.Comm;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -15,6 +16,20 @@ public final class CommChecks {
         if (peer < 0 || peer >= comm.size()) {
             throw new CommException(where, String.format("%s on '%s': %s rank %d is outside [0, %d)",
                     op, comm.name(), role, peer, comm.size()));
+        }
+    }
+
+    /** The source of a receive that takes wildcards: a rank of {@code comm} or {@link Comm#ANY_SOURCE}. */
+    public static void sourceOrAny(Communicator comm, String op, int src, SourceLocation where) {
+        if (src != Comm.ANY_SOURCE) {
+            peer(comm, op, "source", src, where);
+        }
+    }
+
+    /** The tag of a receive that takes wildcards: not negative, or {@link Comm#ANY_TAG}. */
+    public static void tagOrAny(Communicator comm, String op, int tag, SourceLocation where) {
+        if (tag != Comm.ANY_TAG) {
+            tag(comm, op, tag, where);
         }
     }
 

@@ -67,6 +67,16 @@ public interface Communicator extends CommHandle {
     /** Receives exactly {@code count} elements of {@code dtype} from {@code src} with {@code tag} into {@code buf}. */
     void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where);
 
+    /**
+     * Receives exactly {@code count} elements of {@code dtype} into {@code buf} from {@code src}, a rank or
+     * {@link dev.weft.comm.Comm#ANY_SOURCE}, with {@code tag}, a tag or {@link dev.weft.comm.Comm#ANY_TAG}: the
+     * earliest matching message, never one of a sender before that sender's earlier matching ones. Writes the
+     * matched message's source and tag into {@code status} (two i32) once matched, also when the message does not
+     * fit and the call raises, so that a caller can still name its sender.
+     */
+    void recvAny(MemorySegment buf, DType dtype, long count, int src, int tag, MemorySegment status,
+                 SourceLocation where);
+
     /** Starts a send; {@code buf} must stay unchanged until {@link #wait} completes the request. */
     PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where);
 

@@ -9,6 +9,7 @@ import dev.weft.Weft;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.comm.Comm;
+import dev.weft.comm.Received;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.Graph;
 import dev.weft.lowering.Lowering;
@@ -75,6 +76,24 @@ class ModuleCodecTest {
         assertThat(modules.get(1).toMlir()).contains("weft.fusion").contains("weft.mpi.allreduce")
                 .contains("weft.counted_loop").contains("weft.last_use");
         modules.forEach(ModuleCodecTest::assertRoundTrips);
+    }
+
+    @Test
+    void aWildcardReceiveRoundTrips() {
+        List<Module> modules = Collections.synchronizedList(new ArrayList<>());
+        FakeWorld.run(2, world -> CommBinding.with(world, () -> {
+            Graph g = Tracer.trace("any", List.of(X), in -> {
+                Received m = Comm.world().recvAny(DType.F64, new long[] {6, 5}, Comm.ANY_SOURCE, 3);
+                return List.of(m.tensor().add(in.getFirst()), m.sourceTensor());
+            });
+            if (Comm.world().rank() == 0) {
+                modules.add(Lowering.lower(g, CPU, StageListener.NONE));
+            }
+            return null;
+        }));
+        assertThat(modules.getFirst().toMlir()).contains("weft.mpi.recv_any").contains("peer = -1")
+                .contains("tag = 3");
+        assertRoundTrips(modules.getFirst());
     }
 
     @Test

@@ -81,7 +81,22 @@ public class CommGradTest {
                 new Case("irecv", CommPrims.IRECV, CommGradTest::halo, 2, false, 1),
                 new Case("wait", CommPrims.WAIT, CommGradTest::halo, 4, false, 1),
                 new Case("sendrecv shift", CommPrims.SENDRECV, (c, x) -> c.sendrecv(x.exp(), (c.rank() + 1) % c.size(),
-                        (c.rank() + c.size() - 1) % c.size(), 7).mul(x), 3, false, 1));
+                        (c.rank() + c.size() - 1) % c.size(), 7).mul(x), 3, false, 1),
+                new Case("recvAny from a named rank", CommPrims.RECV_ANY, CommGradTest::ringAny, 2, false, 2));
+    }
+
+    /** {@link #ring} receiving with {@code recvAny} from the previous rank, its tag named (reverse mode needs it). */
+    private static Tensor ringAny(Comm c, Tensor x) {
+        int next = (c.rank() + 1) % c.size(), prev = (c.rank() + c.size() - 1) % c.size();
+        Tensor got;
+        if (c.rank() % 2 == 0) {
+            c.send(x.sin(), next, 5);
+            got = c.recvAny(x.dtype(), x.shape(), prev, 5).tensor();
+        } else {
+            got = c.recvAny(x.dtype(), x.shape(), prev, 5).tensor();
+            c.send(x.sin(), next, 5);
+        }
+        return got.mul(x);
     }
 
     /** Even ranks send then receive, odd ranks the reverse, so that blocking messages never wait on each other. */

@@ -78,6 +78,8 @@ class VmapCommTest {
                         Tensor.full(DType.F64, c.rank() + 1, 3), next(c), prev(c), 7).mul(x), n -> new long[] {3}, 1),
                 new Case("send and recv around the ring", CommPrims.SEND, VmapCommTest::ring, n -> new long[] {2}, 0),
                 new Case("recv", CommPrims.RECV, VmapCommTest::ring, n -> new long[] {2, 2}, 1),
+                new Case("recvAny from any rank, the only sender being the previous", CommPrims.RECV_ANY,
+                        VmapCommTest::ringAny, n -> new long[] {3}, 0),
                 new Case("isend and irecv with both neighbours", CommPrims.ISEND, VmapCommTest::halo,
                         n -> new long[] {3}, 0),
                 new Case("irecv", CommPrims.IRECV, VmapCommTest::halo, n -> new long[] {2}, 1),
@@ -106,6 +108,19 @@ class VmapCommTest {
             got = c.recv(x.dtype(), x.shape(), prev(c), 5);
         } else {
             got = c.recv(x.dtype(), x.shape(), prev(c), 5);
+            c.send(x.sin(), next(c), 5);
+        }
+        return got.mul(x);
+    }
+
+    /** {@link #ring} with {@code recvAny(ANY_SOURCE, ANY_TAG)}: only the previous rank sends to this one. */
+    private static Tensor ringAny(Comm c, Tensor x) {
+        Tensor got;
+        if (c.rank() % 2 == 0) {
+            c.send(x.sin(), next(c), 5);
+            got = c.recvAny(x.dtype(), x.shape(), Comm.ANY_SOURCE, Comm.ANY_TAG).tensor();
+        } else {
+            got = c.recvAny(x.dtype(), x.shape(), Comm.ANY_SOURCE, Comm.ANY_TAG).tensor();
             c.send(x.sin(), next(c), 5);
         }
         return got.mul(x);

@@ -54,7 +54,10 @@ public final class MismatchPrograms {
                             "rank 1 allreduce(SUM) f32[4] at MismatchPrograms.java:")),
             new Case("split against dup",
                     (c, x) -> (c.rank() == 0 ? c.split(0, 0) : c.dup()).allreduce(x, ReduceOp.SUM),
-                    List.of("rank 0 split at MismatchPrograms.java:", "rank 1 dup at MismatchPrograms.java:")));
+                    List.of("rank 0 split at MismatchPrograms.java:", "rank 1 dup at MismatchPrograms.java:")),
+            new Case("send f32, recvAny i32 from any rank", MismatchPrograms::sendF32RecvAnyI32, r -> r == 1,
+                    List.of("message #0 from rank 0 to rank 1 with tag 8", "rank 0 send(to 1, tag 8) f32[4]",
+                            "rank 1 recv_any(from any, tag any) i32[4]")));
 
     private MismatchPrograms() {
     }
@@ -89,6 +92,18 @@ public final class MismatchPrograms {
         }
         if (c.rank() == 1) {
             return c.recv(DType.I32, new long[] {4}, 0, 5).cast(DType.F32);
+        }
+        return x;
+    }
+
+    /** The envelope a wildcard receive checks is that of the source and tag it matched. */
+    private static Tensor sendF32RecvAnyI32(Comm c, Tensor x) {
+        if (c.rank() == 0) {
+            c.send(x, 1, 8);
+            return x;
+        }
+        if (c.rank() == 1) {
+            return c.recvAny(DType.I32, new long[] {4}, Comm.ANY_SOURCE, Comm.ANY_TAG).tensor().cast(DType.F32);
         }
         return x;
     }

@@ -145,6 +145,7 @@ public sealed interface Attr {
                 case CommOp.Isend(var comm, int dest, int tag) -> peer(c, dest, tag);
                 case CommOp.Recv(var comm, int source, int tag, var result) -> peer(c, source, tag);
                 case CommOp.Irecv(var comm, int source, int tag, var result) -> peer(c, source, tag);
+                case CommOp.RecvAny(var comm, int source, int tag, var result) -> peer(c, source, tag);
                 case CommOp.SendRecv(var comm, int dest, int sendTag, int source, int recvTag, var result) -> {
                     peer(c, dest, sendTag);
                     c.put("source", Int.i64(source));

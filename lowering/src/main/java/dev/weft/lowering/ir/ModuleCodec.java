@@ -91,6 +91,8 @@ public final class ModuleCodec {
     private static final int RANK = 0, BARRIER = 1, SEND = 2, RECV = 3, ISEND = 4, IRECV = 5, WAIT = 6,
             ALL_REDUCE = 7, ALL_GATHER = 8, REDUCE_SCATTER = 9, BCAST = 10, REDUCE = 11, ALL_TO_ALL = 12,
             SEND_RECV = 13;
+    /** Apart from the numbers above, so that other communication ops can take the next ones. */
+    private static final int RECV_ANY = 30;
     private static final Map<String, ReduceOp> BUILTIN_REDUCE_OPS = Map.of("sum", ReduceOp.SUM, "prod",
             ReduceOp.PROD, "min", ReduceOp.MIN, "max", ReduceOp.MAX);
 
@@ -322,6 +324,11 @@ public final class ModuleCodec {
                     ints(dest, sendTag, source, recvTag);
                     aval(result);
                 }
+                case CommOp.RecvAny(CommId c, int source, int tag, Aval result) -> {
+                    tagged(RECV_ANY, c);
+                    ints(source, tag);
+                    aval(result);
+                }
             }
         }
 
@@ -534,6 +541,7 @@ public final class ModuleCodec {
                 case ALL_TO_ALL -> new CommOp.AllToAll(c);
                 case SEND_RECV -> new CommOp.SendRecv(c, in.readInt(), in.readInt(), in.readInt(), in.readInt(),
                         aval());
+                case RECV_ANY -> new CommOp.RecvAny(c, in.readInt(), in.readInt(), aval());
                 default -> throw new IllegalArgumentException("bad communication tag " + tag);
             };
         }

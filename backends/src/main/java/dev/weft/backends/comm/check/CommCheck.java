@@ -37,7 +37,10 @@ import java.util.concurrent.atomic.LongAdder;
  * same peer and tag: its dtype and count, its number on its channel and the sender's call and line. Messages between
  * two ranks with one tag, and so their envelopes, are received in the order they were sent, so the receiver takes
  * the message, then its envelope, compares it with its own call and raises on a mismatch naming both sides (the
- * sender's call completes, as under MPI).
+ * sender's call completes, as under MPI). A {@code recvAny} from {@code ANY_SOURCE} or with {@code ANY_TAG} takes
+ * the envelope of the channel its message came on, the matched source and tag, once it has the message: two messages
+ * of one source with one tag match the same receives, wildcard or not, so they are taken in the order sent and their
+ * envelopes follow them. Which sender a wildcard matches is not checked (MPI leaves it open).
  *
  * <p>The private duplicate is made with the communicator ({@link Communicator#privateDup}), while all its ranks take
  * part anyway: made at a first check, it would be a collective of its own.

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.check;
 
+import dev.weft.comm.Comm;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.SourceLocation;
@@ -16,8 +17,9 @@ import java.util.Locale;
  * @param data     dtype and shape moved (operand, or what is received); null for {@code barrier}
  * @param root     root rank, or -1
  * @param reduce   reduce operation's name, or null
- * @param peer     destination or source rank of a point-to-point step, or -1
- * @param tag      tag of a point-to-point step, or -1
+ * @param peer     destination or source rank of a point-to-point step ({@code recv_any}: or
+ *                 {@code Comm.ANY_SOURCE}), or -1
+ * @param tag      tag of a point-to-point step ({@code recv_any}: or {@code Comm.ANY_TAG}), or -1
  */
 public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Aval data, int root, String reduce,
                        int peer, int tag, SourceLocation where) implements ScheduleItem {
@@ -80,7 +82,10 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
         if (root >= 0) {
             args.append(args.isEmpty() ? "" : ", ").append("root ").append(root);
         }
-        if (peer >= 0) {
+        if (op == CommOp.Kind.RECV_ANY) {
+            args.append("from ").append(peer == Comm.ANY_SOURCE ? "any" : String.valueOf(peer)).append(", tag ")
+                    .append(tag == Comm.ANY_TAG ? "any" : String.valueOf(tag));
+        } else if (peer >= 0) {
             args.append(receives ? "from " : "to ").append(peer).append(", tag ").append(tag);
         }
         String name = op == CommOp.Kind.SENDRECV ? (receives ? "sendrecv's recv" : "sendrecv's send") : op.label();

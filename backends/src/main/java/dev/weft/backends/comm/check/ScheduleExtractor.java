@@ -103,6 +103,8 @@ public final class ScheduleExtractor {
                     source, tag, where));
             case CommOp.Irecv(var c, int source, int tag, Aval result) -> out.add(CommStep.message(p, true, result,
                     source, tag, where));
+            case CommOp.RecvAny(var c, int source, int tag, Aval result) -> out.add(CommStep.message(p, true, result,
+                    source, tag, where));
             case CommOp.SendRecv(var c, int dest, int sendTag, int source, int recvTag, Aval result) -> {
                 out.add(CommStep.message(p, false, in.getFirst(), dest, sendTag, where));
                 out.add(CommStep.message(p, true, result, source, recvTag, where));

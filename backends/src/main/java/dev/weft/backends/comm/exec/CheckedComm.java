@@ -8,6 +8,7 @@ import dev.weft.backends.comm.check.CommStep;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.SourceLocation;
+import java.lang.foreign.ValueLayout;
 import java.util.function.Supplier;
 
 /**
@@ -84,6 +85,12 @@ final class CheckedComm {
             case CommOp.Recv(var c, int source, int tag, var received) -> {
                 CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
                 yield (in, out) -> receive(() -> action.run(in, out), () -> check.expect(step, source, tag), where);
+            }
+            case CommOp.RecvAny(var c, int source, int tag, var received) -> {
+                // the envelope comes on the channel of the message taken: its sender's, with its tag
+                CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);
+                yield (in, out) -> receive(() -> action.run(in, out), () -> check.expect(step,
+                        out[1].get(ValueLayout.JAVA_INT, 0), out[1].get(ValueLayout.JAVA_INT, 4)), where);
             }
             case CommOp.Irecv(var c, int source, int tag, var received) -> {
                 CommStep step = CommStep.message(call.op(), true, call.data(), source, tag, where);

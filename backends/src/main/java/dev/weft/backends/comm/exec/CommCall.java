@@ -118,6 +118,7 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
             case CommOp.Barrier b -> null;
             case CommOp.Send s -> null;
             case CommOp.Recv r -> null;
+            case CommOp.RecvAny r -> null;
             case CommOp.Isend s -> null;
             case CommOp.Irecv r -> null;
             case CommOp.Wait w -> null;
@@ -134,6 +135,8 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
             case CommOp.Send(var c, int dest, int tag) -> (in, out) -> comm.send(in[0], t, n, dest, tag, where);
             case CommOp.Recv(var c, int source, int tag, var r) -> (in, out) -> comm.recv(out[0], t, n, source, tag,
                     where);
+            case CommOp.RecvAny(var c, int source, int tag, var r) -> (in, out) -> comm.recvAny(out[0], t, n, source,
+                    tag, out[1], where);
             case CommOp.Isend(var c, int dest, int tag) -> (in, out) -> out[0] = RequestTable.put(
                     comm.isend(in[0], t, n, dest, tag, where), null, out[0]);
             case CommOp.Irecv(var c, int source, int tag, var r) -> (in, out) -> {

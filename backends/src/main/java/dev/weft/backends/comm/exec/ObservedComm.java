@@ -126,12 +126,13 @@ final class ObservedComm {
 
     /**
      * The destination or source of a point-to-point operation ({@code sendrecv}'s destination), the root of a
-     * rooted collective, else -1.
+     * rooted collective, else -1 (also a {@code recv_any}'s {@code ANY_SOURCE}, which is -1).
      */
     private static int peer(CommCall call) {
         return switch (call.op()) {
             case CommOp.Send s -> s.dest();
             case CommOp.Recv r -> r.source();
+            case CommOp.RecvAny r -> r.source();
             case CommOp.Start s -> s.peer();
             case CommOp.SendRecv s -> s.dest();
             case CommOp.Rooted r -> r.root();
@@ -146,6 +147,7 @@ final class ObservedComm {
         return switch (op) {
             case CommOp.Send s -> s.tag();
             case CommOp.Recv r -> r.tag();
+            case CommOp.RecvAny r -> r.tag();
             case CommOp.Start s -> s.tag();
             case CommOp.SendRecv s -> s.sendTag();
             case CommOp.Rank r -> -1;

@@ -7,10 +7,12 @@ import dev.weft.backends.comm.MessageMismatchException;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.PendingRequest;
+import dev.weft.comm.Comm;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * One rank's handle on a fake communicator. Sends copy their buffer when posted and complete when a receive
@@ -70,6 +72,23 @@ final class FakeCommunicator implements Communicator {
     @Override
     public void recv(MemorySegment buf, DType dtype, long count, int src, int tag, SourceLocation where) {
         complete(postRecv("recv", buf, dtype, count, src, tag, where), "recv", where);
+    }
+
+    @Override
+    public void recvAny(MemorySegment buf, DType dtype, long count, int src, int tag, MemorySegment status,
+                        SourceLocation where) {
+        String op = CommOp.Kind.RECV_ANY.label();
+        live(op, where);
+        CommChecks.sourceOrAny(this, op, src, where);
+        CommChecks.tagOrAny(this, op, tag, where);
+        CommChecks.buffer(this, op, "receive", buf, dtype, count, where);
+        CommChecks.buffer(this, op, "status", status, DType.I32, 2, where);
+        FakeRequest r = new FakeRequest(this, FakeRequest.Kind.RECV, buf, dtype, count, src, tag, where, false);
+        post(r);
+        Message m = await(r, op, where);
+        status.set(ValueLayout.JAVA_INT, 0, m.source());
+        status.set(ValueLayout.JAVA_INT, 4, m.tag());
+        take(r, m, where);
     }
 
     @Override
@@ -281,6 +300,12 @@ final class FakeCommunicator implements Communicator {
         CommChecks.tag(this, op, tag, where);
         CommChecks.buffer(this, op, "receive", buf, dtype, count, where);
         FakeRequest r = new FakeRequest(this, FakeRequest.Kind.RECV, buf, dtype, count, src, tag, where, false);
+        post(r);
+        return r;
+    }
+
+    /** Posts receive {@code r} to this rank's mailbox. */
+    private void post(FakeRequest r) {
         monitor.lock.lock();
         try {
             group.mailbox(rank).post(r);
@@ -289,7 +314,6 @@ final class FakeCommunicator implements Communicator {
         } finally {
             monitor.lock.unlock();
         }
-        return r;
     }
 
     /**
@@ -297,24 +321,33 @@ final class FakeCommunicator implements Communicator {
      * receive buffer.
      */
     private void complete(FakeRequest r, String op, SourceLocation where) {
-        Message m;
+        Message m = await(r, op, where);
+        if (r.kind == FakeRequest.Kind.SEND) {
+            return;
+        }
+        take(r, m, where);
+    }
+
+    /** Blocks until {@code r} is complete; returns its message (null for a buffered send). */
+    private Message await(FakeRequest r, String op, SourceLocation where) {
         monitor.lock.lock();
         try {
             if (!r.complete()) {
                 monitor.await(worldRank, waitFor(r, op, where));
             }
-            m = r.matched();
+            return r.matched();
         } finally {
             monitor.lock.unlock();
         }
-        if (r.kind == FakeRequest.Kind.SEND) {
-            return;
-        }
+    }
+
+    /** Checks that the message {@code m} of receive {@code r} fits and copies it into the receive buffer. */
+    private void take(FakeRequest r, Message m, SourceLocation where) {
         if (m.dtype() != r.dtype || m.count() != r.count) {
             throw new MessageMismatchException(where, String.format(
-                    "message size mismatch on '%s': rank %d receives %d x %s from rank %d tag %d at %s, "
+                    "message size mismatch on '%s': rank %d receives %d x %s from %s at %s, "
                             + "but rank %d sent %d x %s to it at %s",
-                    name(), rank, r.count, r.dtype.specName(), r.peer, r.tag, r.where,
+                    name(), rank, r.count, r.dtype.specName(), r.peerAndTag(), r.where,
                     m.source(), m.count(), m.dtype().specName(), m.where()));
         }
         MemorySegment.copy(m.data(), 0, r.buf, 0, m.data().byteSize());
@@ -323,13 +356,14 @@ final class FakeCommunicator implements Communicator {
     private Wait waitFor(FakeRequest r, String op, SourceLocation where) {
         boolean send = r.kind == FakeRequest.Kind.SEND;
         String what = op.equals("wait") ? "wait for " + r.describe()
-                : String.format("%s(%d x %s) on '%s' %s rank %d tag %d", op, r.count, r.dtype.specName(), name(),
-                        send ? "to" : "from", r.peer, r.tag);
+                : String.format("%s(%d x %s) on '%s' %s %s", op, r.count, r.dtype.specName(), name(),
+                        send ? "to" : "from", r.peerAndTag());
         String hint = send ? String.format("note: a blocked send waits for a matching receive: MPI does not promise "
                 + "to buffer sends, and fake ranks buffer only those of at most -Dweft.fake.eagerLimit=<bytes> (now "
                 + "%d); exchange with sendrecv, or start isend and irecv and then wait for both",
                 monitor.settings().eagerLimit()) : null;
-        int[] peer = {group.worldRanks[r.peer]};
+        // a wildcard awaits no one rank: it fails as a deadlock once no rank can send it anything
+        int[] peer = r.peer == Comm.ANY_SOURCE ? new int[0] : new int[] {group.worldRanks[r.peer]};
         return new Wait() {
             @Override
             public boolean ready() {

@@ -2,6 +2,7 @@ package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.PendingRequest;
+import dev.weft.comm.Comm;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
@@ -39,9 +40,15 @@ final class FakeRequest implements PendingRequest {
         this.buffered = buffered;
     }
 
-    /** Whether this receive takes {@code m}. */
+    /** Whether this receive takes {@code m}: its source and tag, or any for a wildcard. */
     boolean matches(Message m) {
-        return m.source() == peer && m.tag() == tag;
+        return (m.source() == peer || peer == Comm.ANY_SOURCE) && (m.tag() == tag || tag == Comm.ANY_TAG);
+    }
+
+    /** A receive's source and tag as messages name them: {@code rank 1 tag 7}, {@code any rank tag any}. */
+    String peerAndTag() {
+        return (peer == Comm.ANY_SOURCE ? "any rank" : "rank " + peer) + " tag "
+                + (tag == Comm.ANY_TAG ? "any" : String.valueOf(tag));
     }
 
     void match(Message m) {

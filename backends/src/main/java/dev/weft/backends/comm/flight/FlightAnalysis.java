@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.comm.Comm;
 import dev.weft.prim.CommOp;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -154,7 +155,8 @@ public final class FlightAnalysis {
                     continue;
                 }
                 FlightCall c = e.call();
-                if (c.op().receives()) {
+                // a receive from any rank waits for no one rank: the ranks' sends to it are checked instead
+                if (c.op().receives() && !(c.op() == CommOp.Kind.RECV_ANY && c.peer() == Comm.ANY_SOURCE)) {
                     check(lines, d.rank(), e, false);
                 }
                 if (c.op().sends()) {
@@ -195,10 +197,13 @@ public final class FlightAnalysis {
             boolean pSecond = pc.op() == CommOp.Kind.SENDRECV && send;
             int pPeer = pSecond ? pc.peer2() : pc.peer();
             int pTag = pSecond ? pc.tag2() : pc.tag();
-            if (pPeer != c.rank()) {
+            boolean wildcard = pc.op() == CommOp.Kind.RECV_ANY;
+            if (pPeer != c.rank() && !(wildcard && pPeer == Comm.ANY_SOURCE)) {
                 continue;
             }
-            if (pTag == tag && p.pending()) {
+            boolean anyTag = c.op() == CommOp.Kind.RECV_ANY && tag == Comm.ANY_TAG
+                    || wildcard && pTag == Comm.ANY_TAG;
+            if ((pTag == tag || anyTag) && p.pending()) {
                 pending.add(p);
             } else {
                 others.add(String.format("tag %d at %s (%s)", pTag, pc.where(), p.state().label()));

@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.flight;
 
+import dev.weft.comm.Comm;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
@@ -11,8 +12,9 @@ import dev.weft.spi.SourceLocation;
  * @param comm   the communicator's name ({@code world}, {@code world.split(1)#0})
  * @param rank   the calling rank in {@code comm}
  * @param size   {@code comm}'s size
- * @param peer   destination, source or root (in {@code comm}); -1 for none
- * @param tag    the tag of a point-to-point operation; -1 for none
+ * @param peer   destination, source or root (in {@code comm}); -1 for none, or a {@code recv_any}'s
+ *               {@code Comm.ANY_SOURCE}
+ * @param tag    the tag of a point-to-point operation; -1 for none, or a {@code recv_any}'s {@code Comm.ANY_TAG}
  * @param peer2  the source of a {@code sendrecv}; -1 for other operations
  * @param tag2   the receive tag of a {@code sendrecv}; -1 for other operations
  * @param dtype  element type's spec name ({@code f32}); null for none
@@ -34,6 +36,8 @@ public record FlightCall(CommOp.Kind op, String comm, int rank, int size, int pe
         switch (op) {
             case SEND, ISEND, WAIT_ISEND -> sb.append(" to ").append(peer).append(" tag ").append(tag);
             case RECV, IRECV, WAIT_IRECV -> sb.append(" from ").append(peer).append(" tag ").append(tag);
+            case RECV_ANY -> sb.append(" from ").append(peer == Comm.ANY_SOURCE ? "any" : String.valueOf(peer))
+                    .append(" tag ").append(tag == Comm.ANY_TAG ? "any" : String.valueOf(tag));
             case SENDRECV -> sb.append(" to ").append(peer).append(" tag ").append(tag).append(", from ").append(peer2)
                     .append(" tag ").append(tag2);
             case BCAST, REDUCE -> sb.append(" root ").append(peer);

@@ -103,6 +103,20 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
+    public void recvAny(MemorySegment buf, DType dtype, long count, int src, int tag, MemorySegment status,
+                        SourceLocation where) {
+        long s = recorder.begin(call(CommOp.Kind.RECV_ANY, src, tag, dtype, count, null, where), -1, -1,
+                FlightState.STARTED);
+        try {
+            inner.recvAny(buf, dtype, count, src, tag, status, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
     public PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         FlightCall c = call(CommOp.Kind.ISEND, dest, tag, dtype, count, null, where);
         long s = recorder.begin(c, -1, -1, FlightState.POSTED);

@@ -1,5 +1,7 @@
 package dev.weft.backends.comm.lowering;
 
+import dev.weft.WeftException;
+import dev.weft.backends.gpu.GpuTarget;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.Graph;
 import dev.weft.graph.Node;
@@ -32,7 +34,8 @@ import java.util.Map;
  * reference; the text names the communicator, peer, tag, reduce op, root, dtype and element count) and
  * {@code has_side_effect = true} for all but {@code comm_rank}, the op's effect being the application's. A custom
  * reduce op is traced on two 1-D tensors of the reduced element count and lowered into a private function listed
- * in {@code called_computations}. Tokens are threaded afterwards by the {@code thread-tokens} pass.
+ * in {@code called_computations}. Tokens are threaded afterwards by the {@code thread-tokens} pass. NCCL has no
+ * wildcard receive: {@code recv_any} is an error naming the line on the {@code gpu} target.
  */
 public final class CommLoweringRules implements LoweringRuleProvider {
     @Override
@@ -40,6 +43,11 @@ public final class CommLoweringRules implements LoweringRuleProvider {
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
             rules.register(prim, LoweringRules.ANY_TARGET, CommLoweringRules::customCall);
         }
+        rules.register(CommPrims.RECV_ANY, GpuTarget.NAME, (ctx, node, operands) -> {
+            throw new WeftException(ctx.location(), "recvAny cannot be compiled for the gpu target: NCCL has no"
+                    + " receive from any source or with any tag, nor a status to say what matched; compile it for"
+                    + " the cpu target (MPI or fake ranks)");
+        });
     }
 
     private static List<Value> customCall(LoweringContext ctx, Node node, List<Value> operands) {

@@ -98,6 +98,33 @@ final class MpiCommunicator implements Communicator {
         }
     }
 
+    /**
+     * {@code MPI_Recv} with the library's wildcards ({@link MpiLibrary#source}, {@link MpiLibrary#tag}); the matched
+     * source and tag come from the {@code MPI_Status}, which MPI fills also for a truncated message.
+     */
+    @Override
+    public void recvAny(MemorySegment buf, DType dtype, long count, int src, int tag, MemorySegment status,
+                        SourceLocation where) {
+        String op = CommOp.Kind.RECV_ANY.label();
+        live(op, where);
+        CommChecks.sourceOrAny(this, op, src, where);
+        CommChecks.tagOrAny(this, op, tag, where);
+        CommChecks.buffer(this, op, "receive", buf, dtype, count, where);
+        CommChecks.buffer(this, op, "status", status, DType.I32, 2, where);
+        requireNative(op, buf, where);
+        int n = intCount(op, count, where);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(mpi.statusBytes);
+            int rc = mpi.recv(buf, n, mpi.datatype(dtype), mpi.source(src), mpi.tag(tag), handle, st);
+            int source = mpi.statusSource(st);
+            int got = mpi.statusTag(st);
+            status.set(ValueLayout.JAVA_INT, 0, source);
+            status.set(ValueLayout.JAVA_INT, 4, got);
+            check(rc, op, src, where);
+            received(st, dtype, count, source, got, () -> op, where);
+        }
+    }
+
     @Override
     public PendingRequest isend(MemorySegment buf, DType dtype, long count, int dest, int tag, SourceLocation where) {
         int n = p2pArgs("isend", "destination", buf, dtype, count, dest, tag, where);

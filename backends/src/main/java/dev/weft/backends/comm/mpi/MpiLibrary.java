@@ -2,6 +2,7 @@ package dev.weft.backends.comm.mpi;
 
 import dev.weft.spi.Setting;
 import dev.weft.DType;
+import dev.weft.comm.Comm;
 import dev.weft.backends.ffi.Downcalls;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
@@ -35,9 +36,16 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   <tr><td>predefined handles</td><td>addresses of exported globals ({@code ompi_mpi_comm_world}, ...)</td>
  *       <td>constants ({@code MPI_COMM_WORLD = 0x44000000}, ...)</td></tr>
  *   <tr><td>{@code sizeof(MPI_Status)}</td><td>24</td><td>20</td></tr>
+ *   <tr><td>offsets of {@code MPI_SOURCE}, {@code MPI_TAG} in {@code MPI_Status}</td><td>0, 4</td>
+ *       <td>8, 12 (after {@code count_lo}, {@code count_hi_and_cancelled})</td></tr>
+ *   <tr><td>{@code MPI_ANY_SOURCE}, {@code MPI_PROC_NULL}</td><td>-1, -2</td><td>-2, -1</td></tr>
  *   <tr><td>{@code MPI_IN_PLACE}</td><td>{@code (void *) 1}</td><td>{@code (void *) -1}</td></tr>
  *   <tr><td>{@code MPI_ERR_TRUNCATE}</td><td>15</td><td>14</td></tr>
  * </table>
+ *
+ * <p>{@code MPI_ANY_TAG} is -1 in both. Weft's own wildcards ({@code Comm.ANY_SOURCE}, {@code Comm.ANY_TAG}) are
+ * translated here ({@link #source}, {@link #tag}), and a status is read here ({@link #statusSource},
+ * {@link #statusTag}).
  *
  * <p>Every handle is a Java {@code long} here: the pointer for Open MPI, the unsigned int for MPICH. The methods
  * are the MPI functions of the same name, returning MPI's error code; they do not check it.
@@ -54,6 +62,8 @@ final class MpiLibrary {
     static final String LIBRARY_ENV = "WEFT_MPI_LIB";
     static final int UNDEFINED = -32766;
     static final int SUCCESS = 0;
+    /** {@code MPI_ANY_TAG}, the same in both libraries. */
+    private static final int ANY_TAG = -1;
 
     enum Flavor { OPEN_MPI, MPICH }
 
@@ -69,6 +79,11 @@ final class MpiLibrary {
     final String file;
     final String version;
     final long statusBytes;
+    /** The library's {@code MPI_ANY_SOURCE}. */
+    private final int anySource;
+    /** Where {@code MPI_SOURCE} and {@code MPI_TAG} lie in an {@code MPI_Status}. */
+    private final long statusSourceOffset;
+    private final long statusTagOffset;
     final long commWorld;
     final long errorsReturn;
     final long sum;
@@ -152,6 +167,9 @@ final class MpiLibrary {
 
         if (flavor == Flavor.OPEN_MPI) {
             statusBytes = 24;
+            anySource = -1;
+            statusSourceOffset = 0;
+            statusTagOffset = 4;
             inPlace = MemorySegment.ofAddress(1);
             commWorld = global("ompi_mpi_comm_world");
             errorsReturn = global("ompi_mpi_errors_return");
@@ -166,6 +184,9 @@ final class MpiLibrary {
             datatypes.put(DType.BOOL, global("ompi_mpi_int8_t"));
         } else {
             statusBytes = 20;
+            anySource = -2;
+            statusSourceOffset = 8;
+            statusTagOffset = 12;
             inPlace = MemorySegment.ofAddress(-1);
             commWorld = 0x44000000L;
             errorsReturn = 0x54000001L;
@@ -235,6 +256,26 @@ final class MpiLibrary {
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }
+    }
+
+    /** The source to pass MPI for Weft's {@code src}: a rank, or this library's {@code MPI_ANY_SOURCE}. */
+    int source(int src) {
+        return src == Comm.ANY_SOURCE ? anySource : src;
+    }
+
+    /** The tag to pass MPI for Weft's {@code tag}: {@code MPI_ANY_TAG} is -1, Weft's {@code ANY_TAG}, in both. */
+    int tag(int tag) {
+        return tag == Comm.ANY_TAG ? ANY_TAG : tag;
+    }
+
+    /** {@code MPI_SOURCE} of a completed receive's {@code status}. */
+    int statusSource(MemorySegment status) {
+        return status.get(JAVA_INT, statusSourceOffset);
+    }
+
+    /** {@code MPI_TAG} of a completed receive's {@code status}. */
+    int statusTag(MemorySegment status) {
+        return status.get(JAVA_INT, statusTagOffset);
     }
 
     /** The MPI handle of the datatype of {@code dtype}. */

@@ -52,6 +52,7 @@ record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, RuntimeRedu
                 c.recv(device(out[0]), dtype, count, r.source(), r.tag(), where);
                 yield List.of(out[0]);
             }
+            case CommOp.RecvAny r -> throw NcclCommunicator.noRecvAny(where);
             case CommOp.Isend s -> {
                 ctx.put(out[0], new NcclContext.Pending(c.isend(device(in[0]), dtype, count, s.dest(), s.tag(),
                         where), 0));

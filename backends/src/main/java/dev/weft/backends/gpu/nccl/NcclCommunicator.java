@@ -237,6 +237,19 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
         inGroup(CommOp.Kind.RECV, where, () -> enqueueRecv(b, dtype, count, src, CommOp.Kind.RECV, where));
     }
 
+    /** Refused: NCCL has no wildcard receive ({@link #noRecvAny}). */
+    @Override
+    public void recvAny(MemorySegment buf, DType dtype, long count, int src, int tag, MemorySegment status,
+                        SourceLocation where) {
+        throw noRecvAny(where);
+    }
+
+    /** The error of a {@code recv_any} on NCCL, which matches messages by peer and order only and has no status. */
+    static CommException noRecvAny(SourceLocation where) {
+        return new CommException(where, CommOp.Kind.RECV_ANY + ": NCCL has no receive from any source or with any"
+                + " tag, nor a status to say what matched; run it on the cpu target (MPI or fake ranks)");
+    }
+
     /** A send to {@code dest} and a receive from {@code src} in the open group, as {@link #send}, {@link #recv}. */
     @Override
     public void sendrecv(MemorySegment sendbuf, DType dtype, long count, int dest, int sendtag,

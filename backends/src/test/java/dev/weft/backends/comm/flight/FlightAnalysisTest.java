@@ -146,6 +146,20 @@ class FlightAnalysisTest {
     }
 
     @Test
+    void aWildcardReceiveMatchesAnySenderAndWaitsForNoOneRank() {
+        Rank r0 = new Rank(0, 3).p2p(CommOp.Kind.SEND, 1, 2, 50, FlightState.STARTED);
+        Rank r1 = new Rank(1, 3).p2p(CommOp.Kind.RECV_ANY, -1, -1, 60, FlightState.STARTED);
+        Rank r2 = new Rank(2, 3).p2p(CommOp.Kind.SEND, 1, 7, 70, FlightState.STARTED);
+        String report = report(r0.dump("signal"), r1.dump("signal"), r2.dump("signal"));
+        assertThat(report).contains("rank 1 (signal): in recv_any f32[4] from any tag any on 'world' at A.java:60",
+                "unmatched point-to-point:\n  none found");
+        Rank named = new Rank(1, 3).p2p(CommOp.Kind.RECV_ANY, 2, -1, 60, FlightState.STARTED);
+        assertThat(report(r0.dump("signal"), named.dump("signal"), r2.dump("signal"))).contains(
+                "rank 0 waits to send to rank 1 tag 2 on 'world' at A.java:50 (send): rank 1 has no receive from "
+                        + "rank 0 with tag 2 pending").doesNotContain("rank 2 waits to send", "recorded receives");
+    }
+
+    @Test
     void missingRanksAreNamed() {
         Rank r0 = new Rank(0, 3).collective(CommOp.Kind.BARRIER, null, -1, null, -1, 5, FlightState.STARTED);
         assertThat(report(r0.dump("timeout"))).startsWith("1 of 3 ranks dumped their flight recorder (no file for "
