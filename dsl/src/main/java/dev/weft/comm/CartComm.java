@@ -164,7 +164,7 @@ public final class CartComm extends Comm {
             blocks.add(exchange(x, s.dest(), s.source(), 2 * d));
             blocks.add(exchange(x, s.source(), s.dest(), 2 * d + 1));
         }
-        return stack(blocks);
+        return stack(blocks, x);
     }
 
     /**
@@ -192,7 +192,7 @@ public final class CartComm extends Comm {
             blocks.add(exchange(high, s.dest(), s.source(), 2 * d));
             blocks.add(exchange(low, s.source(), s.dest(), 2 * d + 1));
         }
-        return stack(blocks);
+        return dims.length == 0 ? x : stack(blocks, x);
     }
 
     /** Sends {@code x} to {@code dest} and receives its like from {@code src} on the private duplicate. */
@@ -207,7 +207,14 @@ public final class CartComm extends Comm {
         return Arrays.copyOfRange(shape, 1, shape.length);
     }
 
-    private static Tensor stack(List<Tensor> blocks) {
+    /** The blocks stacked along a new axis 0; a 0-dimensional grid has no neighbours: {@code [0, ...like]}. */
+    private static Tensor stack(List<Tensor> blocks, Tensor like) {
+        if (blocks.isEmpty()) {
+            long[] s = like.shape();
+            long[] none = new long[s.length + 1];
+            System.arraycopy(s, 0, none, 1, s.length);
+            return Tensor.zeros(like.dtype(), none);
+        }
         Tensor[] rows = new Tensor[blocks.size()];
         for (int i = 0; i < rows.length; i++) {
             long[] s = blocks.get(i).shape();

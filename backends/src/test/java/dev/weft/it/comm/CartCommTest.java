@@ -187,6 +187,16 @@ public class CartCommTest {
         assertThat(got.item()).isEqualTo(line.rank() == 0 ? 0 : line.rank());
     }
 
+    @Ranks({1})
+    void aZeroDimensionalGridHoldsOneRankWithNoNeighbours(Comm c) {
+        CartComm point = c.cart(new int[0], new boolean[0]);
+        assertThat(point.coords()).isEmpty();
+        assertThat(point.rankOf()).isZero();
+        Tensor x = Tensor.of(new double[] {1, 2});
+        assertThat(point.neighborAllgather(x).shape()).containsExactly(0, 2);
+        assertThat(point.neighborAlltoall(Tensor.zeros(DType.F64, 0, 2)).shape()).containsExactly(0, 2);
+    }
+
     @Ranks({2})
     void badGridsAreErrorsNamingTheLine(Comm c) {
         assertThatThrownBy(() -> c.cart(new int[] {3}, new boolean[] {false})).isInstanceOf(WeftException.class)
