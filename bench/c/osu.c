@@ -1,17 +1,14 @@
-/* bin/weft bench osu reference: ITERS calls of one MPI routine on COUNT f32 values per rank (the OSU
- * micro-benchmarks' message size: what each rank sends, and for alltoall and scatter what goes to each rank), on
- * buffers made once. Rank r's input, COUNT values (COUNT per rank for alltoall, and the root's COUNT per rank
- * for scatter): value i is r + 1 + (i % 16) / 16. ROUTINE is one of allreduce bcast allgather alltoall gather
- * scatter scan sendrecv (root 0, SUM, sendrecv to rank r+1 and from rank r-1).
- * usage: mpirun -np P osu ROUTINE COUNT ITERS REPS WARMUP; rank 0 prints seconds per call and, as the check, the
- * sum over the ranks of each rank's result (gather's: the root's only).
- * Also built as a shared library: OsuBench calls osu_seconds through FFM to time C and Weft in turn in one job. */
+/* bin/weft bench osu reference, built as a shared library only: OsuBench calls osu_seconds through FFM to time
+ * C and Weft in turn in one MPI job, on the input it gives both, and checks C's result against Weft's. */
 #include <mpi.h>
 #include <string.h>
 #include "timing.h"
 
-/* Seconds per call of ITERS calls of ROUTINE from in into out (sizes as above), the ranks having entered
- * together; -1 for an unknown routine. bcast sends the root's in, copied into out before the clock starts. */
+/* Seconds per call of ITERS calls of ROUTINE (allreduce bcast allgather alltoall gather scatter scan sendrecv:
+ * root 0, SUM, sendrecv to rank r+1 and from rank r-1) on COUNT f32 values per rank (the OSU micro-benchmarks'
+ * message size: what each rank sends; alltoall: to each rank; scatter: what each rank gets) from in into out,
+ * the ranks having entered together; -1 for an unknown routine. bcast sends the root's in, copied into out
+ * before the clock starts. */
 double osu_seconds(const char *routine, float *in, float *out, int count, long iters) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -43,49 +40,4 @@ double osu_seconds(const char *routine, float *in, float *out, int count, long i
         }
     }
     return (now_seconds() - t0) / (double) iters;
-}
-
-int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    const char *usage = "ROUTINE COUNT ITERS REPS WARMUP";
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s %s\n", argv[0], usage);
-        return 2;
-    }
-    const char *routine = argv[1];
-    int count = (int) arg_long(argc, argv, 2, usage);
-    long iters = arg_long(argc, argv, 3, usage), reps = arg_long(argc, argv, 4, usage);
-    long warmup = arg_long(argc, argv, 5, usage);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long n = (long) count * size;
-    float *in = malloc(n * sizeof(float)), *out = malloc(n * sizeof(float));
-    for (long i = 0; i < n; i++) {
-        in[i] = (float) (rank + 1) + (float) (i % 16) / 16.0f;
-    }
-    for (long r = 0; r < warmup + reps; r++) {
-        double t = osu_seconds(routine, in, out, count, iters);
-        if (t < 0) {
-            fprintf(stderr, "osu: unknown routine %s\n", routine);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-        if (rank == 0 && r >= warmup) {
-            printf("sample %.9e\n", t);
-        }
-    }
-    int whole = strcmp(routine, "allgather") == 0 || strcmp(routine, "alltoall") == 0;
-    long results = whole ? n : strcmp(routine, "gather") == 0 ? (rank == 0 ? n : 0) : count;
-    double sum = 0, total = 0;
-    for (long i = 0; i < results; i++) {
-        sum += out[i];
-    }
-    MPI_Reduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("check %.17g\n", total);
-    }
-    free(in);
-    free(out);
-    MPI_Finalize();
-    return 0;
 }

@@ -28,9 +28,13 @@ final class OsuSweep {
      * @param firstWarmup  untimed repetitions at a routine's first size, while the JIT compiles the call path
      */
     record Settings(long minBytes, long maxBytes, long sampleMicros, int reps, int warmup, int firstWarmup) {
-        static final Settings FULL = new Settings(8, 8 << 20, 20_000, 10, 3, 40);
-        /** Samples a tenth as long and few: checks that everything runs. */
-        static final Settings QUICK = new Settings(8, 8 << 20, 2_000, 3, 1, 5);
+        /**
+         * Short samples, many of them: on a loaded machine a rank busy-polling MPI waits out whole time slices of its
+         * partner's; the shorter the samples, the more of them escape that, and the median is one of those.
+         */
+        static final Settings FULL = new Settings(8, 8 << 20, 5_000, 15, 3, 60);
+        /** Few, shorter samples: checks that everything runs. */
+        static final Settings QUICK = new Settings(8, 8 << 20, 1_000, 3, 1, 5);
 
         /** The message sizes. */
         List<Long> sizes() {

@@ -47,11 +47,11 @@ public final class OsuBench {
     }
 
     /**
-     * Calls per sample of about {@code sampleMicros} at {@code bytes}: a guess of 2 µs plus 1 GB/s per call, within
-     * [{@link #MIN_ITERATIONS}, {@link #MAX_ITERATIONS}].
+     * Calls per sample of about {@code sampleMicros} at {@code bytes}: a guess of 0.5 µs plus 3 GB/s per call (C's
+     * allreduce on two ranks of the project's VM), within [{@link #MIN_ITERATIONS}, {@link #MAX_ITERATIONS}].
      */
     static int iterations(long bytes, long sampleMicros) {
-        double perCall = 2 + bytes / 1000.0;
+        double perCall = 0.5 + bytes / 3000.0;
         return (int) Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, Math.round(sampleMicros / perCall)));
     }
 
