@@ -47,12 +47,25 @@ public final class OsuBench {
     }
 
     /**
-     * Calls per sample of about {@code sampleMicros} at {@code bytes}: a guess of 0.5 µs plus 3 GB/s per call (C's
-     * allreduce on two ranks of the project's VM), within [{@link #MIN_ITERATIONS}, {@link #MAX_ITERATIONS}].
+     * Calls per sample of about {@code sampleMicros} at {@code bytes}, from the slowest way's time per call: the
+     * least of three trials of Weft's single call (each of a guess at a twentieth of a sample: 0.5 µs plus 3 GB/s per
+     * call), the most over the ranks, so that all make the same calls; within [{@link #MIN_ITERATIONS},
+     * {@link #MAX_ITERATIONS}]. Measured rather than guessed: on a loaded machine a call can take a thousand times
+     * its idle time, and a guess would then make the sweep take hours.
      */
-    static int iterations(long bytes, long sampleMicros) {
-        double perCall = 0.5 + bytes / 3000.0;
-        return (int) Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, Math.round(sampleMicros / perCall)));
+    static int iterations(Comm world, OsuRoutine routine, Tensor x, long bytes, long sampleMicros) {
+        int trial = (int) Math.max(1, Math.round(sampleMicros / 20.0 / (0.5 + bytes / 3000.0)));
+        double least = Double.MAX_VALUE;
+        for (int t = 0; t < 3; t++) {
+            world.barrier();
+            long start = System.nanoTime();
+            for (int i = 0; i < trial; i++) {
+                once(world, x, routine);
+            }
+            least = Math.min(least, Report.since(start) / trial);
+        }
+        double perCall = world.allreduce(Tensor.of(new double[] {least}, 1), ReduceOp.MAX).toDoubleArray()[0];
+        return (int) Math.max(MIN_ITERATIONS, Math.min(MAX_ITERATIONS, Math.round(sampleMicros * 1e-6 / perCall)));
     }
 
     /** Rank {@code rank}'s input of {@code n} values: value i is rank + 1 + (i % 16) / 16, as in {@code osu.c}. */
@@ -79,12 +92,12 @@ public final class OsuBench {
         long t0 = System.nanoTime();
         for (long bytes = Math.max(4, p[0]); bytes <= p[1]; bytes *= 4) {
             long warmup = bytes == Math.max(4, p[0]) ? p[5] : p[4];
-            size(world, routine, bytes, iterations(bytes, p[2]), p[3], warmup, library, report);
+            size(world, routine, bytes, p[2], p[3], warmup, library, report);
         }
         report.sample(Report.since(t0));
     }
 
-    private static void size(Comm world, OsuRoutine routine, long bytes, int iters, long reps, long warmup,
+    private static void size(Comm world, OsuRoutine routine, long bytes, long sampleMicros, long reps, long warmup,
                              Path library, Report report) {
         int rank = world.rank();
         int size = world.size();
@@ -101,6 +114,7 @@ public final class OsuBench {
             Tensor y = once(world, x, routine);
             report.alongside(bytes + " first").sample(Report.since(start));
             report.alongside(bytes + " first").check(globalSum(world, y));
+            int iters = iterations(world, routine, x, bytes, sampleMicros);
             if (c != null) {
                 report.alongside(bytes + " C first").sample(c.seconds(1));
                 report.alongside(bytes + " C first").check(globalSum(world, c.sum(results)));
