@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.OptionalDouble;
 
 /**
- * {@code bin/weft bench osu}'s rows as Markdown: a line of the sizes where Weft is over {@link #TARGET} times C,
- * then one table per routine (size, C µs, Weft µs in a compiled loop and per compiled call, each with its ratio
+ * {@code bin/weft bench osu}'s rows as Markdown: a line counting, per routine, the sizes where Weft is within
+ * {@link #TARGET} times C, then one table per routine (size, C µs, Weft µs in a compiled loop and per compiled call, each with its ratio
  * Weft / C, and the first calls), each followed by whether the results agree and why a series is missing.
  */
 public final class OsuTable {
@@ -23,8 +23,9 @@ public final class OsuTable {
         Map<String, List<OsuRow>> byRoutine = new LinkedHashMap<>();
         rows.forEach(r -> byRoutine.computeIfAbsent(r.routine(), k -> new ArrayList<>()).add(r));
         StringBuilder s = new StringBuilder();
-        s.append("Over ").append(TARGET).append("× C, warm: in a compiled loop: ").append(over(rows, true))
-                .append("; per compiled call: ").append(over(rows, false)).append(".\n");
+        s.append("Sizes within ").append(TARGET).append("× C, warm, of those compared: in a compiled loop: ")
+                .append(within(byRoutine, true)).append("; per compiled call: ").append(within(byRoutine, false))
+                .append(".\n");
         byRoutine.forEach((routine, list) -> {
             s.append("\n#### ").append(routine).append("\n\n");
             s.append("| size | C µs | Weft fori µs | fori / C | Weft call µs | call / C | first call: Weft, C |\n");
@@ -65,16 +66,16 @@ public final class OsuTable {
         return bytes + " B";
     }
 
-    /** The sizes whose ratio is over {@link #TARGET}, with it, or {@code none}. */
-    private static String over(List<OsuRow> rows, boolean fori) {
+    /** Per routine, how many of its compared sizes have a ratio within {@link #TARGET}: {@code allreduce 4/11}. */
+    private static String within(Map<String, List<OsuRow>> byRoutine, boolean fori) {
         List<String> out = new ArrayList<>();
-        for (OsuRow r : rows) {
-            OptionalDouble q = fori ? r.foriRatio() : r.callRatio();
-            if (q.isPresent() && q.getAsDouble() > TARGET) {
-                out.add(String.format(Locale.ROOT, "%s %s (%.2f)", r.routine(), size(r.bytes()), q.getAsDouble()));
-            }
-        }
-        return out.isEmpty() ? "none" : String.join(", ", out);
+        byRoutine.forEach((routine, list) -> {
+            List<OptionalDouble> ratios = list.stream().map(r -> fori ? r.foriRatio() : r.callRatio())
+                    .filter(OptionalDouble::isPresent).toList();
+            long ok = ratios.stream().filter(q -> q.getAsDouble() <= TARGET).count();
+            out.add(routine + " " + ok + "/" + ratios.size());
+        });
+        return String.join(", ", out);
     }
 
     /** The median in µs with the range of the samples: {@code 1.23 (1.20–1.40)}. */

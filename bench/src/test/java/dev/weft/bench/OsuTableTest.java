@@ -23,7 +23,7 @@ class OsuTableTest {
         assertThat(row.mismatches()).isEmpty();
         String table = OsuTable.render(List.of(row));
         assertThat(table)
-                .contains("in a compiled loop: allreduce 8 B (1.20); per compiled call: none")
+                .contains("in a compiled loop: allreduce 0/1; per compiled call: allreduce 1/1.")
                 .contains("#### allreduce")
                 .contains("| 8 B | 2.00 (1.00–3.00) | 2.40 (2.40–2.40) | **1.20** | 1.50 (1.50–1.50) | 0.75 | 20.0 ms, 5.00 µs |")
                 .contains("Results agree");
@@ -35,7 +35,8 @@ class OsuTableTest {
                 m("sample 1e-3\n"), m("sample 1\n"), new Outcome.Missing("no C"), Optional.of("fake ranks"));
         assertThat(fake.foriRatio()).isEqualTo(OptionalDouble.empty());
         assertThat(fake.weftRan()).isTrue();
-        assertThat(OsuTable.render(List.of(fake))).contains("| 8 MiB | — | 1000 (1000–1000) | n/a |",
+        assertThat(OsuTable.render(List.of(fake))).contains("in a compiled loop: bcast 0/0;",
+                "| 8 MiB | — | 1000 (1000–1000) | n/a |",
                 "C not measured: no C.", "fake ranks.");
     }
 
