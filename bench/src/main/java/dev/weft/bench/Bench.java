@@ -169,8 +169,8 @@ public final class Bench {
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
                 - %d ranks, Weft on %s; one job per routine; every JVM: %s
-                - per size: calls per sample for about %d ms (measured: the least of three short trials of Weft's single call, at least %d), %d warm-up \
-                repetitions (%d at the first size) then %d timed; shown: median (min–max) µs per call over the \
+                - per size: calls per sample for about %d ms (measured: the least of three short trials of \
+                Weft's single call, at least %d), %d warm-up repetitions (%d at the first size) then %d timed; shown: median (min–max) µs per call over the \
                 repetitions
                 - C: the MPI call in a C loop (bench/c/osu.c, mpicc -O3), loaded into Weft's job as a shared library \
                 and timed in turn with Weft's two loops in every repetition (same rank placement)

@@ -9,8 +9,9 @@ import java.util.OptionalDouble;
 
 /**
  * {@code bin/weft bench osu}'s rows as Markdown: a line counting, per routine, the sizes where Weft is within
- * {@link #TARGET} times C, then one table per routine (size, C µs, Weft µs in a compiled loop and per compiled call, each with its ratio
- * Weft / C, and the first calls), each followed by whether the results agree and why a series is missing.
+ * {@link #TARGET} times C, then one table per routine (size, C µs, Weft µs in a compiled loop and per compiled
+ * call, each with its ratio Weft / C, and the first calls), each followed by whether the results agree and why a
+ * series is missing.
  */
 public final class OsuTable {
     /** The ratio Weft / C the sweep aims to stay within, warm, at every size; ratios above it are shown bold. */
