@@ -11,11 +11,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * {@code bin/weft bench [--quick] [--comm auto|fake|mpi] [CASE...]}: runs the benchmark cases (all by default)
  * and prints a Markdown table of Weft against its references, also written to {@code bench/out/latest.md} and, for
  * a full run of every case, to {@code docs/benchmarks.md} ({@link BenchmarksPage}).
+ * {@code bin/weft bench osu [--quick] [--comm auto|fake|mpi] [ROUTINE...]} runs the collectives by message size
+ * instead ({@link OsuSweep}, {@link OsuTable}): to {@code bench/out/osu.md} and, for a full sweep of every routine,
+ * to its section of {@code docs/benchmarks.md}.
  * The Python interpreter is {@code $WEFT_PYTHON}, else {@code /usr/bin/python3} (where Debian's python3-numpy and
  * python3-mpi4py live), else {@code python3}. Exit status: 2 when the benchmarks cannot run (a required tool is
  * missing), 1 when a Weft program failed or disagreed with a reference, else 0.
@@ -25,33 +29,38 @@ public final class Bench {
     public static final String JVM_OPTIONS = "-Xms1g -Xmx1g -XX:+AlwaysPreTouch";
     private static final String USAGE = "usage: weft bench [--quick] [--comm auto|fake|mpi] [CASE...]; cases: "
             + String.join(" ", Cases.NAMES);
+    private static final String OSU_USAGE = "usage: weft bench osu [--quick] [--comm auto|fake|mpi] [ROUTINE...];"
+            + " routines: " + String.join(" ", OsuSweep.ROUTINES);
 
     private Bench() {
     }
 
     public static void main(String[] args) throws IOException {
         Path root = Path.of(System.getProperty("weft.root", ".")).toAbsolutePath().normalize();
+        boolean osu = args.length > 0 && args[0].equals("osu");
+        List<String> names = osu ? OsuSweep.ROUTINES : Cases.NAMES;
+        String usage = osu ? OSU_USAGE : USAGE;
         boolean quick = false;
         Toolchain.CommMode comm = Toolchain.CommMode.AUTO;
         List<String> cases = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
+        for (int i = osu ? 1 : 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
-                case "--comm" -> comm = i + 1 < args.length ? parseComm(args[++i]) : fail(USAGE);
+                case "--comm" -> comm = i + 1 < args.length ? parseComm(args[++i]) : fail(usage);
                 case "-h", "--help" -> {
-                    System.out.println(USAGE);
+                    System.out.println(usage);
                     return;
                 }
                 default -> {
-                    if (!Cases.NAMES.contains(args[i])) {
-                        fail("unknown case or option " + args[i] + "\n" + USAGE);
+                    if (!names.contains(args[i])) {
+                        fail("unknown " + (osu ? "routine" : "case") + " or option " + args[i] + "\n" + usage);
                     }
                     cases.add(args[i]);
                 }
             }
         }
         if (cases.isEmpty()) {
-            cases.addAll(Cases.NAMES);
+            cases.addAll(names);
         }
         Map<String, String> env = new HashMap<>();
         // Fake ranks stop a world after 120 s by default; a full-size case may take longer on a slow machine.
@@ -73,29 +82,63 @@ public final class Bench {
             return;
         }
         Runner runner = new Runner(root, env, 1800);
-        Cases.Sizes sizes = quick ? Cases.Sizes.QUICK : Cases.Sizes.FULL;
-        Cases all = new Cases(tools, command -> {
+        Function<List<String>, Outcome> run = command -> {
             System.err.println("weft bench: " + String.join(" ", command).replace(root + "/", ""));
             return runner.run(command);
-        }, sizes);
+        };
+        boolean whole = !quick && cases.equals(names);
+        boolean failed = osu ? osu(root, tools, run, quick, cases, whole, loadBefore)
+                : cases(root, tools, run, quick, cases, whole, loadBefore);
+        System.exit(failed ? 1 : 0);
+    }
+
+    /** Runs the cases, prints and writes their table; whether a Weft program failed or disagreed. */
+    private static boolean cases(Path root, Toolchain tools, Function<List<String>, Outcome> run, boolean quick,
+                                 List<String> cases, boolean whole, String loadBefore) throws IOException {
+        Cases.Sizes sizes = quick ? Cases.Sizes.QUICK : Cases.Sizes.FULL;
+        Cases all = new Cases(tools, run, sizes);
         List<Row> rows = new ArrayList<>();
         for (String c : cases) {
             rows.addAll(all.run(c));
         }
         String report = header(quick, sizes, tools, loadBefore) + "\n" + MarkdownTable.render(rows);
         System.out.print(report);
-        Path out = root.resolve("bench/out/latest.md");
-        Files.createDirectories(out.getParent());
-        Files.writeString(out, report);
-        System.err.println("weft bench: written to " + root.relativize(out));
-        if (!quick && cases.equals(Cases.NAMES)) {
+        write(root, "bench/out/latest.md", report);
+        if (whole) {
             System.err.println("weft bench: written to " + root.relativize(BenchmarksPage.write(root, report)));
         } else {
             System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full run of every case"
                     + " writes it)");
         }
-        boolean failed = rows.stream().anyMatch(r -> !(r.weft() instanceof Measurement) || r.checkMismatch().isPresent());
-        System.exit(failed ? 1 : 0);
+        return rows.stream().anyMatch(r -> !(r.weft() instanceof Measurement) || r.checkMismatch().isPresent());
+    }
+
+    /** Runs the osu sweep, prints and writes its tables; whether a Weft program failed or disagreed. */
+    private static boolean osu(Path root, Toolchain tools, Function<List<String>, Outcome> run, boolean quick,
+                               List<String> routines, boolean whole, String loadBefore) throws IOException {
+        OsuSweep.Settings settings = quick ? OsuSweep.Settings.QUICK : OsuSweep.Settings.FULL;
+        OsuSweep sweep = new OsuSweep(tools, run, settings);
+        List<OsuRow> rows = new ArrayList<>();
+        for (String r : routines) {
+            rows.addAll(sweep.run(r));
+        }
+        String report = osuHeader(quick, settings, tools, loadBefore) + "\n" + OsuTable.render(rows);
+        System.out.print(report);
+        write(root, "bench/out/osu.md", report);
+        if (whole) {
+            System.err.println("weft bench: written to " + root.relativize(BenchmarksPage.writeOsu(root, report)));
+        } else {
+            System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full sweep of every"
+                    + " routine writes its section)");
+        }
+        return rows.stream().anyMatch(r -> !r.weftRan() || !r.mismatches().isEmpty());
+    }
+
+    private static void write(Path root, String path, String report) throws IOException {
+        Path out = root.resolve(path);
+        Files.createDirectories(out.getParent());
+        Files.writeString(out, report);
+        System.err.println("weft bench: written to " + root.relativize(out));
     }
 
     private static String header(boolean quick, Cases.Sizes sizes, Toolchain tools, String loadBefore) throws IOException {
@@ -116,6 +159,39 @@ public final class Bench {
                 Cases.JIT_WARMUP_FACTOR * Cases.LONG_WARMUP_FACTOR * sizes.warmup(), sizes.reps(),
                 JVM_OPTIONS,
                 tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
+    }
+
+    private static String osuHeader(boolean quick, OsuSweep.Settings s, Toolchain tools, String loadBefore)
+            throws IOException {
+        return String.format(Locale.ROOT, """
+                Collectives by message size (bin/weft bench osu), %s (%s)
+
+                - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
+                - %s; %s
+                - %d ranks, Weft on %s; one job per routine; every JVM: %s
+                - per size: calls per sample for about %d ms (measured: the least of three short trials of \
+                Weft's single call, at least %d), %d warm-up repetitions (%d at the first size) then %d timed; shown: median (min–max) µs per call over the \
+                repetitions
+                - C: the MPI call in a C loop (bench/c/osu.c, mpicc -O3), loaded into Weft's job as a shared library \
+                and timed in turn with Weft's two loops in every repetition (same rank placement)
+                - Weft fori: one `@Compile` method calling the routine N times in `Weft.fori` (µs per call = sample / \
+                N): a collective inside a compiled program. Weft call: a `@Compile` method of one call, called N \
+                times from a Java loop, each result dropped: what a compiled step called from Java pays, dispatch \
+                included
+                - ratio: Weft time / C time, above 1: Weft slower; **bold**: over %s
+                - first call: Weft's single-call program traced, lowered, compiled (or loaded from the persistent \
+                compile cache) and run, against C's first MPI call at that size
+                - message size as in the OSU micro-benchmarks: what each rank sends (alltoall: to each rank; \
+                scatter: what each rank gets); f32 values, roots rank 0, SUM, sendrecv to the next rank
+                """,
+                ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")),
+                quick ? "--quick: short samples, provisional" : "full",
+                InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
+                loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
+                String.join("; ", tools.versions()), OsuSweep.RANKS,
+                tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)",
+                JVM_OPTIONS, s.sampleMicros() / 1000, dev.weft.bench.weft.OsuBench.MIN_ITERATIONS, s.warmup(),
+                s.firstWarmup(), s.reps(), OsuTable.TARGET);
     }
 
     private static String python() {

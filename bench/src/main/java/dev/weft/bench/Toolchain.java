@@ -22,7 +22,7 @@ public final class Toolchain {
     private static final String[] C_REFERENCES = {"chain", "stream"};
     private static final String[] MPI_C_REFERENCES = {"allreduce", "heat"};
     /** MPI references also built as {@code lib<name>.so}, for a Weft program to time alongside its own work. */
-    private static final String[] MPI_C_LIBRARIES = {"allreduce"};
+    private static final String[] MPI_C_LIBRARIES = {"allreduce", "osu"};
 
     private final Path root;
     private final String python;

@@ -139,6 +139,56 @@ class ReferencesAgreeTest {
         assertThat(byHand.check().getAsDouble()).isGreaterThan(0.1);
     }
 
+    /**
+     * {@code bin/weft bench osu}'s Weft program on two fake ranks at 8 B: every series of every routine
+     * checks the sum over the ranks of their results, computed here from the routine's definition on the inputs
+     * (rank r's value i is r + 1 + (i % 16) / 16); under MPI the bench compares C's with the same sums.
+     */
+    @Test
+    void osuRoutinesComputeWhatTheirDefinitionsSay() {
+        int p = 2;
+        for (OsuRoutine routine : OsuRoutine.values()) {
+            Measurement m = Measurement.parse(onRanks(p, OsuBench::run, routine.cName(), "8", "8", "1", "1", "1",
+                    "1"));
+            double expected = osuExpected(routine, 2, p);
+            for (String series : List.of("fori", "call", "first")) {
+                assertThat(m.alongside("8 " + series)).as("%s %s", routine, series)
+                        .isInstanceOfSatisfying(Measurement.class, s -> {
+                            assertThat(s.check()).hasValue(expected);
+                            assertThat(s.min()).isPositive();
+                        });
+            }
+        }
+    }
+
+    /** The sum over {@code p} ranks of {@code routine}'s results on {@code count} values, from its definition. */
+    private static double osuExpected(OsuRoutine routine, int count, int p) {
+        double[] own = new double[p];
+        double[] all = new double[p];
+        for (int r = 0; r < p; r++) {
+            for (int i = 0; i < count * p; i++) {
+                double v = r + 1 + (i % 16) / 16.0;
+                all[r] += v;
+                own[r] += i < count ? v : 0;
+            }
+        }
+        double sumOwn = Arrays.stream(own).sum();
+        return switch (routine) {
+            case ALLREDUCE, ALLGATHER -> p * sumOwn;
+            case BCAST -> p * own[0];
+            case ALLTOALL -> Arrays.stream(all).sum();
+            case GATHER, SENDRECV -> sumOwn;
+            case SCATTER -> all[0];
+            case SCAN -> {
+                double s = 0;
+                for (int r = 0; r < p; r++) {
+                    s += (p - r) * own[r];
+                }
+                yield s;
+            }
+        };
+    }
+
     /** What {@code program} printed when run on {@code n} fake ranks with {@code args}. */
     private static String onRanks(int n, BiConsumer<String[], PrintStream> program, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
