@@ -4,6 +4,7 @@ import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.ReduceOp;
+import dev.weft.backends.comm.Request;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
@@ -121,7 +122,44 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
             case CommOp.Isend s -> null;
             case CommOp.Irecv r -> null;
             case CommOp.Wait w -> null;
+            case CommOp.CollectiveStart c -> null;
+            case CommOp.CollectiveWait w -> null;
         };
+    }
+
+    /**
+     * The start of a nonblocking collective on {@code n} elements of {@code t}: its result goes to a new buffer, which
+     * the request holds until its wait hands it over as the result.
+     */
+    private Action start(CommOp.CollectiveStart op, DType t, long n) {
+        int size = comm.size();
+        return switch (op) {
+            case CommOp.IAllReduce a -> started((in, buf) -> comm.iallreduce(in[0], buf, t, n, reduce, where), t, n);
+            case CommOp.IAllGather a -> started((in, buf) -> comm.iallgather(in[0], buf, t, n, where), t, n * size);
+            case CommOp.IReduceScatter r -> started((in, buf) -> comm.ireduceScatter(in[0], buf, t, n / size, reduce,
+                    where), t, n / size);
+            case CommOp.IBcast(var c, int root) -> started((in, buf) -> {
+                buf.copyFrom(in[0].asSlice(0, data.byteSize()));
+                return comm.ibcast(buf, t, n, root, where);
+            }, t, n);
+            case CommOp.IAllToAll a -> started((in, buf) -> comm.ialltoall(in[0], buf, t, n / size, where), t, n);
+            case CommOp.IBarrier b -> (in, out) -> out[0] = RequestTable.put(comm.ibarrier(where), null, out[0]);
+        };
+    }
+
+    /** A start on its operands and a new result buffer of {@code count} elements of {@code t}. */
+    private static Action started(Post post, DType t, long count) {
+        long bytes = count * t.byteSize();
+        return (in, out) -> {
+            MemorySegment buf = NativeMemory.allocateUninitialized(bytes);
+            out[0] = RequestTable.put(post.start(in, buf), buf, out[0]);
+        };
+    }
+
+    /** Starts a nonblocking collective on the operands {@code in}, its result going to {@code buf}. */
+    @FunctionalInterface
+    private interface Post {
+        Request start(MemorySegment[] in, MemorySegment buf);
     }
 
     /** The operations that are not a {@link #bindPair}. */
@@ -143,6 +181,14 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
             case CommOp.Wait w -> (in, out) -> {
                 RequestTable.Pending p = RequestTable.take(in[0], where);
                 CheckedRequest.await(comm, p.request(), where);
+                if (p.buffer() != null) {
+                    out[0] = p.buffer();
+                }
+            };
+            case CommOp.CollectiveStart c -> start(c, t, n);
+            case CommOp.CollectiveWait w -> (in, out) -> {
+                RequestTable.Pending p = RequestTable.take(in[0], where);
+                comm.wait(p.request(), where);
                 if (p.buffer() != null) {
                     out[0] = p.buffer();
                 }
