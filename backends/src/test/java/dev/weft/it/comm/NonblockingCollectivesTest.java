@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.TensorSpec;
 import dev.weft.Weft;
 import dev.weft.WeftException;
 import dev.weft.comm.Comm;
@@ -108,6 +109,14 @@ class NonblockingCollectivesTest {
         return y;
     }
 
+    /** Waited at once, as written; the product is independent of the transfer. */
+    @Compile
+    static Tensor waitedAtOnce(Comm c, Tensor grad, Tensor a, Tensor b) {
+        Tensor sum = c.wait(c.iallreduce(grad, ReduceOp.SUM));
+        Tensor product = a.matmul(b).tanh();
+        return sum.sum().add(product.sum());
+    }
+
     private static Tensor operand(DType t, Comm c, String op) {
         boolean split = op.equals("reduce_scatter") || op.equals("alltoall");
         return input(t, c.rank(), split ? c.size() * BLOCK : 5);
@@ -126,6 +135,22 @@ class NonblockingCollectivesTest {
                         .isEqualTo(expected.cast(DType.F64).sum().add(other.mul(other).add(1).sum().cast(DType.F64)));
             }
         }
+    }
+
+    @Ranks({2})
+    void theScheduleRunsIndependentComputationBetweenTheStartAndTheWait(Comm c) {
+        String mlir = Weft.lower(NonblockingCollectivesTest.class, "waitedAtOnce", c, TensorSpec.of(DType.F32, 64),
+                TensorSpec.of(DType.F32, 8, 8), TensorSpec.of(DType.F32, 8, 8)).toMlir();
+        int start = mlir.indexOf("weft.mpi.iallreduce");
+        int product = mlir.indexOf("stablehlo.dot_general");
+        int done = mlir.indexOf("weft.mpi.wait_collective");
+        assertThat(start).as(mlir).isPositive().isLessThan(product);
+        assertThat(product).as(mlir).isLessThan(done);
+        assertThat(mlir).contains("backend_config = {comm = \"world\", start = \"iallreduce\", dtype = \"f32\"");
+        Tensor grad = Tensor.arange(DType.F32, 64).add(c.rank());
+        Tensor a = Tensor.arange(DType.F32, 64).reshape(8, 8).div(64);
+        assertThat(waitedAtOnce(c, grad, a, a)).isEqualTo(c.allreduce(grad, ReduceOp.SUM).sum()
+                .add(a.matmul(a).tanh().sum()));
     }
 
     @Ranks({1, 2, 3, 4})

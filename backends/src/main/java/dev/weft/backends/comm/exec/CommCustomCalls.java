@@ -73,6 +73,8 @@ public final class CommCustomCalls implements CpuCustomCallProvider {
         private final int[] tensorOperands;
         /** Whether the tokens follow the tensors, so the operands can be passed as they are. */
         private final boolean tokensLast;
+        /** A nonblocking collective's start: its communicator's {@link Communicator#progress}; else null. */
+        private final Runnable progress;
 
         BoundCall(CommCall call, Op op) {
             // the operation is bound once: a bound allreduce has checked its arguments and found its MPI handles
@@ -83,6 +85,12 @@ public final class CommCustomCalls implements CpuCustomCallProvider {
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
             this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);
+            this.progress = call.op() instanceof CommOp.CollectiveStart ? call.comm()::progress : null;
+        }
+
+        @Override
+        public Runnable progress(Op op) {
+            return progress;
         }
 
         @Override

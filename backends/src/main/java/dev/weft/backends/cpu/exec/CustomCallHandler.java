@@ -47,6 +47,15 @@ public interface CustomCallHandler {
     }
 
     /**
+     * For a bound call that starts an asynchronous transfer (a nonblocking collective), what lets the transfer
+     * progress: the executor runs it after each step it runs before the step that takes the call's tensor result
+     * (the request the completing call consumes). Null, the default, for other calls.
+     */
+    default Runnable progress(Op op) {
+        return null;
+    }
+
+    /**
      * Whether {@link #operandResultCall} may be given one buffer as both operand and result (it reads all of the
      * operand before writing the result). False unless a handler knows better.
      */

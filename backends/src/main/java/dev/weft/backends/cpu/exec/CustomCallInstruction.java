@@ -39,6 +39,10 @@ final class CustomCallInstruction implements Instruction {
 
     static Instruction compile(Op op, ProgramBuilder b) {
         CustomCallHandler handler = handler(op, b);
+        Runnable progress = handler.progress(op);
+        if (progress != null) {
+            b.transferStarted(op, progress);
+        }
         int[] operands = tensors(op.operands());
         int[] results = tensors(op.results());
         if (operands.length == 1 && results.length == 1) {
