@@ -146,6 +146,8 @@ class NonblockingCollectivesTest {
         int done = mlir.indexOf("weft.mpi.wait_collective");
         assertThat(start).as(mlir).isPositive().isLessThan(product);
         assertThat(product).as(mlir).isLessThan(done);
+        assertThat(mlir.indexOf("stablehlo.tanh")).as("the product's reduction, after the result's first use as written")
+                .isLessThan(done);
         assertThat(mlir).contains("backend_config = {comm = \"world\", start = \"iallreduce\", dtype = \"f32\"");
         Tensor grad = Tensor.arange(DType.F32, 64).add(c.rank());
         Tensor a = Tensor.arange(DType.F32, 64).reshape(8, 8).div(64);

@@ -7,6 +7,7 @@ import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.Value;
 import dev.weft.prim.CommOp;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -14,10 +15,11 @@ import java.util.Set;
 /**
  * The {@code overlap-comm} pass: in every block, moves each start of a nonblocking operation (a nonblocking
  * collective, {@code isend}, {@code irecv}) as early and each wait as late as its data allow, so that the
- * computation between them, which an executor runs while the transfer progresses, is as large as it can be. A start
- * moves up past ops that do not define its operands, a wait down past ops that do not use its results; neither
- * passes an op with an effect ({@link Effects#hasEffect}: communication, whose order the token chains fix) nor a
- * terminator, so the ranks' communication runs in the order the program gave.
+ * computation between them, which an executor runs while the transfer progresses, is as large as it can be. The
+ * pure ops between a start and the previous op with an effect that the start does not depend on (directly or through
+ * others) move after it; those between a wait and the next op with an effect that do not depend on its results move
+ * before it. Nothing passes an op with an effect ({@link Effects#hasEffect}: communication, whose order the token
+ * chains fix) or a terminator, so the ranks' communication runs in the order the program gave.
  */
 public final class OverlapCommunication implements Pass {
     @Override
@@ -40,39 +42,80 @@ public final class OverlapCommunication implements Pass {
             }
         }
         for (int i = 0; i < ops.size(); i++) {
-            Op op = ops.get(i);
-            if (isStart(op)) {
-                int j = i;
-                while (j > 0 && mayPassAbove(ops.get(j - 1), op)) {
-                    j--;
-                }
-                ops.add(j, ops.remove(i));
+            if (isStart(ops.get(i))) {
+                hoist(ops, i);
             }
         }
         for (int i = ops.size() - 1; i >= 0; i--) {
-            Op op = ops.get(i);
-            if (isWait(op)) {
-                int j = i;
-                while (j + 1 < ops.size() && mayPassBelow(ops.get(j + 1), op)) {
-                    j++;
-                }
-                ops.add(j, ops.remove(i));
+            if (isWait(ops.get(i))) {
+                sink(ops, i);
             }
         }
     }
 
-    private static boolean mayPassAbove(Op earlier, Op start) {
-        return !Effects.hasEffect(earlier) && !Effects.isTerminator(earlier)
-                && earlier.results().stream().noneMatch(start.operands()::contains);
+    /**
+     * Moves the start at {@code i} above the pure ops before it (back to the previous op with an effect) that it
+     * does not depend on, directly or through others; they follow it, in their order.
+     */
+    private static void hoist(List<Op> ops, int i) {
+        int lo = i;
+        while (lo > 0 && movable(ops.get(lo - 1))) {
+            lo--;
+        }
+        Set<Value> needed = new HashSet<>();
+        ops.get(i).collectUses(needed);
+        List<Op> before = new ArrayList<>();
+        List<Op> after = new ArrayList<>();
+        for (int k = i - 1; k >= lo; k--) {
+            Op op = ops.get(k);
+            if (op.results().stream().anyMatch(needed::contains)) {
+                op.collectUses(needed);
+                before.addFirst(op);
+            } else {
+                after.addFirst(op);
+            }
+        }
+        reorder(ops, lo, i, before, ops.get(i), after);
     }
 
-    private static boolean mayPassBelow(Op later, Op wait) {
-        if (Effects.hasEffect(later) || Effects.isTerminator(later)) {
-            return false;
+    /**
+     * Moves the wait at {@code i} below the pure ops after it (up to the next op with an effect or the terminator)
+     * that do not depend on its results, directly or through others; they precede it, in their order.
+     */
+    private static void sink(List<Op> ops, int i) {
+        int hi = i;
+        while (hi + 1 < ops.size() && movable(ops.get(hi + 1))) {
+            hi++;
         }
-        Set<Value> used = new HashSet<>();
-        later.collectUses(used);
-        return wait.results().stream().noneMatch(used::contains);
+        Set<Value> tainted = new HashSet<>(ops.get(i).results());
+        List<Op> before = new ArrayList<>();
+        List<Op> after = new ArrayList<>();
+        for (int k = i + 1; k <= hi; k++) {
+            Op op = ops.get(k);
+            Set<Value> used = new HashSet<>();
+            op.collectUses(used);
+            if (used.stream().anyMatch(tainted::contains)) {
+                tainted.addAll(op.results());
+                after.add(op);
+            } else {
+                before.add(op);
+            }
+        }
+        reorder(ops, i, hi, before, ops.get(i), after);
+    }
+
+    /** Rewrites {@code ops[from..to]} (the other ops and {@code moved}) as {@code before}, {@code moved}, {@code after}. */
+    private static void reorder(List<Op> ops, int from, int to, List<Op> before, Op moved, List<Op> after) {
+        List<Op> range = ops.subList(from, to + 1);
+        range.clear();
+        range.addAll(before);
+        range.add(moved);
+        range.addAll(after);
+    }
+
+    /** An op a start or wait may move past: pure, not a terminator. */
+    private static boolean movable(Op op) {
+        return !Effects.hasEffect(op) && !Effects.isTerminator(op);
     }
 
     private static boolean isStart(Op op) {

@@ -54,8 +54,16 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
      * one small call that inlines (a switch over every operation at each call would be too big to).
      */
     public Action action() {
+        return action(false);
+    }
+
+    /**
+     * {@link #action()}, for a compiled program when {@code compiled}: a nonblocking collective's wait then keeps
+     * the buffer the executor offers for its result, and the start reuses it ({@link ResultBuffers}).
+     */
+    public Action action(boolean compiled) {
         Communicator.BufferPairCall pair = selectPair();
-        Action a = pair != null ? arrays(pair) : select();
+        Action a = pair != null ? arrays(pair) : select(compiled);
         if (!DEBUG) {
             return a;
         }
@@ -89,8 +97,8 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
     }
 
     /** {@link #bindOther}, checked where the schedule check applies to the communicator. */
-    private Action select() {
-        Action a = bindOther();
+    private Action select(boolean compiled) {
+        Action a = bindOther(compiled);
         return op instanceof CommOp.Rank || !CommCheck.applies(comm, op) ? a : CheckedComm.action(this, a);
     }
 
@@ -147,12 +155,12 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
         };
     }
 
-    /** A start on its operands and a new result buffer of {@code count} elements of {@code t}. */
+    /** A start on its operands and a result buffer of {@code count} elements of {@code t}. */
     private static Action started(Post post, DType t, long count) {
-        long bytes = count * t.byteSize();
+        ResultBuffers buffers = new ResultBuffers(count * t.byteSize());
         return (in, out) -> {
-            MemorySegment buf = NativeMemory.allocateUninitialized(bytes);
-            out[0] = RequestTable.put(post.start(in, buf), buf, out[0]);
+            MemorySegment buf = buffers.take();
+            out[0] = RequestTable.put(new RequestTable.Pending(post.start(in, buf), buf, buffers), out[0]);
         };
     }
 
@@ -163,7 +171,7 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
     }
 
     /** The operations that are not a {@link #bindPair}. */
-    private Action bindOther() {
+    private Action bindOther(boolean compiled) {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
@@ -190,6 +198,9 @@ public record CommCall(CommOp op, Communicator comm, ReduceOp reduce, Aval data,
                 RequestTable.Pending p = RequestTable.take(in[0], where);
                 comm.wait(p.request(), where);
                 if (p.buffer() != null) {
+                    if (compiled && p.buffers() != null) {
+                        p.buffers().give(out[0]);
+                    }
                     out[0] = p.buffer();
                 }
             };

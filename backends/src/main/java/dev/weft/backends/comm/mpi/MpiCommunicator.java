@@ -361,17 +361,29 @@ final class MpiCommunicator implements Communicator {
         return start(CommOp.Kind.IBARRIER, "", where, cell -> mpi.ibarrier(handle, cell));
     }
 
-    /** Tests every nonblocking collective of this communicator still in flight: MPI advances them meanwhile. */
+    /**
+     * MPI_Test calls per in-flight collective at each {@link #progress}: Open MPI's nonblocking collectives (libnbc)
+     * advance on a low-priority progress callback, run at one progress call in eight, so one test per step mostly
+     * advanced only the point-to-point layer.
+     */
+    private static final int TESTS = 8;
+
+    /**
+     * Tests every nonblocking collective of this communicator still in flight, up to {@link #TESTS} times each
+     * until it completes: MPI advances them meanwhile.
+     */
     @Override
     public void progress() {
         if (inFlight.isEmpty() || !world.mayCommunicate()) {
             return;
         }
         for (MpiCollectiveRequest r : inFlight) {
-            int rc = mpi.test(r.cell, testFlag, testStatus);
-            if (rc != MpiLibrary.SUCCESS) {
-                // the wait reports it, at the user's line
-                return;
+            for (int i = 0; i < TESTS; i++) {
+                int rc = mpi.test(r.cell, testFlag, testStatus);
+                if (rc != MpiLibrary.SUCCESS || testFlag.get(ValueLayout.JAVA_INT, 0) != 0) {
+                    // done, or failed: the wait reports it, at the user's line
+                    break;
+                }
             }
         }
     }

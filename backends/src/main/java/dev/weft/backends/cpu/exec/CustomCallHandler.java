@@ -56,6 +56,16 @@ public interface CustomCallHandler {
     }
 
     /**
+     * Whether the bound call keeps each result buffer it is offered and replaces (for a later call of its own):
+     * the executor then neither reuses the offered buffer nor leaves the replacement to the collector, but pools
+     * the replacement as its own buffer of the result's size once the result is dead. False unless a handler
+     * knows better.
+     */
+    default boolean keepsOfferedResults(Op op) {
+        return false;
+    }
+
+    /**
      * Whether {@link #operandResultCall} may be given one buffer as both operand and result (it reads all of the
      * operand before writing the result). False unless a handler knows better.
      */
