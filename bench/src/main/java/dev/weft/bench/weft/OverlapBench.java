@@ -14,8 +14,8 @@ import java.io.PrintStream;
  * products of an N x N matrix on other data, compiled, two ways in turn in every repetition of one job: with
  * {@code iallreduce} started before the products and waited after them (the main samples: the executor lets the
  * transfer progress between the products), and with a blocking {@code allreduce} before them ({@code [blocking]}),
- * the same work in sequence. Alone, the products ({@code [compute]}) and the allreduce ({@code [allreduce]}) show
- * how the step's time divides. Usage: {@code COUNT N MATMULS REPS WARMUP}; samples are seconds per step; the check
+ * the same work in sequence. Alone, the products ({@code [compute]}), the allreduce ({@code [allreduce]}) and the
+ * iallreduce waited at once ({@code [iallreduce]}) show how the step's time divides. Usage: {@code COUNT N MATMULS REPS WARMUP}; samples are seconds per step; the check
  * is the step's sum, alike in both ways.
  */
 public final class OverlapBench {
