@@ -17,7 +17,7 @@ import java.util.function.Function;
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
     public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
-            "cold", "fresh", "late", "eager");
+            "cold", "fresh", "late", "eager", "overlap");
 
     /** Case 9's work on rank 1 before each receive, so that the receive is posted after its send. */
     static final int LATE_RECEIVE_MICROS = 20;
@@ -26,6 +26,15 @@ public final class Cases {
     static final int COLD_REPS = 7;
 
     private static final int RANKS = 2;
+
+    /** Case 11's gradient: 8 MiB of f32. */
+    static final int OVERLAP_COUNT = 2 << 20;
+    /**
+     * Case 11's products: matrices of this order, this many, each a kernel after which the executor lets the
+     * allreduce progress; about the allreduce's time together on this machine (2 cores).
+     */
+    static final int OVERLAP_N = 160;
+    static final int OVERLAP_MATMULS = 24;
     private static final String NOT_COMPARABLE = "Weft on fake ranks (threads of one JVM), not MPI: not compared";
 
     /**
@@ -108,6 +117,7 @@ public final class Cases {
             case "fresh" -> fresh();
             case "late" -> lateReceive();
             case "eager" -> eagerCheck();
+            case "overlap" -> overlap();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -329,6 +339,28 @@ public final class Cases {
                         Unit.TIME, 0, inTurn, "Communicator.allreduce on native buffers: the check's own cost"),
                 commRow(what + ", Comm.allreduce(x).mul(s) (checked)", weft, "C MPI_Allreduce + scale", c,
                         Unit.TIME, 0, inTurn));
+    }
+
+    /**
+     * Case 11: a compiled step that allreduces an 8 MiB gradient while it multiplies matrices on other data, with
+     * {@code iallreduce} started before the products and waited after them, against the same step with a blocking
+     * {@code allreduce}, in turn in one job; then the step's parts alone (see {@code OverlapBench}).
+     */
+    private List<Row> overlap() {
+        String products = String.format(Locale.ROOT, "%d matmuls f32[%d,%d]", OVERLAP_MATMULS, OVERLAP_N, OVERLAP_N);
+        String what = "11 overlap: iallreduce SUM f32[2M] (8 MiB) during " + products + ", " + RANKS + " ranks, per step";
+        Outcome weft = runner.apply(tools.weft(RANKS, "OverlapBench", OVERLAP_COUNT, OVERLAP_N, OVERLAP_MATMULS,
+                s.reps, LONG_WARMUP_FACTOR * s.warmup));
+        Function<String, Outcome> series = name -> weft instanceof Measurement m ? m.alongside(name) : weft;
+        String inTurn = "in turn in every repetition of one job";
+        return List.of(
+                commRow(what, weft, "the same step with a blocking allreduce", series.apply("blocking"), Unit.TIME, 0,
+                        inTurn, "the executor tests the request between the products (MPI_Test); target: at most"
+                                + " 0.7 of the blocking step"),
+                commRow("11 overlap: the products alone, " + products, series.apply("compute"),
+                        "the blocking allreduce alone", series.apply("allreduce"), Unit.TIME, 0, inTurn),
+                commRow("11 overlap: iallreduce then wait at once, 8 MiB", series.apply("iallreduce"),
+                        "the blocking allreduce alone", series.apply("allreduce"), Unit.TIME, 0, inTurn));
     }
 
     private static double mean(Measurement m) {

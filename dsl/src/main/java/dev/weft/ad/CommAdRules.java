@@ -30,7 +30,9 @@ import java.util.WeakHashMap;
  * SUM to a bcast from the root, alltoall to itself, and a message to the message back (same communicator and tag,
  * the other direction). MAX and MIN share the tangent equally among the ranks holding the extremum; PROD divides by
  * the operand (NaN where it is 0). Custom reduce ops have no derivative. Nonblocking messages transpose to
- * nonblocking messages back, started where the waits were and waited where the messages started.
+ * nonblocking messages back, started where the waits were and waited where the messages started. A nonblocking
+ * collective differentiates exactly as its blocking collective, at its wait: the tangent (and so the transposed)
+ * collective runs there, blocking.
  */
 final class CommAdRules {
     private CommAdRules() {
@@ -141,12 +143,38 @@ final class CommAdRules {
             }
         });
 
+        // Nonblocking collectives differentiate as their blocking collective, at the wait: the start gives its request
+        // no tangent, and the wait (whose inputs carry the operand and so its tangent) applies the blocking rule.
+        for (Primitive<? extends CommOp.CollectiveStart> start : List.of(CommPrims.IALLREDUCE, CommPrims.IALLGATHER,
+                CommPrims.IREDUCE_SCATTER, CommPrims.IBCAST, CommPrims.IALLTOALL)) {
+            AdRules.jvp(start, (p, x, t, out) -> Collections.singletonList(null));
+        }
+        AdRules.notDifferentiable(CommPrims.IBARRIER, "it has no tensor operands or results");
+        AdRules.jvp(CommPrims.WAIT_COLLECTIVE, (p, x, t, out) -> out.isEmpty() ? List.of()
+                : blockingJvp(p.start().blocking(), x.subList(1, x.size()), t.subList(1, t.size()), out));
+
         AdRules.notDifferentiable(CommPrims.COMM_RANK, "its result is an integer");
         AdRules.notDifferentiable(CommPrims.BARRIER, "it has no tensor operands or results");
 
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
             variance(prim, prim == CommPrims.ALLREDUCE || prim == CommPrims.ALLGATHER || prim == CommPrims.BCAST);
         }
+        // a nonblocking collective's result is typed as its blocking collective's
+        AdRules.variance(CommPrims.WAIT_COLLECTIVE, (p, in, outputs) -> {
+            Variance operands = VarianceRule.meet(in).varyingOver(p.handle());
+            boolean invariant = p.start().blocking() instanceof CommOp.AllReduce
+                    || p.start().blocking() instanceof CommOp.AllGather || p.start().blocking() instanceof CommOp.Bcast;
+            return new VarianceRule.Typing(operands, Collections.nCopies(outputs,
+                    invariant ? operands.invariantOver(p.handle()) : operands));
+        });
+    }
+
+    /** The tangents of {@code blocking} (a collective whose JVP rule is registered) at primals {@code x}. */
+    private static <P extends CommOp> List<Tensor> blockingJvp(P blocking, List<Tensor> x, List<Tensor> t,
+                                                               List<Tensor> out) {
+        @SuppressWarnings("unchecked")
+        Primitive<P> prim = (Primitive<P>) CommPrims.of(blocking);
+        return AdRules.jvpRule(prim).orElseThrow().jvp(blocking, x, t, out);
     }
 
     /**

@@ -12,8 +12,8 @@ import java.util.List;
  * at axis 1, where their result keeps it. A collective on an unbatched operand stays unbatched, as every rank runs
  * the same program. A point-to-point message always carries the batch, axis first (an unbatched operand is
  * broadcast): its receiver cannot see whether the sender's operand was batched; a {@code recvAny}'s status is one
- * message's, unbatched. A request is never batched; a wait
- * completes a message this level started as batched, and one started outside it as it was.
+ * message's, unbatched. A request is never batched; a wait completes a message this level started as batched, and
+ * one started outside it as it was. A nonblocking collective batches as its blocking one.
  */
 final class CommBatchRules {
     private CommBatchRules() {
@@ -57,8 +57,45 @@ final class CommBatchRules {
         });
         BatchRules.everyApplication(CommPrims.WAIT, CommBatchRules::waitFor);
 
+        // A nonblocking collective batches as its blocking collective: the start moves the batch axis as that would
+        // (its request unbatched), the wait moves its operand alike and types the result so.
+        BatchRules.rule(CommPrims.IALLREDUCE, CommBatchRules::start);
+        BatchRules.rule(CommPrims.IALLGATHER, CommBatchRules::start);
+        BatchRules.rule(CommPrims.IREDUCE_SCATTER, CommBatchRules::start);
+        BatchRules.rule(CommPrims.IBCAST, CommBatchRules::start);
+        BatchRules.rule(CommPrims.IALLTOALL, CommBatchRules::start);
+        BatchRules.unbatched(CommPrims.IBARRIER, "it has no operands");
+        BatchRules.rule(CommPrims.WAIT_COLLECTIVE, (p, app) -> {
+            Tensor out = bind(p, app.arg(0), operand(p.start(), app, 1));
+            return switch (p.start().blocking()) {
+                case CommOp.AllReduce a -> BatchRule.Result.of(out, app.dim(1));
+                case CommOp.Bcast b -> BatchRule.Result.of(out, app.dim(1));
+                case CommOp.AllGather g when app.arg(1).rank() == 1 ->
+                        BatchRule.Result.of(out.reshape(p.handle().size(), app.size()), 1);
+                default -> BatchRule.Result.of(out, 1);
+            };
+        });
+
         BatchRules.unbatched(CommPrims.COMM_RANK, "it has no operands");
         BatchRules.unbatched(CommPrims.BARRIER, "it has no operands");
+    }
+
+    private static BatchRule.Result start(CommOp.CollectiveStart p, Application app) {
+        return BatchRule.Result.of(bind(p, operand(p, app, 0)), BatchInterpreter.UNBATCHED);
+    }
+
+    /**
+     * Argument {@code i}, the operand of {@code p}'s blocking collective, with its batch axis where that collective's
+     * rule puts it: in place for the elementwise ones, at axis 1 for those that join or split axis 0 (a batch of
+     * scalars gathers as it is).
+     */
+    private static Tensor operand(CommOp.CollectiveStart p, Application app, int i) {
+        return switch (p.blocking()) {
+            case CommOp.AllReduce a -> app.arg(i);
+            case CommOp.Bcast b -> app.arg(i);
+            case CommOp.AllGather g when app.arg(i).rank() == 1 -> app.arg(i);
+            default -> app.at(i, 1);
+        };
     }
 
     private static BatchRule.Result waitFor(CommOp.Wait p, Application app) {

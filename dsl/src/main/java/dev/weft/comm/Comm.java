@@ -176,7 +176,10 @@ public sealed class Comm permits CartComm {
         return Request.receive(this, start, one(CommPrims.bind(start)), SourceLocation.capture());
     }
 
-    /** Completes {@code r}: the received tensor, or the sent one. Each request is waited exactly once. */
+    /**
+     * Completes {@code r}: the received tensor, the sent one, or a nonblocking collective's result ({@code null} for
+     * an {@link #ibarrier}). Each request is waited exactly once.
+     */
     public Tensor wait(Request r) {
         Args.notNull(r, Comm.class, "wait", "r");
         SourceLocation where = SourceLocation.capture();
@@ -185,6 +188,12 @@ public sealed class Comm permits CartComm {
                     + " waited on " + handle.name());
         }
         r.complete(where);
+        if (r.collective() != null) {
+            CommOp.CollectiveWait done = new CommOp.CollectiveWait(r.collective());
+            List<Tensor> out = r.operand() == null ? CommPrims.bind(done, r.handle())
+                    : CommPrims.bind(done, r.handle(), r.operand());
+            return out.isEmpty() ? null : out.getFirst();
+        }
         if (r.start() == null) {
             return r.handle();
         }
@@ -543,6 +552,73 @@ public sealed class Comm permits CartComm {
         if (root < 0 || root >= size()) {
             throw new WeftException(SourceLocation.capture(), what + ": root rank " + root + " is outside [0, "
                     + size() + ") of communicator " + handle.name());
+        }
+    }
+
+    /**
+     * Starts {@link #allreduce}{@code (x, op)} (MPI_Iallreduce) and returns at once; {@link #wait(Request)} gives its
+     * result. Every rank starts its nonblocking collectives in the same order as its other collectives on this
+     * communicator (a start never matches a blocking collective). Compiled, the transfer progresses while the
+     * computation between the start and the wait runs; eager, it completes at the wait. Differentiates and batches
+     * as {@code allreduce} does. {@code x} must stay unchanged until the wait (Weft's tensors are immutable, so it
+     * does).
+     *
+     * @throws WeftException naming the line for a custom reduce op, which runs only blocking
+     */
+    public Request iallreduce(Tensor x, ReduceOp op) {
+        Args.notNull(x, Comm.class, "iallreduce", "x");
+        Args.notNull(op, Comm.class, "iallreduce", "op");
+        builtinOnly("iallreduce", op);
+        return start(new CommOp.IAllReduce(handle, op), x);
+    }
+
+    /** Starts {@link #allgather}{@code (x)} (MPI_Iallgather); see {@link #iallreduce}. */
+    public Request iallgather(Tensor x) {
+        Args.notNull(x, Comm.class, "iallgather", "x");
+        return start(new CommOp.IAllGather(handle), x);
+    }
+
+    /**
+     * Starts {@link #reduceScatter}{@code (x, op)} (MPI_Ireduce_scatter_block); see {@link #iallreduce}.
+     *
+     * @throws WeftException naming the line for a custom reduce op
+     */
+    public Request ireduceScatter(Tensor x, ReduceOp op) {
+        Args.notNull(x, Comm.class, "ireduceScatter", "x");
+        Args.notNull(op, Comm.class, "ireduceScatter", "op");
+        builtinOnly("ireduceScatter", op);
+        return start(new CommOp.IReduceScatter(handle, op), x);
+    }
+
+    /** Starts {@link #bcast}{@code (x, root)} (MPI_Ibcast); see {@link #iallreduce}. */
+    public Request ibcast(Tensor x, int root) {
+        Args.notNull(x, Comm.class, "ibcast", "x");
+        return start(new CommOp.IBcast(handle, root), x);
+    }
+
+    /** Starts {@link #alltoall}{@code (x)} (MPI_Ialltoall); see {@link #iallreduce}. */
+    public Request ialltoall(Tensor x) {
+        Args.notNull(x, Comm.class, "ialltoall", "x");
+        return start(new CommOp.IAllToAll(handle), x);
+    }
+
+    /**
+     * Starts a {@link #barrier} (MPI_Ibarrier): its {@link #wait(Request)} returns ({@code null}) once every rank has
+     * started it.
+     */
+    public Request ibarrier() {
+        return start(new CommOp.IBarrier(handle), null);
+    }
+
+    private Request start(CommOp.CollectiveStart op, Tensor x) {
+        Tensor request = x == null ? one(CommPrims.bind(op)) : one(CommPrims.bind(op, x));
+        return Request.collective(this, op, request, x, SourceLocation.capture());
+    }
+
+    private static void builtinOnly(String what, ReduceOp op) {
+        if (op.isCustom()) {
+            throw new WeftException(SourceLocation.capture(), what + ": a custom reduce op (" + op.name() + ") runs"
+                    + " only in the blocking collective; use SUM, PROD, MAX or MIN, or the blocking call");
         }
     }
 

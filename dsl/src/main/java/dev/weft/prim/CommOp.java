@@ -52,6 +52,13 @@ public sealed interface CommOp extends Params {
             case SendRecv(var x, int dest, int sendTag, int source, int recvTag, Aval result) ->
                     new SendRecv(c, dest, sendTag, source, recvTag, result);
             case RecvAny(var x, int source, int tag, Aval result) -> new RecvAny(c, source, tag, result);
+            case IAllReduce(var x, ReduceOp op) -> new IAllReduce(c, op);
+            case IAllGather a -> new IAllGather(c);
+            case IReduceScatter(var x, ReduceOp op) -> new IReduceScatter(c, op);
+            case IBcast(var x, int root) -> new IBcast(c, root);
+            case IAllToAll a -> new IAllToAll(c);
+            case IBarrier b -> new IBarrier(c);
+            case CollectiveWait(CollectiveStart start) -> new CollectiveWait((CollectiveStart) start.symbolic());
         };
     }
 
@@ -64,7 +71,7 @@ public sealed interface CommOp extends Params {
     /**
      * The kinds of communication operation: the one enumeration that every layer names an operation by (the
      * primitives, the lowered custom calls, the schedule check, the runtimes' collective matching, the flight
-     * recorder and its files). The first fifteen are the kinds of {@link CommOp}'s records, one each. The others
+     * recorder and its files). The first twenty-two are the kinds of {@link CommOp}'s records, one each. The others
      * are runtime-only, operations of a runtime's communicator that no traced primitive has: {@link #WAIT_ISEND}
      * and {@link #WAIT_IRECV} (a {@link #WAIT} as a flight recorder tells which request it completes),
      * {@link #SPLIT}, {@link #DUP}, {@link #PRIVATE_DUP} (Weft's own duplicate for the schedule check) and
@@ -75,6 +82,10 @@ public sealed interface CommOp extends Params {
         ALLTOALL, SENDRECV,
         /** A receive whose source or tag may be a wildcard, giving the matched source and tag too. */
         RECV_ANY,
+        /** The starts of the nonblocking collectives ({@link CollectiveStart}). */
+        IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER,
+        /** The completion of a nonblocking collective ({@link CollectiveWait}). */
+        WAIT_COLLECTIVE,
         /** Runtime-only: the {@code wait} for an {@code isend}'s request. */
         WAIT_ISEND,
         /** Runtime-only: the {@code wait} for an {@code irecv}'s request. */
@@ -116,20 +127,21 @@ public sealed interface CommOp extends Params {
          */
         public boolean collective() {
             return switch (this) {
-                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP ->
-                        true;
+                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP,
+                     IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER -> true;
                 default -> false;
             };
         }
 
         /** Whether it combines the ranks' operands with a reduce op: the kinds of {@link Reducing} records. */
         public boolean reducing() {
-            return this == ALLREDUCE || this == REDUCE_SCATTER || this == REDUCE;
+            return this == ALLREDUCE || this == REDUCE_SCATTER || this == REDUCE || this == IALLREDUCE
+                    || this == IREDUCE_SCATTER;
         }
 
         /** Whether it has a root rank: the kinds of {@link Rooted} records. */
         public boolean rooted() {
-            return this == BCAST || this == REDUCE;
+            return this == BCAST || this == REDUCE || this == IBCAST;
         }
 
         /** Whether it sends to a peer (a {@code sendrecv} also receives, from its second peer). */
@@ -362,6 +374,112 @@ public sealed interface CommOp extends Params {
         @Override
         public Aval data(List<Aval> inputs) {
             return result;
+        }
+    }
+
+    /**
+     * The start of a nonblocking collective ({@code MPI_Iallreduce}, ...): {@link #blocking()} started, its transfer
+     * left to progress while the program computes. It is a collective: every rank starts it in the same order as its
+     * other collectives (a start never matches a blocking collective). Inputs: the blocking collective's operands;
+     * output: a request, which exactly one {@link CollectiveWait} completes with the blocking collective's result.
+     */
+    sealed interface CollectiveStart extends Collective {
+        /** The blocking collective this starts: the same communicator and fields. */
+        Collective blocking();
+    }
+
+    record IAllReduce(CommId comm, ReduceOp op) implements CollectiveStart, Reducing {
+        @Override
+        public Kind kind() {
+            return Kind.IALLREDUCE;
+        }
+
+        @Override
+        public AllReduce blocking() {
+            return new AllReduce(comm, op);
+        }
+    }
+
+    record IAllGather(CommId comm) implements CollectiveStart {
+        @Override
+        public Kind kind() {
+            return Kind.IALLGATHER;
+        }
+
+        @Override
+        public AllGather blocking() {
+            return new AllGather(comm);
+        }
+    }
+
+    record IReduceScatter(CommId comm, ReduceOp op) implements CollectiveStart, Reducing {
+        @Override
+        public Kind kind() {
+            return Kind.IREDUCE_SCATTER;
+        }
+
+        @Override
+        public ReduceScatter blocking() {
+            return new ReduceScatter(comm, op);
+        }
+    }
+
+    record IBcast(CommId comm, int root) implements CollectiveStart, Rooted {
+        @Override
+        public Kind kind() {
+            return Kind.IBCAST;
+        }
+
+        @Override
+        public Bcast blocking() {
+            return new Bcast(comm, root);
+        }
+    }
+
+    record IAllToAll(CommId comm) implements CollectiveStart {
+        @Override
+        public Kind kind() {
+            return Kind.IALLTOALL;
+        }
+
+        @Override
+        public AllToAll blocking() {
+            return new AllToAll(comm);
+        }
+    }
+
+    record IBarrier(CommId comm) implements CollectiveStart {
+        @Override
+        public Kind kind() {
+            return Kind.IBARRIER;
+        }
+
+        @Override
+        public Barrier blocking() {
+            return new Barrier(comm);
+        }
+    }
+
+    /**
+     * Completes the nonblocking collective {@code start} started. Inputs: [request, the start's operand] (the operand
+     * keeps its buffer alive until the transfer is done; an {@code ibarrier}'s wait takes the request alone); output:
+     * the blocking collective's result (none for {@code ibarrier}).
+     */
+    record CollectiveWait(CollectiveStart start) implements CommOp {
+        @Override
+        public Kind kind() {
+            return Kind.WAIT_COLLECTIVE;
+        }
+
+        @Override
+        public CommId comm() {
+            return start.comm();
+        }
+
+        /** The data moved: the start's operand; {@code null} for an {@code ibarrier}. */
+        @Override
+        public Aval data(List<Aval> inputs) {
+            return inputs.size() > 1 ? inputs.get(1) : null;
         }
     }
 }

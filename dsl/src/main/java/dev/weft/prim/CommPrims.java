@@ -118,9 +118,32 @@ public final class CommPrims {
                 return List.of(p.result(), STATUS);
             });
 
+    public static final Primitive<CommOp.IAllReduce> IALLREDUCE = start(CommOp.Kind.IALLREDUCE,
+            CommOp.IAllReduce.class);
+
+    public static final Primitive<CommOp.IAllGather> IALLGATHER = start(CommOp.Kind.IALLGATHER,
+            CommOp.IAllGather.class);
+
+    public static final Primitive<CommOp.IReduceScatter> IREDUCE_SCATTER = start(CommOp.Kind.IREDUCE_SCATTER,
+            CommOp.IReduceScatter.class);
+
+    public static final Primitive<CommOp.IBcast> IBCAST = start(CommOp.Kind.IBCAST, CommOp.IBcast.class);
+
+    public static final Primitive<CommOp.IAllToAll> IALLTOALL = start(CommOp.Kind.IALLTOALL, CommOp.IAllToAll.class);
+
+    public static final Primitive<CommOp.IBarrier> IBARRIER = start(CommOp.Kind.IBARRIER, CommOp.IBarrier.class);
+
+    /** Inputs [request, operand] ([request] for an ibarrier); results those of the blocking collective. */
+    public static final Primitive<CommOp.CollectiveWait> WAIT_COLLECTIVE = prim(CommOp.Kind.WAIT_COLLECTIVE,
+            CommOp.CollectiveWait.class, (in, p) -> {
+                CommOp.Collective blocking = p.start().blocking();
+                return of(blocking).infer(in.subList(1, in.size()), blocking, SourceLocation.UNKNOWN);
+            });
+
     /** Every communication primitive, in the order of {@link CommOp}'s records. */
     public static final List<Primitive<? extends CommOp>> ALL = List.of(COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV,
-            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, RECV_ANY);
+            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, RECV_ANY,
+            IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER, WAIT_COLLECTIVE);
 
     private static final Map<CommOp.Kind, Primitive<? extends CommOp>> BY_KIND = new EnumMap<>(CommOp.Kind.class);
 
@@ -168,6 +191,18 @@ public final class CommPrims {
     /** The primitive of {@code kind}, named by its label. */
     private static <P extends CommOp> Primitive<P> prim(CommOp.Kind kind, Class<P> type, ShapeRule<P> rule) {
         return new Primitive<>(kind.label(), type, CommOp::effect, rule);
+    }
+
+    /**
+     * The start of a nonblocking collective: its operands checked as its blocking collective's (a bad shape fails at
+     * the start's line), a request out.
+     */
+    private static <P extends CommOp.CollectiveStart> Primitive<P> start(CommOp.Kind kind, Class<P> type) {
+        return prim(kind, type, (in, p) -> {
+            CommOp.Collective blocking = p.blocking();
+            of(blocking).infer(in, blocking, SourceLocation.UNKNOWN);
+            return List.of(REQUEST);
+        });
     }
 
     private static void checkPeer(CommOp p, int peer, int tag) {

@@ -114,7 +114,9 @@ public final class ShardingRules {
         for (Primitive<?> p : List.of(CommPrims.BARRIER, CommPrims.SEND, CommPrims.RECV, CommPrims.ISEND,
                 CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE, CommPrims.ALLGATHER,
                 CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE, CommPrims.ALLTOALL, CommPrims.SENDRECV,
-                CommPrims.COMM_RANK, CommPrims.RECV_ANY)) {
+                CommPrims.COMM_RANK, CommPrims.RECV_ANY, CommPrims.IALLREDUCE, CommPrims.IALLGATHER,
+                CommPrims.IREDUCE_SCATTER, CommPrims.IBCAST, CommPrims.IALLTOALL, CommPrims.IBARRIER,
+                CommPrims.WAIT_COLLECTIVE)) {
             NOT_SHARDABLE.put(p, "communication: a program on sharded tensors gets its communication from the"
                     + " partitioner; write hand-made communication on Sharding.localBlock(t) instead");
         }

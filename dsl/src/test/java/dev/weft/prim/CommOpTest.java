@@ -47,7 +47,7 @@ class CommOpTest {
     void everyRecordIsTheParamsOfExactlyOnePrimitive() {
         List<Class<?>> records = new ArrayList<>();
         collectRecords(CommOp.class, records);
-        assertThat(records).hasSize(15);
+        assertThat(records).hasSize(22);
         assertThat(CommPrims.ALL.stream().<Class<?>>map(Primitive::paramsType).toList())
                 .containsExactlyInAnyOrderElementsOf(records);
     }
@@ -60,7 +60,11 @@ class CommOpTest {
                 new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 0, f4)), new CommOp.AllReduce(WORLD, ReduceOp.SUM),
                 new CommOp.AllGather(WORLD), new CommOp.ReduceScatter(WORLD, ReduceOp.SUM), new CommOp.Bcast(WORLD, 1),
                 new CommOp.Reduce(WORLD, ReduceOp.MAX, 0), new CommOp.AllToAll(WORLD),
-                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4), new CommOp.RecvAny(WORLD, -1, -1, f4));
+                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4), new CommOp.RecvAny(WORLD, -1, -1, f4),
+                new CommOp.IAllReduce(WORLD, ReduceOp.SUM),
+                new CommOp.IAllGather(WORLD), new CommOp.IReduceScatter(WORLD, ReduceOp.MAX),
+                new CommOp.IBcast(WORLD, 1), new CommOp.IAllToAll(WORLD), new CommOp.IBarrier(WORLD),
+                new CommOp.CollectiveWait(new CommOp.IBcast(WORLD, 0)));
     }
 
     @Test
@@ -79,7 +83,7 @@ class CommOpTest {
     @Test
     void eachRecordHasItsOwnKindAndTheRestAreRuntimeOnly() {
         List<CommOp.Kind> traced = everyRecord().stream().map(CommOp::kind).toList();
-        assertThat(traced).doesNotHaveDuplicates().hasSize(15);
+        assertThat(traced).doesNotHaveDuplicates().hasSize(22);
         assertThat(CommOp.Kind.values()).filteredOn(k -> !traced.contains(k)).containsExactly(
                 CommOp.Kind.WAIT_ISEND, CommOp.Kind.WAIT_IRECV, CommOp.Kind.SPLIT, CommOp.Kind.DUP,
                 CommOp.Kind.PRIVATE_DUP, CommOp.Kind.FREE);
@@ -164,6 +168,27 @@ class CommOpTest {
                 .hasMessageContaining("peer rank -2");
         assertThat(new CommOp.RecvAny(WORLD, -1, 3, f4).symbolic())
                 .isEqualTo(new CommOp.RecvAny(new CommRef("world"), -1, 3, f4));
+    }
+
+    @Test
+    void aNonblockingCollectiveStartsItsBlockingOneAndItsWaitGivesThatResult() {
+        Aval f4 = new Aval(DType.F32, Shape.of(4));
+        CommOp.IAllGather start = new CommOp.IAllGather(WORLD);
+        assertThat(start.blocking()).isEqualTo(new CommOp.AllGather(WORLD));
+        assertThat(new CommOp.IReduceScatter(WORLD, ReduceOp.MAX).blocking())
+                .isEqualTo(new CommOp.ReduceScatter(WORLD, ReduceOp.MAX));
+        assertThat(CommPrims.IALLGATHER.infer(List.of(f4), start, SourceLocation.UNKNOWN))
+                .containsExactly(CommPrims.REQUEST);
+        CommOp.CollectiveWait done = new CommOp.CollectiveWait(start);
+        assertThat(CommPrims.WAIT_COLLECTIVE.infer(List.of(CommPrims.REQUEST, f4), done, SourceLocation.UNKNOWN))
+                .containsExactly(new Aval(DType.F32, Shape.of(8)));
+        assertThat(CommPrims.WAIT_COLLECTIVE.infer(List.of(CommPrims.REQUEST),
+                new CommOp.CollectiveWait(new CommOp.IBarrier(WORLD)), SourceLocation.UNKNOWN)).isEmpty();
+        assertThat(done.data(List.of(CommPrims.REQUEST, f4))).isEqualTo(f4);
+        assertThat(done.symbolic()).isEqualTo(new CommOp.CollectiveWait(new CommOp.IAllGather(new CommRef("world"))));
+        assertThatThrownBy(() -> CommPrims.IREDUCE_SCATTER.infer(List.of(new Aval(DType.F32, Shape.of(3))),
+                new CommOp.IReduceScatter(WORLD, ReduceOp.SUM), SourceLocation.UNKNOWN))
+                .hasMessageContaining("reduce_scatter").hasMessageContaining("2 equal blocks");
     }
 
     private static void collectRecords(Class<?> type, List<Class<?>> out) {

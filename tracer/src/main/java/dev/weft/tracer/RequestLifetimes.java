@@ -5,13 +5,14 @@ import dev.weft.graph.Graph;
 import dev.weft.graph.Node;
 import dev.weft.graph.Region;
 import dev.weft.graph.Var;
+import dev.weft.prim.CommOp;
 import dev.weft.prim.CommPrims;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.Map;
 
 /**
- * Checks that every request ({@code isend}/{@code irecv}) is completed by exactly one {@code wait} in the region
+ * Checks that every request ({@code isend}/{@code irecv}, a nonblocking collective) is completed by exactly one {@code wait} in the region
  * that started it: not never, not twice, not inside a nested loop or branch (which could run it zero or many
  * times), not returned. Errors name the line that started the request.
  */
@@ -32,7 +33,7 @@ final class RequestLifetimes {
                 if (origin == null) {
                     continue;
                 }
-                if (n.prim() != CommPrims.WAIT) {
+                if (n.prim() != CommPrims.WAIT && n.prim() != CommPrims.WAIT_COLLECTIVE) {
                     throw new WeftException(origin.location(), "the request started here is used by "
                             + n.prim().name() + " at " + n.location() + "; complete it with wait in the same"
                             + " loop body or branch where it was started");
@@ -42,7 +43,8 @@ final class RequestLifetimes {
                             + " is waited twice");
                 }
             }
-            if (n.prim() == CommPrims.ISEND || n.prim() == CommPrims.IRECV) {
+            if (n.prim() == CommPrims.ISEND || n.prim() == CommPrims.IRECV
+                    || n.params() instanceof CommOp.CollectiveStart) {
                 started.put(n.outputs().getFirst(), n);
             }
             n.regions().forEach(RequestLifetimes::check);

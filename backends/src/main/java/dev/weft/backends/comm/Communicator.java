@@ -155,6 +155,40 @@ public interface Communicator extends CommHandle {
     void alltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
 
     /**
+     * Starts {@link #allreduce} ({@code MPI_Iallreduce}) and returns at once; {@link #wait} completes it. Until then
+     * {@code in} must stay unchanged and {@code out} is undefined ({@code in} and {@code out} are distinct buffers).
+     * The nonblocking collectives are collectives: every rank starts them in the same order as its other collectives
+     * on the communicator, and a start never matches a blocking collective. Built-in reduce operators only.
+     */
+    PendingRequest iallreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
+                       SourceLocation where);
+
+    /** Starts {@link #allgather} ({@code MPI_Iallgather}); see {@link #iallreduce}. */
+    PendingRequest iallgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
+
+    /** Starts {@link #reduceScatter} ({@code MPI_Ireduce_scatter_block}); see {@link #iallreduce}. */
+    PendingRequest ireduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
+                           SourceLocation where);
+
+    /** Starts {@link #bcast} ({@code MPI_Ibcast}) of {@code buf}, defined on every rank once waited. */
+    PendingRequest ibcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where);
+
+    /** Starts {@link #alltoall} ({@code MPI_Ialltoall}); see {@link #iallreduce}. */
+    PendingRequest ialltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
+
+    /** Starts a {@link #barrier} ({@code MPI_Ibarrier}): its request completes once every rank has started it. */
+    PendingRequest ibarrier(SourceLocation where);
+
+    /**
+     * Lets this rank's outstanding requests advance without blocking, as a compiled program calls it between the
+     * kernels it runs while they are in flight: MPI tests them ({@code MPI_Testall}), since Open MPI and MPICH move
+     * a nonblocking collective only inside MPI calls. The default does nothing (a runtime whose transfers progress
+     * by themselves).
+     */
+    default void progress() {
+    }
+
+    /**
      * Collective: partitions the ranks by {@code color}, ordering each part by {@code key} and then by rank here,
      * and returns this rank's new communicator. A negative {@code color} is an invalid argument (there is no
      * {@code MPI_UNDEFINED}: every rank gets a communicator).

@@ -8,6 +8,7 @@ import dev.weft.lowering.passes.BufferPlanning;
 import dev.weft.lowering.passes.CommonSubexpressionElimination;
 import dev.weft.lowering.passes.DeadCodeElimination;
 import dev.weft.lowering.passes.ElementwiseFusion;
+import dev.weft.lowering.passes.OverlapCommunication;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.ReductionFusion;
 import dev.weft.lowering.passes.SliceOfPad;
@@ -33,6 +34,7 @@ public record CpuTarget() implements Target {
             new CommonSubexpressionElimination(),
             new ElementwiseFusion(ElementwiseFusion.Inputs.VIEWS),  // fused loops read windows and pieces in place
             new ReductionFusion(),                                  // the executor runs weft.fused_reduce
+            new OverlapCommunication(),                             // starts early, waits late: kernels between
             new Verifier(),
             new BufferPlanning());
 

@@ -80,6 +80,19 @@ public class CommGradTest {
                 new Case("isend and irecv with both neighbours", CommPrims.ISEND, CommGradTest::halo, 3, false, 1),
                 new Case("irecv", CommPrims.IRECV, CommGradTest::halo, 2, false, 1),
                 new Case("wait", CommPrims.WAIT, CommGradTest::halo, 4, false, 1),
+                new Case("iallreduce sum", CommPrims.IALLREDUCE, (c, x) -> c.wait(c.iallreduce(x.sin(), ReduceOp.SUM))
+                        .mul(x), 3, false, 1),
+                new Case("iallreduce max, invariant", CommPrims.IALLREDUCE, (c, x) -> c.wait(c.iallreduce(x.mul(x),
+                        ReduceOp.MAX)), 3, false, 1, true),
+                new Case("iallgather", CommPrims.IALLGATHER, (c, x) -> c.wait(c.iallgather(x.exp())).mul(2), 2, false,
+                        1, true),
+                new Case("ireduceScatter", CommPrims.IREDUCE_SCATTER, (c, x) -> c.wait(c.ireduceScatter(x.mul(x),
+                        ReduceOp.SUM)), -2, false, 1),
+                new Case("ibcast from the last rank", CommPrims.IBCAST, (c, x) -> c.wait(c.ibcast(x.sin(),
+                        c.size() - 1)).mul(x), 3, false, 1),
+                new Case("ialltoall", CommPrims.IALLTOALL, (c, x) -> c.wait(c.ialltoall(x.mul(x))).sin(), -2, false, 1),
+                new Case("nonblocking collectives in flight together", CommPrims.WAIT_COLLECTIVE,
+                        CommGradTest::overlapped, 2, false, 1),
                 new Case("sendrecv shift", CommPrims.SENDRECV, (c, x) -> c.sendrecv(x.exp(), (c.rank() + 1) % c.size(),
                         (c.rank() + c.size() - 1) % c.size(), 7).mul(x), 3, false, 1),
                 new Case("recvAny from a named rank", CommPrims.RECV_ANY, CommGradTest::ringAny, 2, false, 2));
@@ -111,6 +124,18 @@ public class CommGradTest {
             c.send(x.sin(), next, 5);
         }
         return got.mul(x);
+    }
+
+    /**
+     * A sum and a gather in flight together, with computation between the starts and the waits, waited in the other
+     * order.
+     */
+    private static Tensor overlapped(Comm c, Tensor x) {
+        Request sum = c.iallreduce(x.sin(), ReduceOp.SUM);
+        Request gathered = c.iallgather(x.mul(x));
+        Tensor local = x.exp().mul(x);
+        Tensor all = c.wait(gathered);
+        return c.wait(sum).mul(local).add(all.slice(0, 0, 2).mul(3));
     }
 
     /** A halo exchange as in Heat: receives from both neighbours started, then sends, then every wait. */

@@ -84,6 +84,34 @@ class VmapCommTest {
                         n -> new long[] {3}, 0),
                 new Case("irecv", CommPrims.IRECV, VmapCommTest::halo, n -> new long[] {2}, 1),
                 new Case("wait", CommPrims.WAIT, VmapCommTest::halo, n -> new long[] {1}, 0),
+                new Case("iallreduce sum", CommPrims.IALLREDUCE, (c, x) -> c.wait(c.iallreduce(x.mul(x),
+                        ReduceOp.SUM)).add(x), n -> new long[] {3}, 0),
+                new Case("iallreduce max, batch last", CommPrims.IALLREDUCE, (c, x) -> c.wait(c.iallreduce(x,
+                        ReduceOp.MAX)), n -> new long[] {2, 3}, 2),
+                new Case("iallgather", CommPrims.IALLGATHER, (c, x) -> c.wait(c.iallgather(x.exp())),
+                        n -> new long[] {2, 3}, 0),
+                new Case("iallgather of scalars", CommPrims.IALLGATHER, (c, x) -> c.wait(c.iallgather(x.mul(2))),
+                        n -> new long[0], 0),
+                new Case("ireduceScatter", CommPrims.IREDUCE_SCATTER, (c, x) -> c.wait(c.ireduceScatter(x,
+                        ReduceOp.SUM)), n -> new long[] {2L * n, 2}, 0),
+                new Case("ialltoall", CommPrims.IALLTOALL, (c, x) -> c.wait(c.ialltoall(x.sin())),
+                        n -> new long[] {2L * n}, 0),
+                new Case("ibcast from the last rank", CommPrims.IBCAST, (c, x) -> c.wait(c.ibcast(x, c.size() - 1))
+                        .mul(x), n -> new long[] {3}, 1),
+                new Case("nonblocking collectives in flight together", CommPrims.WAIT_COLLECTIVE, (c, x) -> {
+                    Request sum = c.iallreduce(x, ReduceOp.SUM);
+                    Request barrier = c.ibarrier();
+                    Request gathered = c.iallgather(x.mul(x));
+                    Tensor all = c.wait(gathered);
+                    c.wait(barrier);
+                    return c.wait(sum).add(all.slice(0, 0, 2));
+                }, n -> new long[] {2}, 1),
+                new Case("ibarrier", CommPrims.IBARRIER, (c, x) -> {
+                    Request r = c.ibarrier();
+                    Tensor y = x.mul(3);
+                    c.wait(r);
+                    return y;
+                }, n -> new long[] {2}, 0),
                 new Case("rank tensor", CommPrims.COMM_RANK, (c, x) -> x.add(c.rankTensor().cast(DType.F64)),
                         n -> new long[] {2}, 0),
                 new Case("barrier", CommPrims.BARRIER, (c, x) -> {

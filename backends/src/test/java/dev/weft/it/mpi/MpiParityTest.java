@@ -44,7 +44,7 @@ class MpiParityTest {
     }
 
     static Stream<Arguments> flavorsAndRanks() {
-        return Stream.of(Mpirun.Flavor.values()).flatMap(f -> Stream.of(2, 4).map(n -> Arguments.of(f, n)));
+        return Stream.of(Mpirun.Flavor.values()).flatMap(f -> Stream.of(2, 3, 4).map(n -> Arguments.of(f, n)));
     }
 
     static Stream<Arguments> flavorsAndLevels() {
@@ -66,6 +66,20 @@ class MpiParityTest {
                     .contains(flavor == Mpirun.Flavor.OPEN_MPI ? "libmpi.so.40 (Open MPI" : "(MPICH");
             assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_SINGLE")
                     .isEqualTo("0");
+            for (String t : List.of("f32", "f64", "i32", "i64")) {
+                String[][] same = {{"iallreduce sum", "allreduce sum"}, {"iallreduce max", "allreduce max"},
+                    {"iallgather", "allgather"}, {"ireduce_scatter", "reduce_scatter"}, {"ibcast", "bcast"},
+                    {"ialltoall", "alltoall"}};
+                for (String[] pair : same) {
+                    assertThat(value(lines, "eager " + t + " " + pair[0])).as("rank %d %s %s", r, t, pair[0])
+                            .isEqualTo(value(lines, "eager " + t + " " + pair[1]));
+                }
+                for (int i = 0; i < 6; i++) {
+                    int blocking = i < 5 ? i : 6;
+                    assertThat(value(lines, "compiled " + t + " nonblocking[" + i + "]")).as("rank %d %s #%d", r, t, i)
+                            .isEqualTo(value(lines, "compiled " + t + " collectives[" + blocking + "]"));
+                }
+            }
             assertThat(lines).as("rank %d", r).contains("overlapping allreduce = [" + 10 * r + ", "
                     + 5 * n * (n - 1) + ", " + (5 * n * (n - 1) + n) + ", " + (10 * r + 3) + "]");
             assertThat(lines).as("rank %d", r)
@@ -73,9 +87,11 @@ class MpiParityTest {
                     .contains("eager f64 allreduce last = "
                             + ParityPrograms.bits(ParityPrograms.input(DType.F64, n - 1, 2 * n)))
                     .contains("eager i64 allreduce sum = i64[" + 2 * n + "] " + sumOfInputs(n))
-                    .contains("world Comm(world, rank " + r + " of " + n + ")")
-                    .contains("split Comm(world.split(" + r % 2 + ")#0, rank " + (n / 2 - 1 - r / 2) + " of " + n / 2
-                            + ")");
+                    .contains("world Comm(world, rank " + r + " of " + n + ")");
+            // colour r % 2, ordered by -r: the same-parity ranks above this one come first
+            int members = (n - r % 2 + 1) / 2;
+            assertThat(lines).as("rank %d", r).contains("split Comm(world.split(" + r % 2 + ")#0, rank "
+                    + (members - 1 - r / 2) + " of " + members + ")");
         }
         System.out.printf("%s mpirun -np %d: %d lines per rank, %.1f s%n", flavor, n, fake.getFirst().size(),
                 mpi.elapsed().toMillis() / 1e3);
@@ -97,6 +113,12 @@ class MpiParityTest {
             assertThat(Files.readString(dir.resolve("thread-level-" + r + ".txt"))).as("MPI_THREAD_" + level)
                     .isEqualTo(Integer.toString(LEVELS.indexOf(level)));
         }
+    }
+
+    /** What line {@code label = ...} of {@code lines} says. */
+    private static String value(List<String> lines, String label) {
+        return lines.stream().filter(l -> l.startsWith(label + " = ")).findFirst()
+                .map(l -> l.substring(label.length() + 3)).orElseThrow(() -> new AssertionError("no line " + label));
     }
 
     /** Skips the test when {@code flavor}'s launcher is missing, or fails it under {@value #REQUIRE_ENV}. */

@@ -124,6 +124,12 @@ public final class ParityPrograms {
         emit(out, "eager " + t + " reduce", c.reduce(x, ReduceOp.PROD, 0));
         emit(out, "eager " + t + " alltoall", c.alltoall(x));
         emit(out, "eager " + t + " sendrecv", c.sendrecv(x, right, left, 3));
+        emit(out, "eager " + t + " iallreduce sum", c.wait(c.iallreduce(x, ReduceOp.SUM)));
+        emit(out, "eager " + t + " iallreduce max", c.wait(c.iallreduce(x, ReduceOp.MAX)));
+        emit(out, "eager " + t + " iallgather", c.wait(c.iallgather(x)));
+        emit(out, "eager " + t + " ireduce_scatter", c.wait(c.ireduceScatter(x, ReduceOp.SUM)));
+        emit(out, "eager " + t + " ibcast", c.wait(c.ibcast(x, c.size() - 1)));
+        emit(out, "eager " + t + " ialltoall", c.wait(c.ialltoall(x)));
     }
 
     private static void eagerBool(Comm c, Tensor b, List<String> out) {
@@ -177,6 +183,38 @@ public final class ParityPrograms {
         for (int i = 0; i < r.length; i++) {
             emit(out, "compiled " + x.dtype().specName() + " collectives[" + i + "]", r[i]);
         }
+        Tensor[] nb = nonblocking(c, x);
+        for (int i = 0; i < nb.length; i++) {
+            emit(out, "compiled " + x.dtype().specName() + " nonblocking[" + i + "]", nb[i]);
+        }
+    }
+
+    /**
+     * The nonblocking collectives of {@link #collectives}, all in flight at once (with a blocking one and an
+     * ibarrier among them), computation between the starts and the waits, waited in another order: their results are
+     * the blocking ones', in the same order.
+     */
+    @Compile
+    static Tensor[] nonblocking(Comm c, Tensor x) {
+        Request sum = c.iallreduce(x, ReduceOp.SUM);
+        Request max = c.iallreduce(x, ReduceOp.MAX);
+        Request gathered = c.iallgather(x);
+        Tensor blocking = c.allreduce(x, ReduceOp.MIN);
+        Request scattered = c.ireduceScatter(x, ReduceOp.SUM);
+        Request barrier = c.ibarrier();
+        Request broadcast = c.ibcast(x, c.size() - 1);
+        Request exchanged = c.ialltoall(x);
+        Tensor local = x.mul(x).add(blocking);
+        Tensor[] r = new Tensor[7];
+        r[5] = c.wait(exchanged);
+        c.wait(barrier);
+        r[4] = c.wait(broadcast);
+        r[3] = c.wait(scattered);
+        r[2] = c.wait(gathered);
+        r[1] = c.wait(max);
+        r[0] = c.wait(sum);
+        r[6] = local;
+        return r;
     }
 
     private static void derived(Comm world, List<String> out) {

@@ -168,6 +168,16 @@ public sealed interface Attr {
                 }
                 case CommOp.AllToAll a -> {
                 }
+                case CommOp.IAllReduce(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
+                case CommOp.IReduceScatter(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
+                case CommOp.IBcast(var comm, int root) -> c.put("root", Int.i64(root));
+                case CommOp.IAllGather a -> {
+                }
+                case CommOp.IAllToAll a -> {
+                }
+                case CommOp.IBarrier b -> {
+                }
+                case CommOp.CollectiveWait w -> c.put("start", new Str(w.start().kind().label()));
             }
             if (data != null) {
                 c.put("dtype", new Str(data.dtype().specName()));

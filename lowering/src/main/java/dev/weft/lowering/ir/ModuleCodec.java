@@ -90,9 +90,8 @@ public final class ModuleCodec {
             COMM_CONFIG = 8, ARRAY = 9, SYMBOL = 10, ENUM = 11, COUNTED_LOOP = 12, DOT_DIMENSIONS = 13;
     private static final int RANK = 0, BARRIER = 1, SEND = 2, RECV = 3, ISEND = 4, IRECV = 5, WAIT = 6,
             ALL_REDUCE = 7, ALL_GATHER = 8, REDUCE_SCATTER = 9, BCAST = 10, REDUCE = 11, ALL_TO_ALL = 12,
-            SEND_RECV = 13;
-    /** Apart from the numbers above, so that other communication ops can take the next ones. */
-    private static final int RECV_ANY = 30;
+            SEND_RECV = 13, I_ALL_REDUCE = 14, I_ALL_GATHER = 15, I_REDUCE_SCATTER = 16, I_BCAST = 17,
+            I_ALL_TO_ALL = 18, I_BARRIER = 19, WAIT_COLLECTIVE = 20, RECV_ANY = 21;
     private static final Map<String, ReduceOp> BUILTIN_REDUCE_OPS = Map.of("sum", ReduceOp.SUM, "prod",
             ReduceOp.PROD, "min", ReduceOp.MIN, "max", ReduceOp.MAX);
 
@@ -329,6 +328,25 @@ public final class ModuleCodec {
                     ints(source, tag);
                     aval(result);
                 }
+                case CommOp.IAllReduce(CommId c, ReduceOp r) -> {
+                    tagged(I_ALL_REDUCE, c);
+                    reduceOp(r);
+                }
+                case CommOp.IAllGather(CommId c) -> tagged(I_ALL_GATHER, c);
+                case CommOp.IReduceScatter(CommId c, ReduceOp r) -> {
+                    tagged(I_REDUCE_SCATTER, c);
+                    reduceOp(r);
+                }
+                case CommOp.IBcast(CommId c, int root) -> {
+                    tagged(I_BCAST, c);
+                    ints(root);
+                }
+                case CommOp.IAllToAll(CommId c) -> tagged(I_ALL_TO_ALL, c);
+                case CommOp.IBarrier(CommId c) -> tagged(I_BARRIER, c);
+                case CommOp.CollectiveWait(CommOp.CollectiveStart start) -> {
+                    out.writeByte(WAIT_COLLECTIVE);
+                    commOp(start);
+                }
             }
         }
 
@@ -525,6 +543,12 @@ public final class ModuleCodec {
                 }
                 return new CommOp.Wait(start);
             }
+            if (tag == WAIT_COLLECTIVE) {
+                if (!(commOp() instanceof CommOp.CollectiveStart start)) {
+                    throw new IllegalArgumentException("a collective wait on no nonblocking collective");
+                }
+                return new CommOp.CollectiveWait(start);
+            }
             CommRef c = new CommRef(string());
             return switch (tag) {
                 case RANK -> new CommOp.Rank(c);
@@ -542,6 +566,12 @@ public final class ModuleCodec {
                 case SEND_RECV -> new CommOp.SendRecv(c, in.readInt(), in.readInt(), in.readInt(), in.readInt(),
                         aval());
                 case RECV_ANY -> new CommOp.RecvAny(c, in.readInt(), in.readInt(), aval());
+                case I_ALL_REDUCE -> new CommOp.IAllReduce(c, reduceOp());
+                case I_ALL_GATHER -> new CommOp.IAllGather(c);
+                case I_REDUCE_SCATTER -> new CommOp.IReduceScatter(c, reduceOp());
+                case I_BCAST -> new CommOp.IBcast(c, in.readInt());
+                case I_ALL_TO_ALL -> new CommOp.IAllToAll(c);
+                case I_BARRIER -> new CommOp.IBarrier(c);
                 default -> throw new IllegalArgumentException("bad communication tag " + tag);
             };
         }

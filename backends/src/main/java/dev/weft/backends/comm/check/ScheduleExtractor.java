@@ -95,6 +95,8 @@ public final class ScheduleExtractor {
             }
             case CommOp.Wait w -> {
             }
+            case CommOp.CollectiveWait w -> {
+            }
             case CommOp.Send(var c, int dest, int tag) -> out.add(CommStep.message(p, false, in.getFirst(), dest, tag,
                     where));
             case CommOp.Isend(var c, int dest, int tag) -> out.add(CommStep.message(p, false, in.getFirst(), dest, tag,

@@ -56,7 +56,10 @@ final class CheckedComm {
         };
     }
 
-    /** {@code action}, the barrier or point-to-point operation of {@code call}, checked. */
+    /**
+     * {@code action}, the barrier, point-to-point operation or nonblocking collective of {@code call}, checked: a
+     * collective's start is checked with the other ranks as its blocking collective is.
+     */
     static CommCall.Action action(CommCall call, CommCall.Action action) {
         CommCheck check = CommCheck.of(call.comm());
         SourceLocation where = call.where();
@@ -99,6 +102,14 @@ final class CheckedComm {
                     RequestTable.wrap(out[0], r -> new CheckedRequest(r, null, check.expect(step, source, tag)));
                 };
             }
+            case CommOp.CollectiveStart c -> {
+                CommStep step = CommStep.of(c, call.data(), where);
+                yield (in, out) -> {
+                    check.collective(step);
+                    action.run(in, out);
+                };
+            }
+            case CommOp.CollectiveWait w -> action;
             case CommOp.Wait w -> action;
             case CommOp.Rank r -> action;
             case CommOp.Collective c -> throw new IllegalArgumentException(call.op().kind() + " is a pair action");

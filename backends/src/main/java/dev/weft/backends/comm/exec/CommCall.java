@@ -4,6 +4,7 @@ import dev.weft.spi.Setting;
 import dev.weft.DType;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.RuntimeReduceOp;
+import dev.weft.backends.comm.PendingRequest;
 import dev.weft.backends.comm.check.CommCheck;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
@@ -53,8 +54,16 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
      * one small call that inlines (a switch over every operation at each call would be too big to).
      */
     public Action action() {
+        return action(false);
+    }
+
+    /**
+     * {@link #action()}, for a compiled program when {@code compiled}: a nonblocking collective's wait then keeps
+     * the buffer the executor offers for its result, and the start reuses it ({@link ResultBuffers}).
+     */
+    public Action action(boolean compiled) {
         Communicator.BufferPairCall pair = selectPair();
-        Action a = pair != null ? arrays(pair) : select();
+        Action a = pair != null ? arrays(pair) : select(compiled);
         if (!DEBUG) {
             return a;
         }
@@ -88,8 +97,8 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
     }
 
     /** {@link #bindOther}, checked where the schedule check applies to the communicator. */
-    private Action select() {
-        Action a = bindOther();
+    private Action select(boolean compiled) {
+        Action a = bindOther(compiled);
         return op instanceof CommOp.Rank || !CommCheck.applies(comm, op) ? a : CheckedComm.action(this, a);
     }
 
@@ -122,11 +131,48 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
             case CommOp.Isend s -> null;
             case CommOp.Irecv r -> null;
             case CommOp.Wait w -> null;
+            case CommOp.CollectiveStart c -> null;
+            case CommOp.CollectiveWait w -> null;
         };
     }
 
+    /**
+     * The start of a nonblocking collective on {@code n} elements of {@code t}: its result goes to a new buffer, which
+     * the request holds until its wait hands it over as the result.
+     */
+    private Action start(CommOp.CollectiveStart op, DType t, long n) {
+        int size = comm.size();
+        return switch (op) {
+            case CommOp.IAllReduce a -> started((in, buf) -> comm.iallreduce(in[0], buf, t, n, reduce, where), t, n);
+            case CommOp.IAllGather a -> started((in, buf) -> comm.iallgather(in[0], buf, t, n, where), t, n * size);
+            case CommOp.IReduceScatter r -> started((in, buf) -> comm.ireduceScatter(in[0], buf, t, n / size, reduce,
+                    where), t, n / size);
+            case CommOp.IBcast(var c, int root) -> started((in, buf) -> {
+                buf.copyFrom(in[0].asSlice(0, data.byteSize()));
+                return comm.ibcast(buf, t, n, root, where);
+            }, t, n);
+            case CommOp.IAllToAll a -> started((in, buf) -> comm.ialltoall(in[0], buf, t, n / size, where), t, n);
+            case CommOp.IBarrier b -> (in, out) -> out[0] = RequestTable.put(comm.ibarrier(where), null, out[0]);
+        };
+    }
+
+    /** A start on its operands and a result buffer of {@code count} elements of {@code t}. */
+    private static Action started(Post post, DType t, long count) {
+        ResultBuffers buffers = new ResultBuffers(count * t.byteSize());
+        return (in, out) -> {
+            MemorySegment buf = buffers.take();
+            out[0] = RequestTable.put(new RequestTable.Pending(post.start(in, buf), buf, buffers), out[0]);
+        };
+    }
+
+    /** Starts a nonblocking collective on the operands {@code in}, its result going to {@code buf}. */
+    @FunctionalInterface
+    private interface Post {
+        PendingRequest start(MemorySegment[] in, MemorySegment buf);
+    }
+
     /** The operations that are not a {@link #bindPair}. */
-    private Action bindOther() {
+    private Action bindOther(boolean compiled) {
         DType t = data == null ? null : data.dtype();
         long n = data == null ? 0 : data.shape().size();
         return switch (op) {
@@ -147,6 +193,17 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
                 RequestTable.Pending p = RequestTable.take(in[0], where);
                 CheckedRequest.await(comm, p.request(), where);
                 if (p.buffer() != null) {
+                    out[0] = p.buffer();
+                }
+            };
+            case CommOp.CollectiveStart c -> start(c, t, n);
+            case CommOp.CollectiveWait w -> (in, out) -> {
+                RequestTable.Pending p = RequestTable.take(in[0], where);
+                comm.wait(p.request(), where);
+                if (p.buffer() != null) {
+                    if (compiled && p.buffers() != null) {
+                        p.buffers().give(out[0]);
+                    }
                     out[0] = p.buffer();
                 }
             };

@@ -73,16 +73,33 @@ public final class CommCustomCalls implements CpuCustomCallProvider {
         private final int[] tensorOperands;
         /** Whether the tokens follow the tensors, so the operands can be passed as they are. */
         private final boolean tokensLast;
+        /** A nonblocking collective's start: its communicator's {@link Communicator#progress}; else null. */
+        private final Runnable progress;
+        private final boolean keepsOffered;
 
         BoundCall(CommCall call, Op op) {
             // the operation is bound once: a bound allreduce has checked its arguments and found its MPI handles
             Communicator.BufferPairCall pair = call.pairAction();
             this.pairCall = pair == null ? null : ObservedComm.pair(call, pair, true);
             this.inPlace = pair != null && call.op().inPlace();
-            this.call = pairCall != null ? CommCall.arrays(pairCall) : ObservedComm.action(call, call.action(), true);
+            this.call = pairCall != null ? CommCall.arrays(pairCall) : ObservedComm.action(call, call.action(true),
+                    true);
             this.tensorOperands = IntStream.range(0, op.operands().size())
                     .filter(i -> !(op.operand(i).type() instanceof TokenType)).toArray();
             this.tokensLast = IntStream.range(0, tensorOperands.length).allMatch(i -> tensorOperands[i] == i);
+            this.progress = call.op() instanceof CommOp.CollectiveStart ? call.comm()::progress : null;
+            this.keepsOffered = call.op() instanceof CommOp.CollectiveWait;
+        }
+
+        @Override
+        public Runnable progress(Op op) {
+            return progress;
+        }
+
+        /** A nonblocking collective's wait keeps the result buffer offered, for a later start ({@code action(true)}). */
+        @Override
+        public boolean keepsOfferedResults(Op op) {
+            return keepsOffered;
         }
 
         @Override

@@ -138,6 +138,7 @@ final class ObservedComm {
             case CommOp.Rooted r -> r.root();
             case CommOp.Rank r -> -1;
             case CommOp.Wait w -> -1;
+            case CommOp.CollectiveWait w -> -1;
             case CommOp.Collective c -> -1;
         };
     }
@@ -152,6 +153,7 @@ final class ObservedComm {
             case CommOp.SendRecv s -> s.sendTag();
             case CommOp.Rank r -> -1;
             case CommOp.Wait w -> -1;
+            case CommOp.CollectiveWait w -> -1;
             case CommOp.Collective c -> -1;
         };
     }

@@ -15,7 +15,14 @@ import java.util.function.UnaryOperator;
  * {@code wait} that consumes it takes it out of the table.
  */
 final class RequestTable {
-    record Pending(PendingRequest request, MemorySegment buffer) {
+    /**
+     * A request, the buffer a receive or nonblocking collective fills (or null), and for a compiled nonblocking
+     * collective the buffers its result comes from (else null).
+     */
+    record Pending(PendingRequest request, MemorySegment buffer, ResultBuffers buffers) {
+        Pending(PendingRequest request, MemorySegment buffer) {
+            this(request, buffer, null);
+        }
     }
 
     private static final AtomicLong NEXT = new AtomicLong(1);
@@ -29,8 +36,13 @@ final class RequestTable {
      * {@code idOut} and returns {@code idOut}.
      */
     static MemorySegment put(PendingRequest r, MemorySegment buffer, MemorySegment idOut) {
+        return put(new Pending(r, buffer), idOut);
+    }
+
+    /** {@link #put(PendingRequest, MemorySegment, MemorySegment)} of a pending request with its result buffers. */
+    static MemorySegment put(Pending p, MemorySegment idOut) {
         long id = NEXT.getAndIncrement();
-        PENDING.put(id, new Pending(r, buffer));
+        PENDING.put(id, p);
         idOut.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, id);
         return idOut;
     }
@@ -38,7 +50,7 @@ final class RequestTable {
     /** Replaces the request whose id {@code id} holds by {@code f} of it (the schedule check adds its envelope). */
     static void wrap(MemorySegment id, UnaryOperator<PendingRequest> f) {
         PENDING.computeIfPresent(id.get(ValueLayout.JAVA_LONG_UNALIGNED, 0),
-                (key, p) -> new Pending(f.apply(p.request()), p.buffer()));
+                (key, p) -> new Pending(f.apply(p.request()), p.buffer(), p.buffers()));
     }
 
     static Pending take(MemorySegment id, SourceLocation where) {

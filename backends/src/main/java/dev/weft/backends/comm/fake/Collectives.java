@@ -33,16 +33,16 @@ final class Collectives {
         int n = group.size();
         Object[] results = new Object[n];
         switch (call.kind()) {
-            case BARRIER -> {
+            case BARRIER, IBARRIER -> {
             }
-            case BCAST -> {
+            case BCAST, IBCAST -> {
                 for (int r = 0; r < n; r++) {
                     results[r] = r == call.root() ? null : payloads[call.root()];
                 }
             }
             case REDUCE -> results[call.root()] = fold(op, call.dtype(), call.count(), payloads);
-            case ALLREDUCE -> Arrays.fill(results, fold(op, call.dtype(), call.count(), payloads));
-            case ALLGATHER -> {
+            case ALLREDUCE, IALLREDUCE -> Arrays.fill(results, fold(op, call.dtype(), call.count(), payloads));
+            case ALLGATHER, IALLGATHER -> {
                 long block = call.count() * call.dtype().byteSize();
                 MemorySegment all = Arena.ofAuto().allocate(block * n);
                 for (int r = 0; r < n; r++) {
@@ -50,14 +50,14 @@ final class Collectives {
                 }
                 Arrays.fill(results, all);
             }
-            case REDUCE_SCATTER -> {
+            case REDUCE_SCATTER, IREDUCE_SCATTER -> {
                 long block = call.count() * call.dtype().byteSize();
                 MemorySegment sum = fold(op, call.dtype(), call.count() * n, payloads);
                 for (int r = 0; r < n; r++) {
                     results[r] = sum.asSlice(r * block, block);
                 }
             }
-            case ALLTOALL -> {
+            case ALLTOALL, IALLTOALL -> {
                 long block = call.count() * call.dtype().byteSize();
                 for (int r = 0; r < n; r++) {
                     MemorySegment out = Arena.ofAuto().allocate(block * n);

@@ -100,6 +100,10 @@ final class FakeCommunicator implements Communicator {
     @Override
     public void wait(PendingRequest request, SourceLocation where) {
         live("wait", where);
+        if (request instanceof FakeCollectiveRequest c && c.owner == this) {
+            finish(c, where);
+            return;
+        }
         if (!(request instanceof FakeRequest r) || r.owner != this) {
             throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
                     + "communicator handle", name(), rank, request == null ? "null request" : request.describe()));
@@ -203,6 +207,66 @@ final class FakeCommunicator implements Communicator {
         Object result = collective(new CollectiveCall(CommOp.Kind.ALLTOALL, dtype, countPerRank, -1, null,
                 where), null, Collectives.copyOf(in, bytes));
         MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+    }
+
+    @Override
+    public PendingRequest iallreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
+                              SourceLocation where) {
+        live("iallreduce", where);
+        CommChecks.reduceOp(this, "iallreduce", op, dtype, where);
+        long bytes = CommChecks.buffer(this, "iallreduce", "input", in, dtype, count, where);
+        CommChecks.buffer(this, "iallreduce", "output", out, dtype, count, where);
+        return start(new CollectiveCall(CommOp.Kind.IALLREDUCE, dtype, count, -1, op.name(), where), op,
+                Collectives.copyOf(in, bytes), FakeCollectiveRequest.into(out, bytes));
+    }
+
+    @Override
+    public PendingRequest iallgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                              SourceLocation where) {
+        live("iallgather", where);
+        long bytes = CommChecks.buffer(this, "iallgather", "input", in, dtype, countPerRank, where);
+        long outBytes = CommChecks.buffer(this, "iallgather", "output", out, dtype, total(countPerRank, where), where);
+        return start(new CollectiveCall(CommOp.Kind.IALLGATHER, dtype, countPerRank, -1, null, where), null,
+                Collectives.copyOf(in, bytes), FakeCollectiveRequest.into(out, outBytes));
+    }
+
+    @Override
+    public PendingRequest ireduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
+                                  SourceLocation where) {
+        live("ireduce_scatter", where);
+        CommChecks.reduceOp(this, "ireduce_scatter", op, dtype, where);
+        long inBytes = CommChecks.buffer(this, "ireduce_scatter", "input", in, dtype, total(countPerRank, where),
+                where);
+        long bytes = CommChecks.buffer(this, "ireduce_scatter", "output", out, dtype, countPerRank, where);
+        return start(new CollectiveCall(CommOp.Kind.IREDUCE_SCATTER, dtype, countPerRank, -1, op.name(), where), op,
+                Collectives.copyOf(in, inBytes), FakeCollectiveRequest.into(out, bytes));
+    }
+
+    @Override
+    public PendingRequest ibcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        live("ibcast", where);
+        CommChecks.peer(this, "ibcast", "root", root, where);
+        long bytes = CommChecks.buffer(this, "ibcast", "broadcast", buf, dtype, count, where);
+        return start(new CollectiveCall(CommOp.Kind.IBCAST, dtype, count, root, null, where), null,
+                rank == root ? Collectives.copyOf(buf, bytes) : null,
+                rank == root ? result -> { } : FakeCollectiveRequest.into(buf, bytes));
+    }
+
+    @Override
+    public PendingRequest ialltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                             SourceLocation where) {
+        live("ialltoall", where);
+        long total = total(countPerRank, where);
+        long bytes = CommChecks.buffer(this, "ialltoall", "input", in, dtype, total, where);
+        CommChecks.buffer(this, "ialltoall", "output", out, dtype, total, where);
+        return start(new CollectiveCall(CommOp.Kind.IALLTOALL, dtype, countPerRank, -1, null, where), null,
+                Collectives.copyOf(in, bytes), FakeCollectiveRequest.into(out, bytes));
+    }
+
+    @Override
+    public PendingRequest ibarrier(SourceLocation where) {
+        live("ibarrier", where);
+        return start(CollectiveCall.of(CommOp.Kind.IBARRIER, where), null, null, result -> { });
     }
 
     @Override
@@ -390,6 +454,46 @@ final class FakeCommunicator implements Communicator {
                 return hint;
             }
         };
+    }
+
+    /**
+     * Joins this rank's next collective on the communicator without waiting for the others (the last to arrive
+     * computes every rank's result); the request's wait ({@link #finish}) blocks until the round is done.
+     */
+    private PendingRequest start(CollectiveCall call, RuntimeReduceOp op, Object payload, FakeCollectiveRequest.Delivery delivery) {
+        return monitor.requests(worldRank).start(call.kind().label(), name(), call.where(), () -> {
+            long seq = ++collectives;
+            monitor.lock.lock();
+            try {
+                CollectiveRound round = group.round(seq);
+                if (round.arrive(rank, call, op, payload)) {
+                    round.compute(monitor.lock);
+                }
+                monitor.changed();
+                return new FakeCollectiveRequest(this, round, call, seq, delivery);
+            } finally {
+                monitor.lock.unlock();
+            }
+        });
+    }
+
+    /** Waits for the round of the nonblocking collective {@code r} and delivers this rank's result. */
+    private void finish(FakeCollectiveRequest r, SourceLocation where) {
+        Object result;
+        monitor.lock.lock();
+        try {
+            SourceLocation before = r.markWaited(where);
+            if (before != null) {
+                throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
+                        name(), r.describe(), before));
+            }
+            monitor.requests(worldRank).waited(r);
+            monitor.await(worldRank, r.round.waitFor(r.call));
+            result = r.round.depart(rank, where);
+        } finally {
+            monitor.lock.unlock();
+        }
+        r.delivery.deliver(result);
     }
 
     /** Joins this rank's next collective on the communicator, blocks until it completes, and returns its result. */

@@ -19,8 +19,8 @@ import java.util.function.Supplier;
  * decorator rather than calls inside each runtime: one place records both, and a bound allreduce costs the
  * recorder's few stores and one more call, which the JIT inlines.
  *
- * <p>Blocking operations are recorded as started and then completed or failed; {@code isend} and {@code irecv} as
- * posted, completed when their request is waited (the {@code wait} is recorded too). Collectives are numbered per
+ * <p>Blocking operations are recorded as started and then completed or failed; {@code isend}, {@code irecv} and the
+ * nonblocking collectives as posted, completed when their request is waited (the {@code wait} is recorded too). Collectives are numbered per
  * communicator. Requests are wrapped ({@link FlightRequest}) and unwrapped for the runtime.
  */
 public final class FlightCommunicator implements Communicator {
@@ -147,7 +147,8 @@ public final class FlightCommunicator implements Communicator {
             return;
         }
         FlightCall p = r.call();
-        FlightCall c = new FlightCall(p.op() == CommOp.Kind.ISEND ? CommOp.Kind.WAIT_ISEND : CommOp.Kind.WAIT_IRECV,
+        FlightCall c = new FlightCall(p.op() == CommOp.Kind.ISEND ? CommOp.Kind.WAIT_ISEND
+                : p.op() == CommOp.Kind.IRECV ? CommOp.Kind.WAIT_IRECV : CommOp.Kind.WAIT_COLLECTIVE,
                 inner.name(), inner.rank(), inner.size(), p.peer(), p.tag(), -1, -1, p.dtype(), p.count(), null,
                 where);
         long s = recorder.begin(c, -1, r.seq(), FlightState.STARTED);
@@ -359,6 +360,66 @@ public final class FlightCommunicator implements Communicator {
     }
 
     /** Records the start of this communicator's next collective; returns its sequence number. */
+    @Override
+    public PendingRequest iallreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
+                              SourceLocation where) {
+        return started(CommOp.Kind.IALLREDUCE, -1, dtype, count, op, where,
+                () -> inner.iallreduce(in, out, dtype, count, op, where));
+    }
+
+    @Override
+    public PendingRequest iallgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                              SourceLocation where) {
+        return started(CommOp.Kind.IALLGATHER, -1, dtype, countPerRank, null, where,
+                () -> inner.iallgather(in, out, dtype, countPerRank, where));
+    }
+
+    @Override
+    public PendingRequest ireduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
+                                  SourceLocation where) {
+        return started(CommOp.Kind.IREDUCE_SCATTER, -1, dtype, countPerRank, op, where,
+                () -> inner.ireduceScatter(in, out, dtype, countPerRank, op, where));
+    }
+
+    @Override
+    public PendingRequest ibcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        return started(CommOp.Kind.IBCAST, root, dtype, count, null, where,
+                () -> inner.ibcast(buf, dtype, count, root, where));
+    }
+
+    @Override
+    public PendingRequest ialltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                             SourceLocation where) {
+        return started(CommOp.Kind.IALLTOALL, -1, dtype, countPerRank, null, where,
+                () -> inner.ialltoall(in, out, dtype, countPerRank, where));
+    }
+
+    @Override
+    public PendingRequest ibarrier(SourceLocation where) {
+        return started(CommOp.Kind.IBARRIER, -1, null, -1, null, where, () -> inner.ibarrier(where));
+    }
+
+    @Override
+    public void progress() {
+        inner.progress();
+    }
+
+    /**
+     * A nonblocking collective, recorded as posted under its collective's number and completed with the wait of its
+     * request (recorded as {@code wait_collective}).
+     */
+    private PendingRequest started(CommOp.Kind op, int root, DType dtype, long count, RuntimeReduceOp reduce, SourceLocation where,
+                            Supplier<PendingRequest> start) {
+        FlightCall c = call(op, root, -1, dtype, count, reduce, where);
+        long s = recorder.begin(c, ++collectives, -1, FlightState.POSTED);
+        try {
+            return new FlightRequest(start.get(), c, s);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+    }
+
     private long collective(CommOp.Kind op, int root, DType dtype, long count, RuntimeReduceOp reduce, SourceLocation where) {
         return recorder.begin(call(op, root, -1, dtype, count, reduce, where), ++collectives, -1,
                 FlightState.STARTED);

@@ -229,7 +229,8 @@ public final class FlightRecorder {
             FlightCall call = registered < 0 ? s.call : registered < calls.length ? calls[registered] : null;
             FlightState state = STATES[s.state];
             long ref = s.ref;
-            boolean wait = call != null && (call.op() == CommOp.Kind.WAIT_ISEND || call.op() == CommOp.Kind.WAIT_IRECV);
+            boolean wait = call != null && (call.op() == CommOp.Kind.WAIT_ISEND || call.op() == CommOp.Kind.WAIT_IRECV
+                    || call.op() == CommOp.Kind.WAIT_COLLECTIVE);
             boolean ended = state == FlightState.COMPLETED || state == FlightState.FAILED;
             FlightEntry e = new FlightEntry(seq, call, wait ? -1 : ref, wait ? ref : -1, state, s.start,
                     ended ? s.end : -1);

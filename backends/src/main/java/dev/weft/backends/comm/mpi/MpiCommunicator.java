@@ -14,7 +14,10 @@ import dev.weft.spi.SourceLocation;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongToIntFunction;
+import java.util.function.ToIntFunction;
 import java.util.function.Supplier;
 
 /**
@@ -43,6 +46,10 @@ final class MpiCommunicator implements Communicator {
     private final boolean isWorld;
     private int derived;
     private SourceLocation freedAt;
+    /** The nonblocking collectives started and not yet waited, which {@link #progress} tests. */
+    private final List<MpiCollectiveRequest> inFlight = new CopyOnWriteArrayList<>();
+    private final MemorySegment testFlag = Arena.ofAuto().allocate(ValueLayout.JAVA_INT);
+    private final MemorySegment testStatus;
 
     MpiCommunicator(MpiWorld world, long handle, String name, boolean isWorld) {
         this.world = world;
@@ -50,6 +57,7 @@ final class MpiCommunicator implements Communicator {
         this.handle = handle;
         this.name = name;
         this.isWorld = isWorld;
+        this.testStatus = Arena.ofAuto().allocate(mpi.statusBytes);
         String op = "attach " + name;
         check(mpi.commSetErrhandler(handle, mpi.errorsReturn), op, -1, SourceLocation.UNKNOWN);
         try (Arena arena = Arena.ofConfined()) {
@@ -148,6 +156,10 @@ final class MpiCommunicator implements Communicator {
     @Override
     public void wait(PendingRequest request, SourceLocation where) {
         live("wait", where);
+        if (request instanceof MpiCollectiveRequest c && c.owner == this) {
+            finish(c, where);
+            return;
+        }
         if (!(request instanceof MpiRequest r) || r.owner != this) {
             throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
                     + "communicator handle", name, rank, request == null ? "null request" : request.describe()));
@@ -305,6 +317,160 @@ final class MpiCommunicator implements Communicator {
         requireNative("alltoall", out, where);
         MemorySegment send = copyIfOverlapping(in, bytes, out);
         check(mpi.alltoall(send, n, mpi.datatype(dtype), out, handle), "alltoall", -1, where);
+    }
+
+    @Override
+    public PendingRequest iallreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
+                              SourceLocation where) {
+        String name = "iallreduce";
+        long bytes = nonblockingArgs(name, op, in, dtype, count, where);
+        CommChecks.buffer(this, name, "output", out, dtype, count, where);
+        requireNative(name, out, where);
+        int n = intCount(name, count, where);
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        return start(CommOp.Kind.IALLREDUCE, describe(op, dtype, count), where,
+                cell -> mpi.iallreduce(send, out, n, mpi.datatype(dtype), op(op), handle, cell), send, out);
+    }
+
+    @Override
+    public PendingRequest iallgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                              SourceLocation where) {
+        String name = "iallgather";
+        long bytes = nonblockingArgs(name, null, in, dtype, countPerRank, where);
+        CommChecks.buffer(this, name, "output", out, dtype, total(countPerRank, where), where);
+        requireNative(name, out, where);
+        int n = intCount(name, total(countPerRank, where), where) / size;
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        return start(CommOp.Kind.IALLGATHER, describe(null, dtype, countPerRank), where,
+                cell -> mpi.iallgather(send, n, mpi.datatype(dtype), out, handle, cell), send, out);
+    }
+
+    @Override
+    public PendingRequest ireduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
+                                  SourceLocation where) {
+        String name = "ireduce_scatter";
+        long bytes = nonblockingArgs(name, op, in, dtype, total(countPerRank, where), where);
+        CommChecks.buffer(this, name, "output", out, dtype, countPerRank, where);
+        requireNative(name, out, where);
+        int n = intCount(name, total(countPerRank, where), where) / size;
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        return start(CommOp.Kind.IREDUCE_SCATTER, describe(op, dtype, countPerRank), where,
+                cell -> mpi.ireduceScatterBlock(send, out, n, mpi.datatype(dtype), op(op), handle, cell), send, out);
+    }
+
+    @Override
+    public PendingRequest ibcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        String name = "ibcast";
+        CommChecks.peer(this, name, "root", root, where);
+        nonblockingArgs(name, null, buf, dtype, count, where);
+        int n = intCount(name, count, where);
+        return start(CommOp.Kind.IBCAST, "(root " + root + ", " + count + " x " + dtype.specName() + ")", where,
+                cell -> mpi.ibcast(buf, n, mpi.datatype(dtype), root, handle, cell), buf);
+    }
+
+    @Override
+    public PendingRequest ialltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                             SourceLocation where) {
+        String name = "ialltoall";
+        long total = total(countPerRank, where);
+        long bytes = nonblockingArgs(name, null, in, dtype, total, where);
+        CommChecks.buffer(this, name, "output", out, dtype, total, where);
+        requireNative(name, out, where);
+        int n = intCount(name, total, where) / size;
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        return start(CommOp.Kind.IALLTOALL, describe(null, dtype, countPerRank), where,
+                cell -> mpi.ialltoall(send, n, mpi.datatype(dtype), out, handle, cell), send, out);
+    }
+
+    @Override
+    public PendingRequest ibarrier(SourceLocation where) {
+        live("ibarrier", where);
+        return start(CommOp.Kind.IBARRIER, "", where, cell -> mpi.ibarrier(handle, cell));
+    }
+
+    /**
+     * MPI_Test calls per in-flight collective at each {@link #progress}: Open MPI's nonblocking collectives (libnbc)
+     * advance on a low-priority progress callback, run at one progress call in eight, so one test per step mostly
+     * advanced only the point-to-point layer.
+     */
+    private static final int TESTS = 8;
+
+    /**
+     * Tests every nonblocking collective of this communicator still in flight, up to {@link #TESTS} times each
+     * until it completes: MPI advances them meanwhile.
+     */
+    @Override
+    public void progress() {
+        if (inFlight.isEmpty() || !world.mayCommunicate()) {
+            return;
+        }
+        for (MpiCollectiveRequest r : inFlight) {
+            for (int i = 0; i < TESTS; i++) {
+                int rc = mpi.test(r.cell, testFlag, testStatus);
+                if (rc != MpiLibrary.SUCCESS || testFlag.get(ValueLayout.JAVA_INT, 0) != 0) {
+                    // done, or failed: the wait reports it, at the user's line
+                    break;
+                }
+            }
+        }
+    }
+
+    /**
+     * Checks a nonblocking collective's input (and its reduce operator: a built-in one, since MPI may call a custom
+     * one in whatever call progresses the request); returns its bytes.
+     */
+    private long nonblockingArgs(String op, RuntimeReduceOp reduceOp, MemorySegment in, DType dtype, long count,
+                                 SourceLocation where) {
+        live(op, where);
+        if (reduceOp != null) {
+            CommChecks.reduceOp(this, op, reduceOp, dtype, where);
+            if (!(reduceOp instanceof RuntimeReduceOp.Builtin)) {
+                throw new CommException(where, String.format("%s on '%s': a custom reduce op (%s) runs only in the"
+                        + " blocking collective", op, name, reduceOp.name()));
+            }
+        }
+        long bytes = CommChecks.buffer(this, op, "input", in, dtype, count, where);
+        requireNative(op, in, where);
+        return bytes;
+    }
+
+    private long op(RuntimeReduceOp op) {
+        return builtin((RuntimeReduceOp.Builtin) op);
+    }
+
+    private static String describe(RuntimeReduceOp op, DType dtype, long count) {
+        return "(" + (op == null ? "" : op.name() + ", ") + count + " x " + dtype.specName() + ")";
+    }
+
+    /** Posts a nonblocking collective with {@code post} (given the request cell), holding {@code buffers}. */
+    private PendingRequest start(CommOp.Kind kind, String what, SourceLocation where, ToIntFunction<MemorySegment> post,
+                          MemorySegment... buffers) {
+        return world.requests().start(kind.label(), name, where, () -> {
+            MemorySegment cell = Arena.ofAuto().allocate(mpi.handleBytes());
+            check(post.applyAsInt(cell), kind.label(), -1, where);
+            MpiCollectiveRequest r = new MpiCollectiveRequest(this, kind, cell, what, where, buffers);
+            inFlight.add(r);
+            return r;
+        });
+    }
+
+    /** Completes the nonblocking collective {@code r} ({@code MPI_Wait}). */
+    private void finish(MpiCollectiveRequest r, SourceLocation where) {
+        SourceLocation before = r.markWaited(where);
+        if (before != null) {
+            throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
+                    name, r.describe(), before));
+        }
+        world.requests().waited(r);
+        inFlight.remove(r);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment status = arena.allocate(mpi.statusBytes);
+            int rc = mpi.waitRequest(r.cell, status);
+            r.release();
+            if (rc != MpiLibrary.SUCCESS) {
+                check(rc, "wait for " + r.describe(), -1, where);
+            }
+        }
     }
 
     @Override

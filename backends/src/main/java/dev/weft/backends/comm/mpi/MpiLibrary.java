@@ -127,6 +127,13 @@ final class MpiLibrary {
     private final Fn alltoall;
     private final Fn opCreate;
     private final Fn opFree;
+    private final Fn iallreduce;
+    private final Fn iallgather;
+    private final Fn ireduceScatterBlock;
+    private final Fn ibcast;
+    private final Fn ialltoall;
+    private final Fn ibarrier;
+    private final Fn test;
 
     private MpiLibrary(String file, SymbolLookup symbols) {
         this.file = file;
@@ -164,6 +171,14 @@ final class MpiLibrary {
         alltoall = fn("MPI_Alltoall", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE);
         opCreate = fn("MPI_Op_create", ADDRESS, JAVA_INT, ADDRESS);
         opFree = fn("MPI_Op_free", ADDRESS);
+        iallreduce = fn("MPI_Iallreduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE, ADDRESS);
+        iallgather = fn("MPI_Iallgather", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE, ADDRESS);
+        ireduceScatterBlock = fn("MPI_Ireduce_scatter_block", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE,
+                ADDRESS);
+        ibcast = fn("MPI_Ibcast", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, HANDLE, ADDRESS);
+        ialltoall = fn("MPI_Ialltoall", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE, ADDRESS);
+        ibarrier = fn("MPI_Ibarrier", HANDLE, ADDRESS);
+        test = fn("MPI_Test", ADDRESS, ADDRESS, ADDRESS);
 
         if (flavor == Flavor.OPEN_MPI) {
             statusBytes = 24;
@@ -577,6 +592,65 @@ final class MpiLibrary {
         }
     }
 
+    int iallreduce(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm,
+                   MemorySegment request) {
+        try {
+            return (int) iallreduce.get().invokeExact(in, out, count, datatype, op, comm, request);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    int iallgather(MemorySegment in, int count, long datatype, MemorySegment out, long comm, MemorySegment request) {
+        try {
+            return (int) iallgather.get().invokeExact(in, count, datatype, out, count, datatype, comm, request);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    int ireduceScatterBlock(MemorySegment in, MemorySegment out, int count, long datatype, long op, long comm,
+                            MemorySegment request) {
+        try {
+            return (int) ireduceScatterBlock.get().invokeExact(in, out, count, datatype, op, comm, request);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    int ibcast(MemorySegment buf, int count, long datatype, int root, long comm, MemorySegment request) {
+        try {
+            return (int) ibcast.get().invokeExact(buf, count, datatype, root, comm, request);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    int ialltoall(MemorySegment in, int count, long datatype, MemorySegment out, long comm, MemorySegment request) {
+        try {
+            return (int) ialltoall.get().invokeExact(in, count, datatype, out, count, datatype, comm, request);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    int ibarrier(long comm, MemorySegment request) {
+        try {
+            return (int) ibarrier.get().invokeExact(comm, request);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code MPI_Test(request, flag, status)}: completes the request if it is done, without blocking. */
+    int test(MemorySegment request, MemorySegment flag, MemorySegment status) {
+        try {
+            return (int) HotTest.MH.invokeExact(request, flag, status);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
     /** MPI function {@code name}, which the library must export (a missing one fails here, not at its call). */
     private Fn fn(String name, MemoryLayout... args) {
         symbols.findOrThrow(name);
@@ -710,6 +784,10 @@ final class MpiLibrary {
 
     private static final class HotAlltoall {
         static final MethodHandle MH = loaded.alltoall.get();
+    }
+
+    private static final class HotTest {
+        static final MethodHandle MH = loaded.test.get();
     }
 
     @Override

@@ -47,6 +47,25 @@ public interface CustomCallHandler {
     }
 
     /**
+     * For a bound call that starts an asynchronous transfer (a nonblocking collective), what lets the transfer
+     * progress: the executor runs it after each step it runs before the step that takes the call's tensor result
+     * (the request the completing call consumes). Null, the default, for other calls.
+     */
+    default Runnable progress(Op op) {
+        return null;
+    }
+
+    /**
+     * Whether the bound call keeps each result buffer it is offered and replaces (for a later call of its own):
+     * the executor then neither reuses the offered buffer nor leaves the replacement to the collector, but pools
+     * the replacement as its own buffer of the result's size once the result is dead. False unless a handler
+     * knows better.
+     */
+    default boolean keepsOfferedResults(Op op) {
+        return false;
+    }
+
+    /**
      * Whether {@link #operandResultCall} may be given one buffer as both operand and result (it reads all of the
      * operand before writing the result). False unless a handler knows better.
      */

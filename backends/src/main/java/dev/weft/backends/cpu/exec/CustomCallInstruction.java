@@ -21,6 +21,8 @@ final class CustomCallInstruction implements Instruction {
     /** The operands that are not tokens. */
     private final int[] tensorOperands;
     private final boolean retains;
+    /** Whether the handler keeps the result buffers it replaces ({@link CustomCallHandler#keepsOfferedResults}). */
+    private final boolean keepsOffered;
     private final int scratch;
 
     private CustomCallInstruction(Op op, CustomCallHandler handler, ProgramBuilder b) {
@@ -32,6 +34,7 @@ final class CustomCallInstruction implements Instruction {
                 .mapToInt(v -> v.type() instanceof TensorType t ? b.sizeClass(t) : -1).toArray();
         this.tensorOperands = tensors(op.operands());
         this.retains = handler.retainsOperands(op);
+        this.keepsOffered = handler.keepsOfferedResults(op);
         int operands = in.length;
         int results = out.length;
         this.scratch = b.scratchSlot(() -> CallArrays.of(operands, results));
@@ -39,6 +42,10 @@ final class CustomCallInstruction implements Instruction {
 
     static Instruction compile(Op op, ProgramBuilder b) {
         CustomCallHandler handler = handler(op, b);
+        Runnable progress = handler.progress(op);
+        if (progress != null) {
+            b.transferStarted(op, progress);
+        }
         int[] operands = tensors(op.operands());
         int[] results = tensors(op.results());
         if (operands.length == 1 && results.length == 1) {
@@ -129,15 +136,21 @@ final class CustomCallInstruction implements Instruction {
 
     /**
      * Defines result {@code i} as the buffer the handler put in place of the one offered (a completed receive's
-     * own buffer), which goes back to the pool. Kept out of {@link #execute} so that stays small.
+     * own buffer), which goes back to the pool unless the handler keeps it. Kept out of {@link #execute} so that stays small.
      */
     private void adopt(CpuFrame f, int i, Buffer offered, MemorySegment result) {
-        f.recycle(resultClass[i], offered.segment);
         TensorType t = (TensorType) op.results().get(i).type();
         if (result == null || result.byteSize() < t.byteSize()) {
             throw new IllegalStateException("handler returned "
                     + (result == null ? "no buffer" : result.byteSize() + " bytes") + " for " + t.mlir());
         }
+        if (keepsOffered) {
+            // the handler took the offered buffer: a replacement of the result's size takes its place in the pool
+            f.define(out[i], result.byteSize() == t.byteSize() ? new Buffer(result, Buffer.Kind.TEMP, resultClass[i])
+                    : new Buffer(result, Buffer.Kind.EXTERNAL, -1));
+            return;
+        }
+        f.recycle(resultClass[i], offered.segment);
         f.define(out[i], new Buffer(result, Buffer.Kind.EXTERNAL, -1));
     }
 

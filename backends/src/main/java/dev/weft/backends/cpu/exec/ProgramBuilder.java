@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,8 @@ final class ProgramBuilder {
     private final List<Map<Value, Op>> lastUsers = new ArrayList<>();
     private final List<Supplier<?>> scratch = new ArrayList<>();
     private final boolean straightLoops;
+    /** The progress of each transfer a custom call of the block being compiled starts, by the call. */
+    private final Map<Op, Runnable> transfers = new IdentityHashMap<>();
 
     /** {@code straightLoops}: whether loops whose body it can run straight run so ({@link StraightLoop}). */
     ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls, boolean straightLoops) {
@@ -110,11 +113,25 @@ final class ProgramBuilder {
             List<Op> ops = block.ops();
             List<CpuStep> steps = new ArrayList<>();
             List<Value> defined = new ArrayList<>(block.arguments());
+            // the transfers in flight, by their requests: each step until a request's user lets them progress
+            Map<Value, Runnable> inFlight = new LinkedHashMap<>();
             for (Op op : ops.subList(0, ops.size() - 1)) {
                 if (skipped.contains(op)) {
                     continue;
                 }
-                steps.add(new CpuStep(op, compileOp(op), dyingSlots(op)));
+                Instruction instruction = compileOp(op);
+                Set<Value> used = Collections.newSetFromMap(new IdentityHashMap<>());
+                op.collectUses(used);
+                inFlight.keySet().removeAll(used);
+                if (!inFlight.isEmpty()) {
+                    instruction = progressing(instruction, inFlight.values().toArray(Runnable[]::new));
+                }
+                Runnable progress = transfers.remove(op);
+                if (progress != null) {
+                    op.results().stream().filter(v -> v.type() instanceof TensorType)
+                            .forEach(v -> inFlight.put(v, progress));
+                }
+                steps.add(new CpuStep(op, instruction, dyingSlots(op)));
                 local.addAll(op.results());
                 defined.addAll(op.results());
             }
@@ -123,6 +140,21 @@ final class ProgramBuilder {
             scopes.removeLast();
             lastUsers.removeLast();
         }
+    }
+
+    /** Records that the custom call {@code op} starts a transfer that {@code progress} lets progress. */
+    void transferStarted(Op op, Runnable progress) {
+        transfers.put(op, progress);
+    }
+
+    /** {@code instruction}, then each of {@code progress}: the transfers in flight move on between steps. */
+    private static Instruction progressing(Instruction instruction, Runnable[] progress) {
+        return f -> {
+            instruction.execute(f);
+            for (Runnable p : progress) {
+                p.run();
+            }
+        };
     }
 
     /** The last op of {@code block} (terminator included) that uses each value, directly or in its regions. */

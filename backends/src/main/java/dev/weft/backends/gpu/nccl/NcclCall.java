@@ -122,6 +122,56 @@ record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, RuntimeRedu
                         s.result().shape().size(), s.source(), s.recvTag(), where);
                 yield List.of(out[0]);
             }
+            case CommOp.CollectiveStart s -> {
+                ctx.put(out[0], start(ctx, c, s, in, stream));
+                yield List.of(out[0]);
+            }
+            case CommOp.CollectiveWait w -> {
+                NcclContext.Pending p = ctx.take(in[0], where);
+                c.wait(p.request(), where);
+                yield p.buffer() == 0 ? List.of() : List.of(p.buffer());
+            }
+        };
+    }
+
+    /**
+     * A nonblocking collective queued on the stream into a new device buffer, which its wait hands over as the
+     * result: NCCL collectives are asynchronous already, so the start is the queued collective and the wait a
+     * stream dependency. Custom reduce ops never get here ({@code Comm} refuses them nonblocking).
+     */
+    private NcclContext.Pending start(NcclContext ctx, NcclCommunicator c, CommOp.CollectiveStart s, long[] in,
+                                      long stream) {
+        DeviceMemory memory = ctx.memory();
+        long bytes = dtype == null ? 0 : count * dtype.byteSize();
+        int size = c.size();
+        return switch (s) {
+            case CommOp.IAllReduce a -> {
+                long out = memory.allocate(stream, bytes);
+                yield new NcclContext.Pending(c.iallreduce(device(in[0]), device(out), dtype, count, builtin, where),
+                        out);
+            }
+            case CommOp.IAllGather a -> {
+                long out = memory.allocate(stream, bytes * size);
+                yield new NcclContext.Pending(c.iallgather(device(in[0]), device(out), dtype, count, where), out);
+            }
+            case CommOp.IReduceScatter r -> {
+                long out = memory.allocate(stream, bytes / size);
+                yield new NcclContext.Pending(c.ireduceScatter(device(in[0]), device(out), dtype, count / size,
+                        builtin, where), out);
+            }
+            case CommOp.IBcast b -> {
+                long out = memory.allocate(stream, bytes);
+                if (c.rank() == b.root()) {
+                    memory.copy(stream, out, in[0], bytes);
+                }
+                yield new NcclContext.Pending(c.ibcast(device(out), dtype, count, b.root(), where), out);
+            }
+            case CommOp.IAllToAll a -> {
+                long out = memory.allocate(stream, bytes);
+                yield new NcclContext.Pending(c.ialltoall(device(in[0]), device(out), dtype, count / size, where),
+                        out);
+            }
+            case CommOp.IBarrier b -> new NcclContext.Pending(c.ibarrier(where), 0);
         };
     }
 

@@ -309,6 +309,62 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
         handle.events.destroy(r.event);
     }
 
+    /**
+     * {@link #allreduce}, queued: NCCL collectives are asynchronous on the stream already, so the start queues the
+     * collective and the request's wait orders the waiting stream after it (a no-op on this one).
+     */
+    @Override
+    public Request iallreduce(MemorySegment in, MemorySegment out, DType dtype, long count, RuntimeReduceOp op,
+                              SourceLocation where) {
+        allreduce(in, out, dtype, count, op, where);
+        return queued(CommOp.Kind.IALLREDUCE, where);
+    }
+
+    /** {@link #allgather}, queued (see {@link #iallreduce}). */
+    @Override
+    public Request iallgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                              SourceLocation where) {
+        allgather(in, out, dtype, countPerRank, where);
+        return queued(CommOp.Kind.IALLGATHER, where);
+    }
+
+    /** {@link #reduceScatter}, queued (see {@link #iallreduce}). */
+    @Override
+    public Request ireduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
+                                  SourceLocation where) {
+        reduceScatter(in, out, dtype, countPerRank, op, where);
+        return queued(CommOp.Kind.IREDUCE_SCATTER, where);
+    }
+
+    /** {@link #bcast}, queued (see {@link #iallreduce}). */
+    @Override
+    public Request ibcast(MemorySegment buf, DType dtype, long count, int root, SourceLocation where) {
+        bcast(buf, dtype, count, root, where);
+        return queued(CommOp.Kind.IBCAST, where);
+    }
+
+    /** {@link #alltoall}, queued (see {@link #iallreduce}). */
+    @Override
+    public Request ialltoall(MemorySegment in, MemorySegment out, DType dtype, long countPerRank,
+                             SourceLocation where) {
+        alltoall(in, out, dtype, countPerRank, where);
+        return queued(CommOp.Kind.IALLTOALL, where);
+    }
+
+    /** {@link #barrier}, queued (see {@link #iallreduce}). */
+    @Override
+    public Request ibarrier(SourceLocation where) {
+        barrier(where);
+        return queued(CommOp.Kind.IBARRIER, where);
+    }
+
+    /** A request completed by the event recorded now on this stream, after the collective just queued. */
+    private Request queued(CommOp.Kind op, SourceLocation where) {
+        Request r = new Request(handle, op, stream, where);
+        r.event = handle.events.record(stream);
+        return r;
+    }
+
     /** Refused: NCCL communicators are made over a bootstrap communicator, which is split instead. */
     @Override
     public Communicator split(int color, int key, SourceLocation where) {
