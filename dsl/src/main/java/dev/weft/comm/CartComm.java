@@ -217,11 +217,7 @@ public final class CartComm extends Comm {
         }
         Tensor[] rows = new Tensor[blocks.size()];
         for (int i = 0; i < rows.length; i++) {
-            long[] s = blocks.get(i).shape();
-            long[] one = new long[s.length + 1];
-            one[0] = 1;
-            System.arraycopy(s, 0, one, 1, s.length);
-            rows[i] = blocks.get(i).reshape(one);
+            rows[i] = blocks.get(i).reshape(prepend(blocks.get(i).shape()));
         }
         return Tensor.concat(0, rows);
     }

@@ -289,21 +289,7 @@ public sealed class Comm permits CartComm {
     public Tensor gather(Tensor x, int root) {
         Args.notNull(x, Comm.class, "gather", "x");
         checkRoot("gather", root);
-        // the whole gathered array, read at an offset of this rank times zero: the value as it is, typed as varying
-        // (only the root keeps it), on every rank alike so that all transpose it the same way
-        Tensor gathered = allgather(x);
-        List<Tensor> start = new ArrayList<>();
-        start.add(rankTensor().mul(0));
-        for (int d = 1; d < gathered.rank(); d++) {
-            start.add(Tensor.scalar(DType.I32, 0));
-        }
-        Tensor all = gathered.dynamicSlice(start, gathered.shape());
-        if (rank() == root) {
-            return all;
-        }
-        long[] empty = all.shape();
-        empty[0] = 0;
-        return all.slice(new long[empty.length], empty);
+        return keptAtRoot(allgather(x), root);
     }
 
     /**
@@ -324,14 +310,7 @@ public sealed class Comm permits CartComm {
         long rows = shape[0] / size();
         Tensor all = bcast(x, root);
         // this rank's block at an offset computed from rankTensor(): each rank's block differs (varying)
-        List<Tensor> start = new ArrayList<>();
-        start.add(rankTensor().mul((int) rows));
-        long[] sizes = shape.clone();
-        sizes[0] = rows;
-        for (int d = 1; d < shape.length; d++) {
-            start.add(Tensor.scalar(DType.I32, 0));
-        }
-        return all.dynamicSlice(start, sizes);
+        return rowsFrom(all, rankTensor().mul((int) rows), rows);
     }
 
     /**
@@ -400,15 +379,7 @@ public sealed class Comm permits CartComm {
         Args.notNull(x, Comm.class, "gatherv", "x");
         Args.notNull(counts, Comm.class, "gatherv", "counts");
         checkRoot("gatherv", root);
-        Tensor gathered = allgatherv(x, counts);
-        // as in gather: read at an offset of this rank times zero, so the value is typed varying on every rank
-        List<Tensor> start = new ArrayList<>();
-        start.add(rankTensor().mul(0));
-        for (int d = 1; d < gathered.rank(); d++) {
-            start.add(Tensor.scalar(DType.I32, 0));
-        }
-        Tensor all = gathered.dynamicSlice(start, gathered.shape());
-        return rank() == root ? all : all.slice(0, 0, 0);
+        return keptAtRoot(allgatherv(x, counts), root);
     }
 
     /**
@@ -431,15 +402,9 @@ public sealed class Comm permits CartComm {
         }
         Tensor all = bcast(x, root);
         // this rank's offset read from a table by rankTensor(): the blocks differ from rank to rank (varying)
-        List<Tensor> start = new ArrayList<>();
-        start.add(Tensor.of(Arrays.stream(offsets).mapToInt(Math::toIntExact).toArray(), counts.length)
-                .take(rankTensor().reshape(1), 0).reshape());
-        long[] sizes = x.shape();
-        sizes[0] = counts[rank()];
-        for (int d = 1; d < sizes.length; d++) {
-            start.add(Tensor.scalar(DType.I32, 0));
-        }
-        return all.dynamicSlice(start, sizes);
+        Tensor first = Tensor.of(Arrays.stream(offsets).mapToInt(Math::toIntExact).toArray(), counts.length)
+                .take(rankTensor().reshape(1), 0).reshape();
+        return rowsFrom(all, first, counts[rank()]);
     }
 
     /**
@@ -541,7 +506,30 @@ public sealed class Comm permits CartComm {
                 : op == ReduceOp.MAX ? picked.max(0) : picked.min(0);
     }
 
-    private static long[] prepend(long[] shape) {
+    /**
+     * On {@code root}, {@code gathered} read at an offset of this rank times zero: the value as it is, typed as varying
+     * (only the root keeps it), on every rank alike so that all transpose it the same way; elsewhere its empty
+     * {@code [0, ...]} slice.
+     */
+    private Tensor keptAtRoot(Tensor gathered, int root) {
+        Tensor all = rowsFrom(gathered, rankTensor().mul(0), gathered.shape()[0]);
+        return rank() == root ? all : all.slice(0, 0, 0);
+    }
+
+    /** {@code rows} rows of {@code x} from the run-time row {@code first}, the other axes whole. */
+    private static Tensor rowsFrom(Tensor x, Tensor first, long rows) {
+        List<Tensor> start = new ArrayList<>();
+        start.add(first);
+        for (int d = 1; d < x.rank(); d++) {
+            start.add(Tensor.scalar(DType.I32, 0));
+        }
+        long[] sizes = x.shape();
+        sizes[0] = rows;
+        return x.dynamicSlice(start, sizes);
+    }
+
+    /** {@code shape} with a leading axis of 1. */
+    static long[] prepend(long[] shape) {
         long[] out = new long[shape.length + 1];
         out[0] = 1;
         System.arraycopy(shape, 0, out, 1, shape.length);
