@@ -1,5 +1,7 @@
 package dev.weft.bench;
 
+import dev.weft.bench.weft.Report;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -25,8 +27,7 @@ import java.util.function.Function;
  * missing), 1 when a Weft program failed or disagreed with a reference, else 0.
  */
 public final class Bench {
-    /** Options of every JVM the benchmark starts. */
-    public static final String JVM_OPTIONS = "-Xms1g -Xmx1g -XX:+AlwaysPreTouch";
+    static final String JVM_OPTIONS = Report.JVM_OPTIONS;
     private static final String USAGE = "usage: weft bench [--quick] [--comm auto|fake|mpi] [CASE...]; cases: "
             + String.join(" ", Cases.NAMES);
     private static final String OSU_USAGE = "usage: weft bench osu [--quick] [--comm auto|fake|mpi] [ROUTINE...];"

@@ -1,5 +1,7 @@
 package dev.weft.bench;
 
+import dev.weft.bench.weft.Report;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -87,14 +89,9 @@ public record Measurement(double[] samples, OptionalDouble check, List<String> i
 
     /** The median sample (the mean of the middle two for an even count). */
     public double median() {
-        return median(sorted());
+        return Report.median(sorted());
     }
 
-    /** The median of {@code sorted}, samples in ascending order (the mean of the middle two for an even count). */
-    public static double median(double[] sorted) {
-        int n = sorted.length;
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    }
 
     public double min() {
         return sorted()[0];

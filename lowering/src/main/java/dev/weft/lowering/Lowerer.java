@@ -30,7 +30,7 @@ public final class Lowerer {
     /** As {@link #lower(Graph, Target)}, naming the function {@code name}. */
     public Module lower(Graph graph, Target target, String name) {
         Block body = Block.withArgs(graph.body().params().stream().map(Var::aval).map(TensorType::of).toList());
-        Module module = new Module(target, List.of(new Func(name, body)));
+        Module module = new Module(target.name(), List.of(new Func(name, body)));
         LoweringContext ctx = new LoweringContext(rules, target, module, body);
         List<Value> results = ctx.lowerRegion(graph.body(), body.arguments());
         ctx.emit(StableHlo.FUNC_RETURN, results, List.of(), Map.of(), List.of());

@@ -1,5 +1,6 @@
 package dev.weft.backends.cache;
 
+import dev.weft.lowering.Targets;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.ModuleCodec;
@@ -109,7 +110,7 @@ public final class PersistentCompileCache {
      * or directory costs a warning and the pipeline's run.
      */
     public Module optimize(Module lowered) {
-        Target target = lowered.target();
+        Target target = Targets.named(lowered.target());
         if (disabled || Setting.DUMP.text() != null) {
             return run(lowered);
         }
@@ -131,7 +132,7 @@ public final class PersistentCompileCache {
     }
 
     private static Module run(Module lowered) {
-        return lowered.target().pipeline().run(lowered, StageListener.NONE);
+        return Targets.named(lowered.target()).pipeline().run(lowered, StageListener.NONE);
     }
 
     /** What, besides the lowered module, determines the optimized one. */
@@ -161,7 +162,7 @@ public final class PersistentCompileCache {
             return null;
         }
         try {
-            return ModuleCodec.decode(payload(bytes, key, identity), target);
+            return ModuleCodec.decode(payload(bytes, key, identity), target.name());
         } catch (IllegalArgumentException e) {
             warn("ignoring the compile cache entry " + file + ": " + e.getMessage() + "; compiling afresh and"
                     + " replacing it");

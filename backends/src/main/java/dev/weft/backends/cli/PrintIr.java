@@ -45,7 +45,7 @@ public final class PrintIr {
                 specs.add(parse(args[k]));
             }
             Module lowered = (Module) Weft.lower(target, cls, ref[1], specs.toArray());
-            System.out.print(lowered.target().listing(lowered));
+            System.out.print(Targets.named(lowered.target()).listing(lowered));
         } catch (IllegalArgumentException e) {
             System.err.println("weft ir: " + e.getMessage());
             System.exit(2);

@@ -50,15 +50,15 @@ class ModuleCodecTest {
 
     private static void assertRoundTrips(Module m) {
         byte[] bytes = ModuleCodec.encode(m).orElseThrow();
-        Module back = ModuleCodec.decode(bytes, CPU);
+        Module back = ModuleCodec.decode(bytes, CPU.name());
         assertThat(back.toMlir()).isEqualTo(m.toMlir());
         assertThat(ModuleCodec.encode(back).orElseThrow()).isEqualTo(bytes);
         for (int cut : new int[] {0, 3, bytes.length / 2, bytes.length - 1}) {
-            assertThatThrownBy(() -> ModuleCodec.decode(Arrays.copyOf(bytes, cut), CPU))
+            assertThatThrownBy(() -> ModuleCodec.decode(Arrays.copyOf(bytes, cut), CPU.name()))
                     .isInstanceOf(IllegalArgumentException.class);
         }
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
-        assertThatThrownBy(() -> ModuleCodec.decode(longer, CPU)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ModuleCodec.decode(longer, CPU.name())).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -1,6 +1,5 @@
 package dev.weft.bench.weft;
 
-import dev.weft.bench.Bench;
 import dev.weft.spi.Setting;
 import java.io.File;
 import java.io.IOException;
@@ -152,7 +151,7 @@ public final class ColdBench {
      */
     private static String run(List<String> command, Map<String, String> env) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
-        String tool = pb.environment().getOrDefault("JAVA_TOOL_OPTIONS", "").replace(Bench.JVM_OPTIONS, "").strip();
+        String tool = pb.environment().getOrDefault("JAVA_TOOL_OPTIONS", "").replace(Report.JVM_OPTIONS, "").strip();
         if (tool.isEmpty()) {
             pb.environment().remove("JAVA_TOOL_OPTIONS");
         } else {

@@ -4,7 +4,6 @@ import dev.weft.Compile;
 import dev.weft.Scope;
 import dev.weft.Tensor;
 import dev.weft.Weft;
-import dev.weft.bench.Measurement;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
@@ -106,7 +105,7 @@ public final class FreshLoopBench {
     private static String summary(double[] samples, long[] gcBefore) {
         double[] s = samples.clone();
         Arrays.sort(s);
-        double median = Measurement.median(s);
+        double median = Report.median(s);
         double p90 = s[(int) Math.ceil(0.9 * s.length) - 1];
         double mean = Arrays.stream(s).average().orElseThrow();
         long[] gc = collections();

@@ -9,7 +9,10 @@ import java.util.Arrays;
  * {@code info <text>}; a reference timed in the same process prints the same lines prefixed with {@code [name] }.
  * Only the reporting rank speaks, so a multi-rank run prints each line once.
  */
-final class Report {
+public final class Report {
+    /** Options of every JVM the benchmark starts, the harness's and these programs' own children alike. */
+    public static final String JVM_OPTIONS = "-Xms1g -Xmx1g -XX:+AlwaysPreTouch";
+
     private final PrintStream out;
     private final boolean speaks;
     private final String prefix;
@@ -45,6 +48,12 @@ final class Report {
         if (speaks) {
             out.println(prefix + s);
         }
+    }
+
+    /** The median of {@code sorted}, samples in ascending order (the mean of the middle two for an even count). */
+    public static double median(double[] sorted) {
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /**

@@ -1,22 +1,25 @@
 package dev.weft.lowering.ir;
 
 import dev.weft.LoweredModule;
-import dev.weft.lowering.Target;
 import java.util.ArrayList;
 import java.util.List;
 
 /** The lowered program: {@code @main} first, then any functions it calls (custom reductions). */
 public final class Module implements LoweredModule {
     private final List<Func> functions;
-    private final Target target;
+    private final String target;
 
-    public Module(Target target, List<Func> functions) {
+    /** {@code target} names the {@code Target} whose lowering rules produced the functions. */
+    public Module(String target, List<Func> functions) {
         this.target = target;
         this.functions = new ArrayList<>(functions);
     }
 
-    /** The target whose lowering rules produced it, and whose pipeline and executor it is for. */
-    public Target target() {
+    /**
+     * The name of the target whose lowering rules produced it, and whose pipeline and executor it is for (as MLIR
+     * keeps a module's target among its attributes); {@code Targets.named} resolves it.
+     */
+    public String target() {
         return target;
     }
 

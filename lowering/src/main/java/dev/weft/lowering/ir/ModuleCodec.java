@@ -2,7 +2,6 @@ package dev.weft.lowering.ir;
 
 import dev.weft.DType;
 import dev.weft.comm.ReduceOp;
-import dev.weft.lowering.Target;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommId;
@@ -63,7 +62,7 @@ public final class ModuleCodec {
      *
      * @throws IllegalArgumentException if {@code bytes} are not a module this codec wrote
      */
-    public static Module decode(byte[] bytes, Target target) {
+    public static Module decode(byte[] bytes, String target) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
             Module m = new Reader(in).module(target);
             if (in.read() != -1) {
@@ -397,7 +396,7 @@ public final class ModuleCodec {
             this.in = in;
         }
 
-        Module module(Target target) throws IOException {
+        Module module(String target) throws IOException {
             int format = in.readInt();
             if (format != FORMAT) {
                 throw new IllegalArgumentException("format " + format + ", expected " + FORMAT);

@@ -121,6 +121,6 @@ final class ModuleBuilder {
 
     Module module(Value... results) {
         op(StableHlo.FUNC_RETURN, List.of(results), List.of(), Map.of(), List.of());
-        return new Module(TestTarget.CPU, List.of(new Func("main", block)));
+        return new Module(TestTarget.CPU.name(), List.of(new Func("main", block)));
     }
 }

@@ -66,7 +66,7 @@ class VerifierTest {
     void rejectsMissingTerminator() {
         ModuleBuilder b = new ModuleBuilder(F4);
         b.op(ElementwiseOp.EXP.mlirName(), F4, b.arg(0));
-        Module m = new Module(TestTarget.CPU, List.of(new Func("main", b.block())));
+        Module m = new Module(TestTarget.CPU.name(), List.of(new Func("main", b.block())));
         assertThatThrownBy(() -> verify(m)).isInstanceOf(WeftException.class)
                 .hasMessageContaining("does not end in func.return");
     }

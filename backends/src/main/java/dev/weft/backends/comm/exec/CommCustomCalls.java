@@ -1,5 +1,6 @@
 package dev.weft.backends.comm.exec;
 
+import dev.weft.lowering.Targets;
 import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.backends.comm.Communicator;
@@ -36,8 +37,9 @@ public final class CommCustomCalls implements CpuCustomCallProvider {
     @Override
     public void register(Module module, CommBindings comms, CustomCallRegistry registry) {
         CustomCallHandler handler = handler(module, comms);
+        String prefix = Targets.named(module.target()).commCallPrefix();
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
-            registry.register(module.target().commCallPrefix() + prim.name(), handler);
+            registry.register(prefix + prim.name(), handler);
         }
     }
 

@@ -4,7 +4,6 @@ import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
-import dev.weft.backends.gpu.GpuTarget;
 import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
@@ -32,6 +31,8 @@ import jcuda.driver.JCudaDriver;
  * algorithm bandwidth), printed by rank 0.
  */
 public final class GpuBenchmark {
+    /** {@code GpuTarget.NAME}, spelled out: the target sits above this package (GpuPlannerTest checks they agree). */
+    static final String TARGET = "gpu";
     private static final int ALLREDUCE_STEPS = 20;
 
     private GpuBenchmark() {
@@ -107,7 +108,7 @@ public final class GpuBenchmark {
         foriSynchronisations(200);
         GpuStream stream = device.newStream();
         long n = 1L << 26;
-        GpuPlan fused = GpuPlanner.plan((Module) Weft.lower(GpuTarget.NAME, GpuBenchmark.class, "axpby",
+        GpuPlan fused = GpuPlanner.plan((Module) Weft.lower(TARGET, GpuBenchmark.class, "axpby",
                 TensorSpec.of(DType.F32, n), TensorSpec.of(DType.F32, n)), device.target());
         DeviceBuffer x = device.allocate(4 * n), y = device.allocate(4 * n), z = device.allocate(4 * n);
         DeviceBuffer two = device.allocate(4), three = device.allocate(4), one = device.allocate(4);
@@ -129,7 +130,7 @@ public final class GpuBenchmark {
         System.out.printf("fused elementwise f32[%d]: %.1f GB/s; cuMemcpyDtoD of the same bytes: %.1f GB/s"
                 + " (ratio %.2f)%n", n, kernelGbs, copyGbs, kernelGbs / copyGbs);
         int dim = 4096;
-        GpuPlan mm = GpuPlanner.plan((Module) Weft.lower(GpuTarget.NAME, GpuBenchmark.class, "matmul",
+        GpuPlan mm = GpuPlanner.plan((Module) Weft.lower(TARGET, GpuBenchmark.class, "matmul",
                 TensorSpec.of(DType.F32, dim, dim), TensorSpec.of(DType.F32, dim, dim)),
                 device.target());
         Kernel gemm = mm.kernels().getFirst();
@@ -161,7 +162,7 @@ public final class GpuBenchmark {
      * synchronisations it made per step, besides the one wait for the run's results.
      */
     private static void foriSynchronisations(int steps) {
-        try (GpuExecutable exe = new GpuExecutable((Module) Weft.lower(GpuTarget.NAME, GpuBenchmark.class, "relax",
+        try (GpuExecutable exe = new GpuExecutable((Module) Weft.lower(TARGET, GpuBenchmark.class, "relax",
                 TensorSpec.of(DType.F32, 1024), steps), CommBindings.NONE)) {
             long before = exe.hostSynchronisations();
             float last = exe.run(List.of(Tensor.zeros(DType.F32, 1024))).getFirst().toFloatArray()[1023];

@@ -1,5 +1,6 @@
 package dev.weft.backends.gpu.nccl;
 
+import dev.weft.lowering.Targets;
 import dev.weft.backends.comm.Communicator;
 import dev.weft.backends.comm.RuntimeReduceOp;
 import dev.weft.backends.comm.check.CommCheck;
@@ -48,7 +49,7 @@ public final class NcclCustomCalls {
      * communicators {@code comms} binds.
      */
     public static Map<String, NcclCallHandler> handlers(Module module, CommBindings comms, NcclContext ctx) {
-        String prefix = module.target().commCallPrefix();
+        String prefix = Targets.named(module.target()).commCallPrefix();
         commCalls(module).forEach(op -> ctx.handle(bootstrap(comms, op), op.location()));
         Map<Op, NcclCall> calls = new ConcurrentHashMap<>();
         Map<Op, Runnable> checks = new ConcurrentHashMap<>();
@@ -72,7 +73,7 @@ public final class NcclCustomCalls {
 
     /** The communication calls ({@code <prefix>*}) of {@code module}, nested ones included, in program order. */
     public static List<Op> commCalls(Module module) {
-        String prefix = module.target().commCallPrefix();
+        String prefix = Targets.named(module.target()).commCallPrefix();
         return IrWalk.ops(module)
                 .filter(op -> op.attr("call_target_name") instanceof Attr.Str(String target) && target.startsWith(prefix))
                 .toList();

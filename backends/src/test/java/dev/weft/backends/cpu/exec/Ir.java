@@ -96,6 +96,6 @@ final class Ir {
     Module module(List<Value> arguments, Value... results) {
         List<Op> ops = open.getFirst();
         ops.add(new Op(StableHlo.FUNC_RETURN, List.of(results), List.of(), Map.of(), List.of(), LOC));
-        return new Module(new CpuTarget(), List.of(new Func("main", new Block(arguments, ops))));
+        return new Module(CpuTarget.NAME, List.of(new Func("main", new Block(arguments, ops))));
     }
 }

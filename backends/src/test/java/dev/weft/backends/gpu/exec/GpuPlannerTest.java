@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.weft.DType;
 import dev.weft.TensorSpec;
 import dev.weft.Weft;
+import dev.weft.backends.gpu.GpuTarget;
 import dev.weft.backends.gpu.ptx.Kernel;
 import dev.weft.backends.gpu.ptx.Ptxas;
 import dev.weft.backends.gpu.ptx.PtxTarget;
@@ -39,6 +40,11 @@ class GpuPlannerTest {
                 plan("total", TensorSpec.of(DType.F32, 1 << 20)),
                 plan("halveUntilSmall", TensorSpec.of(DType.F32, 64)),
                 plan("lookups", TensorSpec.of(DType.F64, 6, 5)));
+    }
+
+    @Test
+    void theBenchmarkNamesTheGpuTarget() {
+        assertThat(GpuBenchmark.TARGET).isEqualTo(GpuTarget.NAME);
     }
 
     @Test

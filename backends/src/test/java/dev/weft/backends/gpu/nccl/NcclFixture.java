@@ -50,7 +50,7 @@ final class NcclFixture {
         List<Func> functions = new ArrayList<>();
         functions.add(new Func("main", new Block(List.of(), ops.stream().map(onRank::get).toList())));
         functions.addAll(List.of(reductions));
-        Module module = new Module(new GpuTarget(), functions);
+        Module module = new Module(GpuTarget.NAME, functions);
         stub.reset();
         handlers = NcclCustomCalls.handlers(module, CommBindings.of(List.of(world)), new NcclContext(
                 new NcclCommunicators(NcclLibrary.load(), device), device, device));
