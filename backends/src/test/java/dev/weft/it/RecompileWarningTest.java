@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.Compile;
 import dev.weft.DType;
+import dev.weft.Static;
 import dev.weft.Tensor;
 import dev.weft.Weft;
 import java.io.ByteArrayOutputStream;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A method compiled more than 8 times says so once on stderr, naming the argument whose change caused the last
- * compile; a tensor argument whose values change does not recompile.
+ * compile (here a {@code @Static} number); a tensor argument whose values change does not recompile.
  */
 class RecompileWarningTest {
     @BeforeAll
@@ -23,7 +24,7 @@ class RecompileWarningTest {
     }
 
     @Compile
-    static Tensor scaled(Tensor x, double rate) {
+    static Tensor scaled(Tensor x, @Static double rate) {
         return x.mul(rate);
     }
 

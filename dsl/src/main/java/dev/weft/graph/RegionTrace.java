@@ -129,10 +129,10 @@ public class RegionTrace implements Interpreter {
         return List.copyOf(captured);
     }
 
-    /** The tensors either trace captured, each once, in order: the capture list two branches share. */
-    public static List<Tensor> sharedCaptures(RegionTrace a, RegionTrace b) {
+    /** The tensors any of {@code traces} captured, each once, in order: the capture list regions of one node share. */
+    public static List<Tensor> sharedCaptures(RegionTrace... traces) {
         Map<Traced, Tensor> union = new LinkedHashMap<>();
-        for (RegionTrace r : List.of(a, b)) {
+        for (RegionTrace r : traces) {
             for (Tensor c : r.captured) {
                 union.putIfAbsent(TensorAccess.traced(c), c);
             }

@@ -24,6 +24,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.ServiceLoader;
 import java.util.concurrent.ConcurrentHashMap;
@@ -83,6 +84,11 @@ public final class CompileGate {
         Executable exe = method.executables().get(callKey);
         if (exe == null) {
             exe = compile(method, callKey, receiver, args);
+        }
+        if (exe instanceof ScalarFamily family) {
+            double[] values = scalarValues(method, args);
+            exe = family.select(values);
+            tensors.addAll(family.inputs(values));
         }
         if (exe instanceof StructuredExecutable tree) {
             return tree.result(tensors);
@@ -144,10 +150,16 @@ public final class CompileGate {
         return Partitioner.needed(graph.body(), shardings) ? partition(graph, shardings).graph() : graph;
     }
 
-    /** The key part of one argument; a tensor, or a tree's leaves, are also added to {@code tensors}. */
+    /**
+     * The key part of one argument; a tensor, or a tree's leaves, are also added to {@code tensors}. A traced
+     * scalar's part is its dtype: its value is an input of the program ({@link ScalarFamily}).
+     */
     private static Object classify(InterceptedMethod method, int index, Object arg, List<Tensor> tensors) {
         if (arg instanceof Tensor t) {
             return classifyTensor(method, "argument " + index, t, tensors);
+        }
+        if (method.scalar(index) != null && arg != null) {
+            return new ScalarKey(method.scalar(index));
         }
         ArgumentKind kind = ArgumentKinds.of(arg);
         if (kind == null && Trees.isTree(arg)) {
@@ -199,8 +211,13 @@ public final class CompileGate {
         List<Aval> avals = new ArrayList<>();
         List<Sharding> shardings = new ArrayList<>();
         List<TreeSlot> trees = new ArrayList<>();
+        List<Integer> scalarSlots = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             Object k = key.args().get(i);
+            if (k instanceof ScalarKey) {
+                scalarSlots.add(i);
+                continue;
+            }
             List<Object> leafKeys = args[i] instanceof Tensor ? List.of(k)
                     : k instanceof TreeArgument tree ? tree.leaves() : null;
             if (leafKeys == null) {
@@ -213,20 +230,81 @@ public final class CompileGate {
             }
             trees.add(new TreeSlot(i, k instanceof TreeArgument tree ? tree.structure() : null));
         }
-        method.recompiles().compiled(method, key.world(), key.args(), callerOf(method));
+        if (scalarSlots.isEmpty()) {
+            method.recompiles().compiled(method, key.world(), key.args(), callerOf(method), Optional.empty());
+        }
         // The first call of each key: ranks whose global shapes differ get different keys, so none runs unchecked.
         ShardAgreement.check("the sharded arguments of " + method, avals, shardings, callerOf(method));
+        if (!scalarSlots.isEmpty()) {
+            return method.executables().add(key, scalarFamily(method, key, receiver, args, traceArgs, trees, avals,
+                    shardings, scalarSlots));
+        }
         Trees.Structure[] result = new Trees.Structure[1];
         Graph graph = traceCall(method, receiver, traceArgs, trees, avals, result);
+        return method.executables().add(key, build(graph, result[0], shardings, key.target()));
+    }
+
+    /** The executable of {@code graph}, partitioned when its arguments are sharded, rebuilding a tree result. */
+    private static Executable build(Graph graph, Trees.Structure result, List<Sharding> shardings, String target) {
         Executable exe;
         if (!Partitioner.needed(graph.body(), shardings)) {
-            exe = pipeline().compile(graph, key.target());
+            exe = pipeline().compile(graph, target);
         } else {
             Partitioned p = partition(graph, shardings);
             List<Aval> globals = graph.body().results().stream().map(Var::aval).toList();
-            exe = new PartitionedExecutable(pipeline().compile(p.graph(), key.target()), p.shardings(), globals);
+            exe = new PartitionedExecutable(pipeline().compile(p.graph(), target), p.shardings(), globals);
         }
-        return method.executables().add(key, result[0] != null ? new StructuredExecutable(exe, result[0]) : exe);
+        return result != null ? new StructuredExecutable(exe, result) : exe;
+    }
+
+    /**
+     * The family of programs of a call key with traced scalars (the arguments at {@code slots}), its first program
+     * compiled for this call's values. A later program is a recompile, noted with the values that caused it.
+     */
+    private static ScalarFamily scalarFamily(InterceptedMethod method, CallKey key, Object receiver, Object[] args,
+                                             Object[] traceArgs, List<TreeSlot> trees, List<Aval> avals,
+                                             List<Sharding> shardings, List<Integer> slots) {
+        List<Sharding> withScalars = new ArrayList<>(shardings);
+        slots.forEach(s -> withScalars.add(null));
+        ScalarFamily family = new ScalarFamily(slots.stream().map(method::scalar).toList(), values -> {
+            Object[] call = traceArgs.clone();
+            for (int k = 0; k < slots.size(); k++) {
+                int i = slots.get(k);
+                call[i] = method.scalar(i) == dev.weft.DType.F32 ? (Object) (float) values[k] : (Object) values[k];
+            }
+            Trees.Structure[] result = new Trees.Structure[1];
+            Graph g = traceCall(method, receiver, call, trees, avals, result);
+            return new ScalarFamily.Trace(g, result[0]);
+        }, (graph, result, values, changedAt) -> {
+            List<Object> keys = new ArrayList<>(key.args());
+            for (int k = 0; k < slots.size(); k++) {
+                keys.set(slots.get(k), values[k]);
+            }
+            method.recompiles().compiled(method, key.world(), keys, callerOf(method), changedAt);
+            return build(graph, result, withScalars, key.target());
+        });
+        family.select(scalarValues(method, args));
+        return family;
+    }
+
+    /** The values of the traced-scalar arguments of a call, in order. */
+    private static double[] scalarValues(InterceptedMethod method, Object[] args) {
+        double[] values = new double[args.length];
+        int n = 0;
+        for (int i = 0; i < args.length; i++) {
+            if (method.scalar(i) != null) {
+                values[n++] = ((Number) args[i]).doubleValue();
+            }
+        }
+        return Arrays.copyOf(values, n);
+    }
+
+    /** The key part of a traced scalar: its dtype, not its value. */
+    private record ScalarKey(dev.weft.DType dtype) {
+        @Override
+        public String toString() {
+            return "a traced " + dtype.specName() + " scalar";
+        }
     }
 
     /**

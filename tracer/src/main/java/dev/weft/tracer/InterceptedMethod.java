@@ -1,5 +1,7 @@
 package dev.weft.tracer;
 
+import dev.weft.DType;
+import dev.weft.Static;
 import dev.weft.Tensor;
 import dev.weft.WeftException;
 import dev.weft.spi.SourceLocation;
@@ -24,10 +26,28 @@ final class InterceptedMethod {
     private final CompileCache executables = new CompileCache();
     private final Recompiles recompiles = new Recompiles();
 
+    /** Per parameter: its dtype when it is a traced scalar (double or float, boxed or not, without @Static). */
+    private final DType[] scalars;
+
     private InterceptedMethod(Method method, MethodHandle handle, ResultKind result) {
         this.method = method;
         this.handle = handle;
         this.result = result;
+        Class<?>[] types = method.getParameterTypes();
+        this.scalars = new DType[types.length];
+        for (int i = 0; i < types.length; i++) {
+            boolean isStatic = method.getParameters()[i].isAnnotationPresent(Static.class);
+            if (!isStatic && (types[i] == double.class || types[i] == Double.class)) {
+                scalars[i] = DType.F64;
+            } else if (!isStatic && (types[i] == float.class || types[i] == Float.class)) {
+                scalars[i] = DType.F32;
+            }
+        }
+    }
+
+    /** The dtype of parameter {@code i} if it is a traced scalar, else {@code null}. */
+    DType scalar(int i) {
+        return scalars[i];
     }
 
     /** The method of {@code type} with {@code signature} (name followed by JVM descriptor). */

@@ -4,6 +4,7 @@ import dev.weft.Trees;
 import dev.weft.spi.SourceLocation;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.WeakHashMap;
 
 /**
@@ -19,8 +20,13 @@ final class Recompiles {
     private final Map<Object, List<Object>> lastKeys = new WeakHashMap<>();
     private boolean warned;
 
-    /** Notes a compile of {@code method} by {@code world}'s rank for argument keys {@code keys}, from {@code where}. */
-    synchronized void compiled(InterceptedMethod method, Object world, List<Object> keys, SourceLocation where) {
+    /**
+     * Notes a compile of {@code method} by {@code world}'s rank for argument keys {@code keys} (a traced scalar's
+     * key being its value), from {@code where}; {@code diverged} is where the program traced for new traced-scalar
+     * values first differs from the last one, when that caused the compile.
+     */
+    synchronized void compiled(InterceptedMethod method, Object world, List<Object> keys, SourceLocation where,
+                               Optional<SourceLocation> diverged) {
         Object who = world != null ? world : this;
         int compiles = ++counts.computeIfAbsent(who, w -> new int[1])[0];
         List<Object> previous = lastKeys.put(who, keys);
@@ -39,10 +45,17 @@ final class Recompiles {
                         .append(describe(keys.get(i)));
             }
         }
+        String advice = diverged.isPresent()
+                ? " and the program traced for it differs" + (diverged.get().isUnknown() ? "" : " at "
+                + diverged.get()) + ". A double or float argument serves one program only where it reaches Weft's"
+                + " operations as itself (x.mul(lr)), not through host arithmetic (lr * 2) or a branch on its value;"
+                + " compute with it as a tensor (Tensor.scalar), or mark it @Static if each value is meant to"
+                + " compile."
+                : ". A number or string argument is a compile-time constant: pass a value that changes every call"
+                + " as a tensor (Tensor.scalar), or mark it so by design.";
         System.err.println("weft: " + (where.isUnknown() ? "" : where + ": ") + method + " has been compiled "
                 + compiles + " times; the last time because " + (why.isEmpty() ? "the receiver or ranks changed"
-                : why) + ". A number or string argument is a compile-time constant: pass a value that changes"
-                + " every call as a tensor (Tensor.scalar), or mark it so by design.");
+                : why) + advice);
     }
 
     private static String describe(Object key) {
