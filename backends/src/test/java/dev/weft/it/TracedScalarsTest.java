@@ -8,6 +8,8 @@ import dev.weft.Tensor;
 import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import dev.weft.optim.Adam;
+import dev.weft.optim.Update;
 import dev.weft.testing.Ranks;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -141,6 +143,33 @@ class TracedScalarsTest {
                     v1 = v1 * d + s;
                 }
                 assertThat(inLoop(x, d, s).toDoubleArray()).containsExactly(new double[] {v0, v1}, within(1e-15));
+            }
+            return null;
+        });
+        assertThat(err).doesNotContain("has been compiled");
+    }
+
+    @Compile
+    static Update<Tensor, Adam.State<Tensor>> adamStep(Tensor w, Adam.State<Tensor> state, double lr) {
+        return adamEager(w, state, lr);
+    }
+
+    static Update<Tensor, Adam.State<Tensor>> adamEager(Tensor w, Adam.State<Tensor> state, double lr) {
+        Tensor g = Weft.grad((Tensor v) -> v.mul(v).sum()).apply(w);
+        return Adam.of(lr).update(g, state, w);
+    }
+
+    @Test
+    void anOptimizersRateIsTracedToo() {
+        Tensor w = Tensor.of(new double[] {1, -2, 0.5});
+        Adam.State<Tensor> state = Adam.of(0.1).init(w);
+        String err = stderr(() -> {
+            for (int k = 0; k < 12; k++) {
+                double lr = 0.1 * Math.pow(0.8, k);
+                Update<Tensor, Adam.State<Tensor>> compiled = adamStep(w, state, lr), eager = adamEager(w, state, lr);
+                assertThat(compiled.params().toDoubleArray()).as("lr = " + lr)
+                        .containsExactly(eager.params().toDoubleArray(), within(1e-15));
+                assertThat(compiled.params().toDoubleArray()[0]).isNotEqualTo(1.0);
             }
             return null;
         });

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 
 /**
  * Whether two traces recorded the same program: the same nodes in the same order, with equal parameters (constants
@@ -29,15 +30,23 @@ public final class GraphComparison {
      * are the same program.
      */
     public static Optional<SourceLocation> firstDifference(Graph a, Graph b) {
+        return firstDifference(a, b, GraphComparison::sameContents);
+    }
+
+    /**
+     * As {@link #firstDifference(Graph, Graph)}, with {@code sameConstant} telling whether a constant of {@code a}
+     * and the one in its place in {@code b} (same dtype and shape) count as the same.
+     */
+    public static Optional<SourceLocation> firstDifference(Graph a, Graph b, BiPredicate<Tensor, Tensor> sameConstant) {
         if (a.commsRead().size() != b.commsRead().size()
                 || !java.util.stream.IntStream.range(0, a.commsRead().size())
                         .allMatch(i -> a.commsRead().get(i) == b.commsRead().get(i))) {
             return Optional.of(SourceLocation.UNKNOWN);
         }
-        return region(a.body(), b.body());
+        return region(a.body(), b.body(), sameConstant);
     }
 
-    private static Optional<SourceLocation> region(Region a, Region b) {
+    private static Optional<SourceLocation> region(Region a, Region b, BiPredicate<Tensor, Tensor> sameConstant) {
         if (!avals(a.params()).equals(avals(b.params()))) {
             return Optional.of(SourceLocation.UNKNOWN);
         }
@@ -52,11 +61,11 @@ public final class GraphComparison {
             Node x = a.nodes().get(k);
             Node y = b.nodes().get(k);
             if (x.prim() != y.prim() || !avals(x.outputs()).equals(avals(y.outputs()))
-                    || !indices(x.inputs(), ia).equals(indices(y.inputs(), ib)) || !sameParams(x, y)) {
+                    || !indices(x.inputs(), ia).equals(indices(y.inputs(), ib)) || !sameParams(x, y, sameConstant)) {
                 return Optional.of(y.location());
             }
             for (int r = 0; r < x.regions().size(); r++) {
-                Optional<SourceLocation> inner = region(x.regions().get(r), y.regions().get(r));
+                Optional<SourceLocation> inner = region(x.regions().get(r), y.regions().get(r), sameConstant);
                 if (inner.isPresent()) {
                     return Optional.of(inner.get().isUnknown() ? y.location() : inner.get());
                 }
@@ -73,11 +82,11 @@ public final class GraphComparison {
                 : Optional.of(SourceLocation.UNKNOWN);
     }
 
-    private static boolean sameParams(Node x, Node y) {
+    private static boolean sameParams(Node x, Node y, BiPredicate<Tensor, Tensor> sameConstant) {
         Params p = x.params();
         Params q = y.params();
         if (x.prim() == Prims.CONSTANT) {
-            return sameContents(((ConstantParams) p).value(), ((ConstantParams) q).value());
+            return sameConstant.test(((ConstantParams) p).value(), ((ConstantParams) q).value());
         }
         if (p instanceof CustomCallParams c && q instanceof CustomCallParams d) {
             return c.getClass() == d.getClass() && c.arguments() == d.arguments();
@@ -88,7 +97,8 @@ public final class GraphComparison {
         return p.equals(q);
     }
 
-    private static boolean sameContents(Tensor a, Tensor b) {
+    /** Whether two constants hold the same dtype, shape and bytes. */
+    public static boolean sameContents(Tensor a, Tensor b) {
         return a == b || a.dtype() == b.dtype() && Arrays.equals(a.shape(), b.shape())
                 && TensorAccess.data(a).mismatch(TensorAccess.data(b)) == -1;
     }

@@ -50,7 +50,8 @@ final class ScalarFamily implements Executable {
                            Optional<SourceLocation> changedAt);
     }
 
-    private record Program(Trace trace, Executable executable) {
+    /** A compiled program: the trace it was made from, which scalar each of its constants reads, the executable. */
+    private record Program(Trace trace, ToIntFunction<Tensor> reads, Executable executable) {
     }
 
     private final List<DType> dtypes;
@@ -91,12 +92,21 @@ final class ScalarFamily implements Executable {
         return out;
     }
 
+    /**
+     * The program whose trace equals this one's once the constants each reads are put aside: a constant counts as
+     * the same where both read the same scalar, or neither reads one and they hold the same bytes. That is the
+     * comparison of the two parameterized graphs, without building the new one.
+     */
     private Program programFor(double[] values) {
         Trace raw = tracing.trace(values);
-        Graph g = ConstantParameters.parameterize(raw.graph(), avals(), choice(values));
+        ToIntFunction<Tensor> reads = choice(values);
         Optional<SourceLocation> firstChange = Optional.empty();
         for (Program p : programs) {
-            Optional<SourceLocation> d = GraphComparison.firstDifference(p.trace.graph(), g);
+            Optional<SourceLocation> d = GraphComparison.firstDifference(p.trace.graph(), raw.graph(), (c, e) -> {
+                int k = p.reads.applyAsInt(c);
+                return k >= 0 || reads.applyAsInt(e) >= 0 ? k == reads.applyAsInt(e)
+                        : GraphComparison.sameContents(c, e);
+            });
             if (d.isEmpty() && java.util.Objects.equals(p.trace.result(), raw.result())) {
                 return p;
             }
@@ -104,7 +114,8 @@ final class ScalarFamily implements Executable {
                 firstChange = Optional.of(d.orElse(SourceLocation.UNKNOWN));
             }
         }
-        Program p = new Program(new Trace(g, raw.result()), compiling.compile(g, raw.result(), values, firstChange));
+        Graph g = ConstantParameters.parameterize(raw.graph(), avals(), reads);
+        Program p = new Program(raw, reads, compiling.compile(g, raw.result(), values, firstChange));
         if (programs.size() >= CompileCache.limit()) {
             Program oldest = programs.removeFirst();
             seen.values().removeIf(q -> q == oldest);
