@@ -1,6 +1,7 @@
 package org.example;
 
 import dev.weft.Compile;
+import dev.weft.Static;
 import dev.weft.Tensor;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,9 +45,13 @@ class Kernels {
         return o instanceof Tag ? x.add(1) : x.sub(1);
     }
 
-    /** Two-slot constants before the tensor: the gate must box each argument from its own local slot. */
+    /**
+     * Two-slot constants before the tensor: the gate must box each argument from its own local slot ({@code k} is
+     * {@code @Static} because this module's test pipeline evaluates only a few primitives, not a traced scalar's
+     * conversion).
+     */
     @Compile
-    Tensor shifted(long shift, double k, Tensor x) {
+    Tensor shifted(long shift, @Static double k, Tensor x) {
         return x.mul(k).add(shift * factor);
     }
 
