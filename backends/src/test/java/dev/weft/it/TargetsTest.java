@@ -62,7 +62,8 @@ class TargetsTest {
 
     @Test
     void eachTargetRunsItsOwnPipeline() {
-        assertThat(stages(new CpuTarget(), "normSquared")).containsExactly("lowered", "verify", "thread-tokens",
+        assertThat(stages(new CpuTarget(), "normSquared")).containsExactly("lowered", "verify", "combine-allreduces",
+                "thread-tokens",
                 "slice-of-pad", "dce", "cse", "fuse-elementwise", "fuse-reductions", "overlap-comm", "verify",
                 "plan-buffers");
         assertThat(stages(new GpuTarget(), "normSquared")).containsExactly("lowered", "verify", "thread-tokens",

@@ -5,6 +5,7 @@ import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.BufferPlanning;
+import dev.weft.lowering.passes.CombineAllReduces;
 import dev.weft.lowering.passes.CommonSubexpressionElimination;
 import dev.weft.lowering.passes.DeadCodeElimination;
 import dev.weft.lowering.passes.ElementwiseFusion;
@@ -28,6 +29,7 @@ public record CpuTarget() implements Target {
 
     private static final Pipeline PIPELINE = Pipeline.of(
             new Verifier(),
+            new CombineAllReduces(),                                // gradient buckets: one iallreduce each
             new ThreadTokens(),
             new SliceOfPad(),                                       // a window of a padded value copies only itself
             new DeadCodeElimination(),

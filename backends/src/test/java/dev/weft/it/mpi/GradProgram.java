@@ -9,6 +9,7 @@ import dev.weft.it.ad.CommGradTest;
 import dev.weft.it.ad.GradAcrossRanksTest;
 import dev.weft.it.comm.CartCommTest;
 import dev.weft.it.comm.GatherScatterScanTest;
+import dev.weft.it.comm.GradientBucketsTest;
 import dev.weft.it.comm.RecvAnyTest;
 import dev.weft.it.comm.VariableCountsTest;
 import java.util.Random;
@@ -17,7 +18,8 @@ import java.util.Random;
  * Run by {@link MpiGradTest} under {@code mpirun}: every case of {@link CommGradTest} in forward and reverse mode
  * against finite differences of the global function, the varying/invariant checks of {@link GradAcrossRanksTest}
  * (gradients of the global loss, replicated data-parallel parameters, constants from the rank), the values of the
- * other communication routines' tests ({@code recvAny}'s wildcards among them), then a compiled
+ * other communication routines' tests ({@code recvAny}'s wildcards among them), the MLP training step whose
+ * gradient allreduces are fused into buckets ({@link GradientBucketsTest}), then a compiled
  * data-parallel step from {@code Weft.grad} against the eager one; prints {@code rank R: N cases ok} and the step's
  * result.
  */
@@ -48,6 +50,7 @@ public final class GradProgram {
         VariableCountsTest.checkValues(world);
         VariableCountsTest.checkGradients(world);
         RecvAnyTest.checkValues(world);
+        GradientBucketsTest.checkTrainingStep(world);
         Random rnd = new Random(world.rank());
         Tensor x = AdRulesTest.random(new long[] {6, 3}, -1, 1, false, rnd);
         Tensor y = AdRulesTest.random(new long[] {6}, -1, 1, false, rnd);

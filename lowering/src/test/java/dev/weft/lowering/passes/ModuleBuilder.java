@@ -4,6 +4,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.Arena;
 import dev.weft.DType;
+import dev.weft.comm.ReduceOp;
 import dev.weft.lowering.TestTarget;
 import dev.weft.lowering.ir.Attr;
 import dev.weft.lowering.ir.Block;
@@ -15,6 +16,7 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.lowering.ir.TokenType;
 import dev.weft.lowering.ir.Type;
 import dev.weft.lowering.ir.Value;
+import dev.weft.prim.CommOp;
 import dev.weft.spi.CommHandle;
 import dev.weft.spi.Effect;
 import dev.weft.spi.SourceLocation;
@@ -103,6 +105,16 @@ final class ModuleBuilder {
         attrs.put("call_target_name", new Attr.Str("weft.mpi.barrier"));
         attrs.put("has_side_effect", new Attr.Bool(true));
         return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of(), effect);
+    }
+
+    /** A blocking {@code weft.mpi.allreduce} of {@code x} on {@code comm}, as lowered (no token yet). */
+    Op allreduce(Value x, CommHandle comm, ReduceOp reduce) {
+        Map<String, Attr> attrs = new LinkedHashMap<>();
+        attrs.put("call_target_name", new Attr.Str("weft.mpi.allreduce"));
+        attrs.put("has_side_effect", new Attr.Bool(true));
+        attrs.put("api_version", Attr.Int.i32(4));
+        attrs.put("backend_config", new Attr.CommConfig(new CommOp.AllReduce(comm, reduce), x.tensorType().aval()));
+        return op(StableHlo.CUSTOM_CALL, List.of(x), List.of(x.type()), attrs, List.of(), new Effect.Ordered(comm));
     }
 
     Value constant(float v) {
