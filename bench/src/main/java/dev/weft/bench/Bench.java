@@ -16,7 +16,8 @@ import java.util.function.Function;
 /**
  * {@code bin/weft bench [--quick] [--comm auto|fake|mpi] [CASE...]}: runs the benchmark cases (all by default)
  * and prints a Markdown table of Weft against its references, also written to {@code bench/out/latest.md} and, for
- * a full run of every case, to {@code docs/benchmarks.md} ({@link BenchmarksPage}).
+ * a full run of every case, to {@code docs/benchmarks.md} ({@link BenchmarksPage}); a full-size run of case
+ * {@code train} alone writes its own section of that page.
  * {@code bin/weft bench osu [--quick] [--comm auto|fake|mpi] [ROUTINE...]} runs the collectives by message size
  * instead ({@link OsuSweep}, {@link OsuTable}): to {@code bench/out/osu.md} and, for a full sweep of every routine,
  * to its section of {@code docs/benchmarks.md}.
@@ -106,9 +107,12 @@ public final class Bench {
         write(root, "bench/out/latest.md", report);
         if (whole) {
             System.err.println("weft bench: written to " + root.relativize(BenchmarksPage.write(root, report)));
+        } else if (!quick && cases.equals(List.of("train"))) {
+            System.err.println("weft bench: written to " + root.relativize(
+                    BenchmarksPage.writeSection(root, BenchmarksPage.Section.TRAIN, report)) + ", its train section");
         } else {
-            System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full run of every case"
-                    + " writes it)");
+            System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full run of every case,"
+                    + " or of train alone, writes it)");
         }
         return rows.stream().anyMatch(r -> !(r.weft() instanceof Measurement) || r.checkMismatch().isPresent());
     }
