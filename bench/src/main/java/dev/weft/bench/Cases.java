@@ -415,7 +415,8 @@ public final class Cases {
                 + " Weft %s, PyTorch %s", StepSeries.STEADY_FACTOR, stepsToSteady(weft), stepsToSteady(torch));
         String window = String.format(Locale.ROOT, ", steady: median of steps %d–%d", s.trainSteps / 2 + 1,
                 s.trainSteps);
-        String same = "check: the first step's loss, both from the same parameters and data (.npy files)";
+        String same = "check: the first step's loss, both from the same parameters and data (.npy files)"
+                + firstLosses(weft, torch);
         return List.of(
                 trainRow(ranks, what + window, part(weft, StepSeries::steady), reference,
                         part(torch, StepSeries::steady), Unit.STEPS_PER_SECOND, steady, same),
@@ -423,6 +424,17 @@ public final class Cases {
                         part(weft, StepSeries::first), reference, part(torch, StepSeries::first), Unit.TIME),
                 trainRow(ranks, what + ", steps 2–" + StepSeries.EARLY_END + ", per step",
                         part(weft, StepSeries::early), reference, part(torch, StepSeries::early), Unit.TIME));
+    }
+
+    /** Both first-step losses and their relative difference, when both runs printed one. */
+    private static String firstLosses(Outcome weft, Outcome torch) {
+        if (weft instanceof Measurement w && torch instanceof Measurement t && w.check().isPresent()
+                && t.check().isPresent()) {
+            double a = w.check().getAsDouble(), b = t.check().getAsDouble();
+            return String.format(Locale.ROOT, ": Weft %.9g, PyTorch %.9g, relative difference %.2g (at most %.0e)", a,
+                    b, Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)), TRAIN_LOSS_TOLERANCE);
+        }
+        return "";
     }
 
     private Row trainRow(int ranks, String what, Outcome weft, String reference, Outcome ref, Unit unit,

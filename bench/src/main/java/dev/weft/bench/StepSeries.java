@@ -3,10 +3,11 @@ package dev.weft.bench;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 
 /**
  * A training run's step times, one sample per step in the order they ran (case 12), split into what its table
- * shows: the first step (tracing and compiling included, for Weft), steps 2 to {@link #EARLY_END} (the warm-up a
+ * shows (the run's check value and info lines go with the steady window only): the first step (tracing and compiling included, for Weft), steps 2 to {@link #EARLY_END} (the warm-up a
  * user sees), the steady window (the second half of the steps) and how many steps it took to get there.
  *
  * @param first         the first step
@@ -23,8 +24,7 @@ public record StepSeries(Measurement first, Measurement early, Measurement stead
     public static final int MIN_STEPS = 2 * EARLY_END;
 
     /**
-     * The series of {@code run}, whose samples are its step times in order; its check and info lines go with the
-     * steady window.
+     * The series of {@code run}, whose samples are its step times in order.
      *
      * @throws IllegalArgumentException if it has fewer than {@link #MIN_STEPS} samples
      */
@@ -41,8 +41,8 @@ public record StepSeries(Measurement first, Measurement early, Measurement stead
         while (steps[to] > limit) {
             to++;
         }
-        return new StepSeries(new Measurement(new double[] {steps[0]}, run.check(), List.of(), Map.of()),
-                new Measurement(Arrays.copyOfRange(steps, 1, EARLY_END), run.check(), List.of(), Map.of()), steady,
-                to + 1);
+        return new StepSeries(new Measurement(new double[] {steps[0]}, OptionalDouble.empty(), List.of(), Map.of()),
+                new Measurement(Arrays.copyOfRange(steps, 1, EARLY_END), OptionalDouble.empty(), List.of(), Map.of()),
+                steady, to + 1);
     }
 }
