@@ -18,7 +18,8 @@ import java.util.function.Function;
 /**
  * {@code bin/weft bench [--quick] [--comm auto|fake|mpi] [CASE...]}: runs the benchmark cases (all by default)
  * and prints a Markdown table of Weft against its references, also written to {@code bench/out/latest.md} and, for
- * a full run of every case, to {@code docs/benchmarks.md} ({@link BenchmarksPage}).
+ * a full run of every case, to {@code docs/benchmarks.md} ({@link BenchmarksPage}); a full-size run of case
+ * {@code train} alone writes its own section of that page.
  * {@code bin/weft bench osu [--quick] [--comm auto|fake|mpi] [ROUTINE...]} runs the collectives by message size
  * instead ({@link OsuSweep}, {@link OsuTable}): to {@code bench/out/osu.md} and, for a full sweep of every routine,
  * to its section of {@code docs/benchmarks.md}.
@@ -102,14 +103,17 @@ public final class Bench {
         for (String c : cases) {
             rows.addAll(all.run(c));
         }
-        String report = header(quick, sizes, tools, loadBefore) + "\n" + MarkdownTable.render(rows);
+        String report = header(quick, sizes, tools, loadBefore, cases) + "\n" + MarkdownTable.render(rows);
         System.out.print(report);
         write(root, "bench/out/latest.md", report);
         if (whole) {
             System.err.println("weft bench: written to " + root.relativize(BenchmarksPage.write(root, report)));
+        } else if (!quick && cases.equals(List.of("train"))) {
+            System.err.println("weft bench: written to " + root.relativize(
+                    BenchmarksPage.writeSection(root, BenchmarksPage.Section.TRAIN, report)) + ", its train section");
         } else {
-            System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full run of every case"
-                    + " writes it)");
+            System.err.println("weft bench: " + BenchmarksPage.PATH + " left as it was (only a full run of every case,"
+                    + " or of train alone, writes it)");
         }
         return rows.stream().anyMatch(r -> !(r.weft() instanceof Measurement) || r.checkMismatch().isPresent());
     }
@@ -142,23 +146,31 @@ public final class Bench {
         System.err.println("weft bench: written to " + root.relativize(out));
     }
 
-    private static String header(boolean quick, Cases.Sizes sizes, Toolchain tools, String loadBefore) throws IOException {
+    private static String header(boolean quick, Cases.Sizes sizes, Toolchain tools, String loadBefore,
+                                 List<String> cases) throws IOException {
+        String programs = cases.equals(List.of("train")) ? "" : String.format(Locale.ROOT, "- every program: %d"
+                + " warm-up (chain, matmul, dispatch, allreduce 8 MiB, mpi4py's Heat: %d; allreduce 8 B, Heat: %d) then"
+                + " %d timed repetitions; shown: median (min–max)%n", sizes.warmup(),
+                Cases.LONG_WARMUP_FACTOR * sizes.warmup(),
+                Cases.JIT_WARMUP_FACTOR * Cases.LONG_WARMUP_FACTOR * sizes.warmup(), sizes.reps());
+        String train = !cases.contains("train") ? "" : String.format(Locale.ROOT, "- train: %d steps per run, each"
+                + " timed on rank 0 (from the call to the loss read back), no warm-up; steady: the median (min–max)"
+                + " of the second half; steps 2–%d: their median (min–max); steps until steady: the first step within"
+                + " %.1fx of the steady median; one run per configuration, Weft then PyTorch%n", sizes.trainSteps(),
+                StepSeries.EARLY_END, StepSeries.STEADY_FACTOR);
         return String.format(Locale.ROOT, """
                 Weft benchmarks, %s (%s)
                 
                 - machine: %s, %s, %d hardware threads; load average (1/5/15 min) %s before, %s after
                 - %s; %s
-                - every program: %d warm-up (chain, matmul, dispatch, allreduce 8 MiB, mpi4py's Heat: %d; allreduce 8 B, Heat: %d) then %d timed repetitions; shown: median (min–max)
-                - every JVM: %s
+                %s%s- every JVM: %s
                 - multi-rank Weft programs on %s
                 """,
                 ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")),
                 quick ? "--quick: small sizes, provisional" : "full sizes",
                 InetAddress.getLocalHost().getHostName(), cpuModel(), Runtime.getRuntime().availableProcessors(),
                 loadBefore, loadAverage(), "Java " + System.getProperty("java.vm.version"),
-                String.join("; ", tools.versions()), sizes.warmup(), Cases.LONG_WARMUP_FACTOR * sizes.warmup(),
-                Cases.JIT_WARMUP_FACTOR * Cases.LONG_WARMUP_FACTOR * sizes.warmup(), sizes.reps(),
-                JVM_OPTIONS,
+                String.join("; ", tools.versions()), programs, train, JVM_OPTIONS,
                 tools.weftOnMpi() ? "MPI (bin/weft run --comm mpi)" : "fake ranks (bin/weft run --comm fake)");
     }
 

@@ -1,6 +1,7 @@
 package dev.weft.bench;
 
 import dev.weft.bench.weft.ColdBench;
+import dev.weft.bench.weft.TrainBench;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,7 +18,7 @@ import java.util.function.Function;
 public final class Cases {
     /** Case names in the order they run, as given on the command line. */
     public static final List<String> NAMES = List.of("chain", "matmul", "dispatch", "compile", "allreduce", "heat",
-            "cold", "fresh", "late", "eager", "overlap");
+            "cold", "fresh", "late", "eager", "overlap", "train");
 
     /** Case 9's work on rank 1 before each receive, so that the receive is posted after its send. */
     static final int LATE_RECEIVE_MICROS = 20;
@@ -35,6 +36,8 @@ public final class Cases {
      */
     static final int OVERLAP_N = 160;
     static final int OVERLAP_MATMULS = 24;
+    /** Case 12: the relative difference allowed between Weft's and PyTorch's f32 loss at the first step. */
+    static final double TRAIN_LOSS_TOLERANCE = 1e-5;
     private static final String NOT_COMPARABLE = "Weft on fake ranks (threads of one JVM), not MPI: not compared";
 
     /**
@@ -52,18 +55,19 @@ public final class Cases {
      * @param heatCols      case 6 grid columns
      * @param heatSteps     case 6 steps per sample
      * @param freshCalls    case 8 timed calls per series (cold, then warm)
+     * @param trainSteps    case 12 training steps per run, each timed (at least {@link StepSeries#MIN_STEPS})
      * @param reps          timed repetitions per program
      * @param warmup        untimed repetitions before them
      */
     public record Sizes(int chainN, int matmulN, int dispatchCalls, int compileOps, int smallIters, int largeIters,
                         int smallCold, int largeCold, int heatRows, int heatCols, int heatSteps, int freshCalls,
-                        int reps, int warmup) {
+                        int trainSteps, int reps, int warmup) {
         /** The sizes the issue asks for. */
         public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 60_000, 240, 1024, 1024,
-                20, 40, 20, 10);
+                20, 40, 400, 20, 10);
         /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
-        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 6000, 12, 256, 256, 10, 10, 3,
-                1);
+        public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 6000, 12, 256, 256, 10, 10,
+                StepSeries.MIN_STEPS, 3, 1);
     }
 
     /**
@@ -118,6 +122,7 @@ public final class Cases {
             case "late" -> lateReceive();
             case "eager" -> eagerCheck();
             case "overlap" -> overlap();
+            case "train" -> train();
             default -> throw new IllegalArgumentException("unknown case " + name + "; cases: " + NAMES);
         };
     }
@@ -361,6 +366,81 @@ public final class Cases {
                         "the blocking allreduce alone", series.apply("allreduce"), Unit.TIME, 0, inTurn),
                 commRow("11 overlap: iallreduce then wait at once, 8 MiB", series.apply("iallreduce"),
                         "the blocking allreduce alone", series.apply("allreduce"), Unit.TIME, 0, inTurn));
+    }
+
+    /**
+     * Case 12: a data-parallel MLP training step written with Weft's API ({@code TrainBench}) against PyTorch's
+     * ({@code bench/python/train.py}), on {@value #RANKS} ranks (DistributedDataParallel, gloo) and on one, both
+     * from the parameters and data {@code TrainData} writes once; every step timed, split by {@link StepSeries}.
+     */
+    private List<Row> train() {
+        String dir = tools.out("train").toString();
+        Outcome data = runner.apply(tools.weft(1, "TrainData", dir, RANKS));
+        List<Row> rows = new ArrayList<>();
+        for (int ranks : new int[] {RANKS, 1}) {
+            Outcome weft = data instanceof Outcome.Missing(String why)
+                    ? new Outcome.Missing("TrainData could not write the inputs: " + why)
+                    : runner.apply(tools.weft(ranks, "TrainBench", dir, s.trainSteps));
+            Outcome torch = data instanceof Outcome.Missing ? new Outcome.Missing("no inputs")
+                    : tools.noTorch().<Outcome>map(Outcome.Missing::new)
+                            .orElseGet(() -> runner.apply(tools.python("train", dir, ranks, s.trainSteps)));
+            rows.addAll(trainRows(ranks, weft, torch));
+        }
+        return rows;
+    }
+
+    /** Part {@code part} of a training run's step series, or why there is none. */
+    private static Outcome part(Outcome run, Function<StepSeries, Measurement> part) {
+        if (run instanceof Measurement m) {
+            try {
+                return part.apply(StepSeries.of(m));
+            } catch (IllegalArgumentException e) {
+                return new Outcome.Missing(e.getMessage());
+            }
+        }
+        return run;
+    }
+
+    private static String stepsToSteady(Outcome run) {
+        return run instanceof Measurement m && m.samples().length >= StepSeries.MIN_STEPS
+                ? Integer.toString(StepSeries.of(m).stepsToSteady()) : "—";
+    }
+
+    private List<Row> trainRows(int ranks, Outcome weft, Outcome torch) {
+        String what = String.format(Locale.ROOT, "12 train MLP 784-512-512-10 relu, cross-entropy, SGD, f32, batch %d"
+                + " per rank, %d %s", TrainBench.BATCH, ranks, ranks == 1 ? "rank" : "ranks");
+        String reference = ranks == 1 ? "PyTorch, 1 process × 1 thread"
+                : "PyTorch DDP gloo, " + ranks + " processes × 1 thread";
+        String steady = String.format(Locale.ROOT, "steps until steady (the first within %.1fx of the steady median):"
+                + " Weft %s, PyTorch %s", StepSeries.STEADY_FACTOR, stepsToSteady(weft), stepsToSteady(torch));
+        String window = String.format(Locale.ROOT, ", steady: median of steps %d–%d", s.trainSteps / 2 + 1,
+                s.trainSteps);
+        String same = "check: the first step's loss, both from the same parameters and data (.npy files)"
+                + firstLosses(weft, torch);
+        return List.of(
+                trainRow(ranks, what + window, part(weft, StepSeries::steady), reference,
+                        part(torch, StepSeries::steady), Unit.STEPS_PER_SECOND, steady, same),
+                trainRow(ranks, what + ", first step (Weft: tracing and compiling included)",
+                        part(weft, StepSeries::first), reference, part(torch, StepSeries::first), Unit.TIME),
+                trainRow(ranks, what + ", steps 2–" + StepSeries.EARLY_END + ", per step",
+                        part(weft, StepSeries::early), reference, part(torch, StepSeries::early), Unit.TIME));
+    }
+
+    /** Both first-step losses and their relative difference, when both runs printed one. */
+    private static String firstLosses(Outcome weft, Outcome torch) {
+        if (weft instanceof Measurement w && torch instanceof Measurement t && w.check().isPresent()
+                && t.check().isPresent()) {
+            double a = w.check().getAsDouble(), b = t.check().getAsDouble();
+            return String.format(Locale.ROOT, ": Weft %.9g, PyTorch %.9g, relative difference %.2g (at most %.0e)", a,
+                    b, Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)), TRAIN_LOSS_TOLERANCE);
+        }
+        return "";
+    }
+
+    private Row trainRow(int ranks, String what, Outcome weft, String reference, Outcome ref, Unit unit,
+                         String... notes) {
+        return ranks > 1 ? commRow(what, weft, reference, ref, unit, TRAIN_LOSS_TOLERANCE, notes)
+                : row(what, weft, reference, ref, unit, TRAIN_LOSS_TOLERANCE, notes);
     }
 
     private static double mean(Measurement m) {

@@ -28,15 +28,17 @@ public final class Toolchain {
     private final String python;
     private final Optional<String> noMpi;
     private final Optional<String> noMpi4py;
+    private final Optional<String> noTorch;
     private final boolean weftOnMpi;
     private final List<String> versions;
 
-    private Toolchain(Path root, String python, Optional<String> noMpi, Optional<String> noMpi4py, boolean weftOnMpi,
-                      List<String> versions) {
+    private Toolchain(Path root, String python, Optional<String> noMpi, Optional<String> noMpi4py,
+                      Optional<String> noTorch, boolean weftOnMpi, List<String> versions) {
         this.root = root;
         this.python = python;
         this.noMpi = noMpi;
         this.noMpi4py = noMpi4py;
+        this.noTorch = noTorch;
         this.weftOnMpi = weftOnMpi;
         this.versions = List.copyOf(versions);
     }
@@ -94,12 +96,17 @@ public final class Toolchain {
         Optional<String> noMpi4py = output(List.of(python, "-c", "import mpi4py")).isPresent() ? Optional.empty()
                 : Optional.of(python + " cannot import mpi4py (Debian's python3: apt-get install python3-mpi4py; "
                         + "another: pip install mpi4py)");
+        Optional<String> torch = output(List.of(python, "-c", "import torch; print(torch.__version__)"));
+        torch.ifPresent(v -> versions.add("PyTorch " + v.strip()));
+        Optional<String> noTorch = torch.isPresent() ? Optional.empty()
+                : Optional.of("skipped: " + (python.equals("/usr/bin/python3") ? "python3-torch not installed (Debian: "
+                        + "apt-get install python3-torch)" : python + " cannot import torch"));
         boolean weftOnMpi = switch (comm) {
             case FAKE -> false;
             case MPI -> true;
             case AUTO -> exec(weftCommand(root, 2, true, "MpiProbe", List.of(2)), env).ok();
         };
-        return new Toolchain(root, python, noMpi, noMpi4py, weftOnMpi, versions);
+        return new Toolchain(root, python, noMpi, noMpi4py, noTorch, weftOnMpi, versions);
     }
 
     /** Tool versions for the report header. */
@@ -120,6 +127,16 @@ public final class Toolchain {
     /** Why the mpi4py references cannot run, if they cannot. */
     public Optional<String> noMpi4py() {
         return noMpi4py.or(() -> noMpi);
+    }
+
+    /** Why the PyTorch references cannot run, if they cannot. */
+    public Optional<String> noTorch() {
+        return noTorch;
+    }
+
+    /** Directory {@code name} under {@code bench/out}, where the programs' generated inputs go. */
+    public Path out(String name) {
+        return root.resolve("bench/out").resolve(name);
     }
 
     public List<String> c(String program, Object... args) {

@@ -189,6 +189,38 @@ class ReferencesAgreeTest {
         };
     }
 
+    /**
+     * Case 12: PyTorch's training (DDP at two processes) from the inputs TrainData writes gives Weft's losses, at the
+     * first step (the check) and the third (the info line), on one and two ranks.
+     */
+    @Test
+    void trainingStepsAgreeWithPyTorch(@TempDir Path inputs) throws Exception {
+        String python = "/usr/bin/python3";
+        assumeThat(Files.isExecutable(Path.of(python))).as("Debian's python3").isTrue();
+        assumeThat(new ProcessBuilder(python, "-c", "import torch").start().waitFor()).as("python3-torch installed")
+                .isZero();
+        TrainData.write(inputs, 2);
+        for (String ranks : List.of("1", "2")) {
+            Measurement torch = Measurement.parse(exec(List.of(python, Path.of("python", "train.py")
+                    .toAbsolutePath().toString(), inputs.toString(), ranks, "3")));
+            Measurement weft = Measurement.parse(onRanks(Integer.parseInt(ranks), TrainBench::run, inputs.toString(),
+                    "3"));
+            assertThat(weft.samples()).hasSize(3);
+            assertThat(torch.samples()).hasSize(3);
+            assertThat(weft.check().getAsDouble()).as("%s ranks", ranks)
+                    .isCloseTo(torch.check().getAsDouble(), withinPercentage(1e-3));
+            assertThat(weft.check().getAsDouble()).as("cross-entropy of 10 classes at the start").isBetween(2.0, 2.6);
+            assertThat(lossInfo(weft)).as("%s ranks, third step", ranks)
+                    .isCloseTo(lossInfo(torch), withinPercentage(1e-3));
+        }
+    }
+
+    /** The loss of a training run's info line {@code loss <value> at step <n>}. */
+    private static double lossInfo(Measurement m) {
+        assertThat(m.info()).hasSize(1);
+        return Double.parseDouble(m.info().getFirst().split(" ")[1]);
+    }
+
     /** What {@code program} printed when run on {@code n} fake ranks with {@code args}. */
     private static String onRanks(int n, BiConsumer<String[], PrintStream> program, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
