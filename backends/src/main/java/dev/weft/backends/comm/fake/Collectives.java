@@ -2,7 +2,7 @@ package dev.weft.backends.comm.fake;
 
 import dev.weft.DType;
 import dev.weft.backends.comm.RuntimeReduceOp;
-
+import dev.weft.spi.NativeMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -21,9 +21,12 @@ final class Collectives {
     private Collectives() {
     }
 
-    /** A private copy of the first {@code bytes} of {@code src}, readable from any thread. */
+    /**
+     * A private copy of the first {@code bytes} of {@code src}, readable from any thread. Not zeroed first: a
+     * fresh zero-filled megabyte-sized segment per call was most of a 1-rank training step's allreduce.
+     */
     static MemorySegment copyOf(MemorySegment src, long bytes) {
-        MemorySegment copy = Arena.ofAuto().allocate(bytes);
+        MemorySegment copy = NativeMemory.allocateUninitialized(bytes);
         MemorySegment.copy(src, 0, copy, 0, bytes);
         return copy;
     }
@@ -81,14 +84,14 @@ final class Collectives {
 
     /**
      * {@code ((x0 ⊕ x1) ⊕ x2) ⊕ ...} in rank order. {@link dev.weft.backends.comm.ReduceFunction} computes
-     * {@code inout = in ⊕ inout}, so each step combines the accumulator (left) into a copy of the next rank's
-     * contribution (right), which becomes the accumulator.
+     * {@code inout = in ⊕ inout}, so each step combines the accumulator (left) into the next rank's contribution
+     * (right), which becomes the accumulator. Each payload is its rank's private copy, made when it called, so the
+     * fold works in place: one rank's allreduce copies nothing more.
      */
     private static MemorySegment fold(RuntimeReduceOp op, DType dtype, long count, Object[] payloads) {
-        long bytes = count * dtype.byteSize();
-        MemorySegment acc = copyOf((MemorySegment) payloads[0], bytes);
+        MemorySegment acc = (MemorySegment) payloads[0];
         for (int r = 1; r < payloads.length; r++) {
-            MemorySegment next = copyOf((MemorySegment) payloads[r], bytes);
+            MemorySegment next = (MemorySegment) payloads[r];
             op.combine(next, acc, count, dtype);
             acc = next;
         }
