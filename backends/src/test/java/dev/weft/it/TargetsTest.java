@@ -64,7 +64,8 @@ class TargetsTest {
     void eachTargetRunsItsOwnPipeline() {
         assertThat(stages(new CpuTarget(), "normSquared")).containsExactly("lowered", "verify", "combine-allreduces",
                 "thread-tokens",
-                "slice-of-pad", "dce", "cse", "fuse-elementwise", "fuse-reductions", "overlap-comm", "verify",
+                "slice-of-pad", "fold-transposes", "dce", "cse", "fuse-elementwise", "fuse-reductions", "overlap-comm",
+                "verify",
                 "plan-buffers");
         assertThat(stages(new GpuTarget(), "normSquared")).containsExactly("lowered", "verify", "thread-tokens",
                 "slice-of-pad", "dce", "cse", "fuse-elementwise", "verify", "plan-buffers");

@@ -9,6 +9,7 @@ import dev.weft.lowering.passes.CombineAllReduces;
 import dev.weft.lowering.passes.CommonSubexpressionElimination;
 import dev.weft.lowering.passes.DeadCodeElimination;
 import dev.weft.lowering.passes.ElementwiseFusion;
+import dev.weft.lowering.passes.FoldTransposes;
 import dev.weft.lowering.passes.OverlapCommunication;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.ReductionFusion;
@@ -32,6 +33,7 @@ public record CpuTarget() implements Target {
             new CombineAllReduces(),                                // gradient buckets: one iallreduce each
             new ThreadTokens(),
             new SliceOfPad(),                                       // a window of a padded value copies only itself
+            new FoldTransposes(),                                   // matmuls read transposed operands in place
             new DeadCodeElimination(),
             new CommonSubexpressionElimination(),
             new ElementwiseFusion(ElementwiseFusion.Inputs.VIEWS),  // fused loops read windows and pieces in place

@@ -71,6 +71,14 @@ class CombineAllReducesTest {
         new CombineAllReduces(F4_BYTES + 1).run(alone);
         assertThat(calls(alone)).as("a bucket of one stays a blocking allreduce")
                 .containsExactly("allreduce", "allreduce", "allreduce", "allreduce");
+
+        Module members = fourIndependent();
+        new CombineAllReduces(CombineAllReduces.DEFAULT_BUCKET_BYTES, F4_BYTES).run(members);
+        assertThat(startCounts(members)).as("at the member limit").containsExactly(16L);
+        Module large = fourIndependent();
+        new CombineAllReduces(CombineAllReduces.DEFAULT_BUCKET_BYTES, F4_BYTES - 1).run(large);
+        assertThat(calls(large)).as("an allreduce over the member limit joins no bucket")
+                .containsExactly("allreduce", "allreduce", "allreduce", "allreduce");
     }
 
     @Test

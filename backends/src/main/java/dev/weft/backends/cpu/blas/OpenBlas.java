@@ -26,6 +26,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 public final class OpenBlas {
     private static final int ROW_MAJOR = 101;
     private static final int NO_TRANS = 111;
+    private static final int TRANS = 112;
     private static final MethodHandle SGEMM;
     private static final MethodHandle DGEMM;
 
@@ -105,6 +106,15 @@ public final class OpenBlas {
      * native memory for the call.
      */
     public static void gemm(DType t, MemorySegment a, MemorySegment b, MemorySegment c, int m, int k, int n) {
+        gemm(t, a, b, c, m, k, n, false, false);
+    }
+
+    /**
+     * As {@link #gemm(DType, MemorySegment, MemorySegment, MemorySegment, int, int, int)}, {@code a} stored as its
+     * transpose ({@code k x m}) if {@code transA}, {@code b} as its transpose ({@code n x k}) if {@code transB}.
+     */
+    public static void gemm(DType t, MemorySegment a, MemorySegment b, MemorySegment c, int m, int k, int n,
+                            boolean transA, boolean transB) {
         if (m == 0 || n == 0) {
             return;
         }
@@ -112,13 +122,14 @@ public final class OpenBlas {
             MemorySegment na = nativeCopy(a, scratch);
             MemorySegment nb = nativeCopy(b, scratch);
             MemorySegment nc = c.isNative() ? c : scratch.allocate(c.byteSize(), 64);
-            int lda = Math.max(1, k);
-            int ldb = Math.max(1, n);
+            int lda = Math.max(1, transA ? m : k);
+            int ldb = Math.max(1, transB ? k : n);
             int ldc = Math.max(1, n);
+            int opA = transA ? TRANS : NO_TRANS, opB = transB ? TRANS : NO_TRANS;
             if (t == DType.F32) {
-                SGEMM.invokeExact(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, na, lda, nb, ldb, 0.0f, nc, ldc);
+                SGEMM.invokeExact(ROW_MAJOR, opA, opB, m, n, k, 1.0f, na, lda, nb, ldb, 0.0f, nc, ldc);
             } else {
-                DGEMM.invokeExact(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, na, lda, nb, ldb, 0.0, nc, ldc);
+                DGEMM.invokeExact(ROW_MAJOR, opA, opB, m, n, k, 1.0, na, lda, nb, ldb, 0.0, nc, ldc);
             }
             if (nc != c) {
                 c.copyFrom(nc);

@@ -224,20 +224,18 @@ final class OpCompilers {
         };
     }
 
-    /**
-     * Only the canonical matmul form: batch axes {@code 0..B-1} on both sides, lhs contracting its last axis and
-     * rhs the axis after its batch axes.
-     */
+    /** The matmul form of {@link CanonicalMatmul}, a side transposed where {@code fold-transposes} folded one in. */
     private static Instruction dotGeneral(Op op, ProgramBuilder b) {
         CanonicalMatmul mm = CanonicalMatmul.of(op);
         long batches = mm.batch();
         int m = mm.m(), k = mm.k(), n = mm.n();
+        boolean ta = mm.transA(), tb = mm.transB();
         DType t = op.operand(0).tensorType().dtype();
         int lhs = b.slot(op.operand(0)), rhs = b.slot(op.operand(1)), out = b.slot(op.result());
         int cls = b.sizeClass(op.result().tensorType());
         return f -> {
             Buffer o = f.allocate(cls);
-            DotGeneral.matmul(t, f.slots[lhs].segment, f.slots[rhs].segment, o.segment, batches, m, k, n);
+            DotGeneral.matmul(t, f.slots[lhs].segment, f.slots[rhs].segment, o.segment, batches, m, k, n, ta, tb);
             f.define(out, o);
         };
     }

@@ -8,6 +8,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.I64;
 import dev.weft.DType;
 import dev.weft.backends.cpu.blas.OpenBlas;
 import dev.weft.spi.CoreShare;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.stream.IntStream;
 
@@ -18,7 +19,8 @@ import java.util.stream.IntStream;
  * of {@code rhs} into a row of {@code out} (vectorizable), blocked over k and j to stay in cache; large products
  * split their rows over the common fork-join pool. The innermost index is a {@code long} so that C2 vectorizes
  * the segment accesses. Integer products wrap. F32 and F64 products run on OpenBLAS instead when it is
- * installed ({@link OpenBlas}), one {@code gemm} per batch.
+ * installed ({@link OpenBlas}), one {@code gemm} per batch. A side stored transposed ({@code fold-transposes})
+ * goes to {@code gemm} as a transposed operand; the Java kernel transposes it into a scratch copy first.
  */
 public final class DotGeneral {
     private static final int K_BLOCK = 128;
@@ -32,15 +34,26 @@ public final class DotGeneral {
     /** Overwrites {@code out} ({@code batch x m x n}) with the products. */
     public static void matmul(DType t, MemorySegment lhs, MemorySegment rhs, MemorySegment out, long batch, int m,
                               int k, int n) {
+        matmul(t, lhs, rhs, out, batch, m, k, n, false, false);
+    }
+
+    /**
+     * Overwrites {@code out} ({@code batch x m x n}) with the products, {@code lhs} stored as {@code k x m} per
+     * batch if {@code transA}, {@code rhs} as {@code n x k} if {@code transB}.
+     */
+    public static void matmul(DType t, MemorySegment lhs, MemorySegment rhs, MemorySegment out, long batch, int m,
+                              int k, int n, boolean transA, boolean transB) {
         for (long b = 0; b < batch; b++) {
             long es = t.byteSize();
-            MemorySegment a = lhs.asSlice(b * m * k * es, (long) m * k * es);
-            MemorySegment bm = rhs.asSlice(b * k * n * es, (long) k * n * es);
+            MemorySegment as = lhs.asSlice(b * m * k * es, (long) m * k * es);
+            MemorySegment bs = rhs.asSlice(b * k * n * es, (long) k * n * es);
             MemorySegment c = out.asSlice(b * m * n * es, (long) m * n * es);
             if (OpenBlas.isAvailable(t)) {
-                OpenBlas.gemm(t, a, bm, c, m, k, n);
+                OpenBlas.gemm(t, as, bs, c, m, k, n, transA, transB);
                 continue;
             }
+            MemorySegment a = transA ? transposed(t, as, k, m) : as;
+            MemorySegment bm = transB ? transposed(t, bs, n, k) : bs;
             c.fill((byte) 0);
             long work = (long) m * k * n;
             int tasks = work < PARALLEL_WORK || CoreShare.CORES < 2 ? 1
@@ -52,6 +65,13 @@ public final class DotGeneral {
                         (int) ((long) m * task / tasks), (int) ((long) m * (task + 1) / tasks), k, n));
             }
         }
+    }
+
+    /** A row-major {@code cols x rows} copy of the row-major {@code rows x cols} matrix {@code s}. */
+    private static MemorySegment transposed(DType t, MemorySegment s, int rows, int cols) {
+        MemorySegment out = Arena.ofAuto().allocate(s.byteSize(), 64);
+        DataMovement.transpose(t, s, new long[] {rows, cols}, new int[] {1, 0}, out);
+        return out;
     }
 
     private static void rows(DType t, MemorySegment a, MemorySegment b, MemorySegment c, int i0, int i1, int k,

@@ -346,9 +346,15 @@ public final class GpuPlanner {
         return combiner;
     }
 
-    /** Only the canonical matmul form, as on the CPU: batch axes first on both sides, contracting lhs-last/rhs-first. */
+    /**
+     * Only the canonical matmul form, untransposed: batch axes first on both sides, contracting lhs-last/rhs-first
+     * (the GPU pipeline does not run {@code fold-transposes}).
+     */
     private void dotGeneral(Op op, List<GpuStep> steps) {
         CanonicalMatmul mm = CanonicalMatmul.of(op);
+        if (mm.transposed()) {
+            throw new IllegalArgumentException("the GPU planner runs untransposed matmuls only");
+        }
         long batch = mm.batch();
         int m = mm.m(), k = mm.k(), n = mm.n();
         DType t = op.operand(0).tensorType().dtype();
