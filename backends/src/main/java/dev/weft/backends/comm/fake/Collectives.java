@@ -26,7 +26,7 @@ final class Collectives {
      * fresh zero-filled megabyte-sized segment per call was most of a 1-rank training step's allreduce.
      */
     static MemorySegment copyOf(MemorySegment src, long bytes) {
-        MemorySegment copy = NativeMemory.allocateUninitialized(bytes);
+        MemorySegment copy = NativeMemory.allocateUninitialized(bytes).asSlice(0, bytes);
         MemorySegment.copy(src, 0, copy, 0, bytes);
         return copy;
     }
