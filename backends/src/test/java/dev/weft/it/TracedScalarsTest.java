@@ -105,6 +105,30 @@ class TracedScalarsTest {
                 .contains("host arithmetic");
     }
 
+    @Compile
+    static Tensor checked(Tensor x, Double a) {
+        if (a < 0) {
+            throw new IllegalArgumentException("a must not be negative, got " + a);
+        }
+        return x.mul(a);
+    }
+
+    @Test
+    void specialValuesNullAndAValueTheBodyRefusesBehaveAsEagerDoes() {
+        Tensor x = Tensor.of(new double[] {1, -2});
+        assertThat(checked(x, 0.5).toDoubleArray()).containsExactly(0.5, -1);
+        assertThat(checked(x, Double.NaN).toDoubleArray()).containsExactly(Double.NaN, Double.NaN);
+        assertThat(checked(x, Double.POSITIVE_INFINITY).toDoubleArray())
+                .containsExactly(Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY);
+        assertThat(checked(x, 0.0).toDoubleArray()).containsExactly(0.0, -0.0);
+        assertThat(1 / checked(x, -0.0).toDoubleArray()[0]).as("-0.0 is not 0.0").isEqualTo(Double.NEGATIVE_INFINITY);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> checked(x, -1.0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("got -1.0");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> checked(x, null))
+                .isInstanceOf(dev.weft.WeftException.class).hasMessageContaining("argument 1");
+        assertThat(checked(x, 2.0).toDoubleArray()).as("after the failures").containsExactly(2, -4);
+    }
+
     @Test
     void aBranchOnTheValueRunsTheBranchOfEachValue() {
         Tensor x = Tensor.of(new double[] {1, 2});
