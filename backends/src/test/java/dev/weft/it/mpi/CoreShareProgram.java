@@ -13,7 +13,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
- * Run by {@link CoreShareTest} under mpirun: prints what this rank's MPI and BLAS were given, read back from the
+ * Run by {@link CoreShareUnderMpiTest} under mpirun: prints what this rank's MPI and BLAS were given, read back from the
  * process environment with {@code getenv} (Java's {@code System.getenv} is a copy made at start) and from OpenBLAS.
  */
 public final class CoreShareProgram {

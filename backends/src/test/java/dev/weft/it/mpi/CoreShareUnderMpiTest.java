@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
  * Under {@code mpirun -np 2}: MPI is asked to yield while it waits exactly when 2 ranks leave no core of this machine
  * spare, OpenBLAS runs each rank's share of the cores, and a value the user set stays.
  */
-class CoreShareTest {
+class CoreShareUnderMpiTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(120);
 
     @Test
