@@ -156,11 +156,7 @@ final class MpiCommunicator implements Communicator {
     @Override
     public void wait(PendingRequest request, SourceLocation where) {
         live("wait", where);
-        if (request instanceof MpiCollectiveRequest c && c.owner == this) {
-            finish(c, where);
-            return;
-        }
-        if (!(request instanceof MpiRequest r) || r.owner != this) {
+        if (!(request instanceof MpiPendingRequest r) || r.owner != this) {
             throw new CommException(where, String.format("wait on '%s' (rank %d): %s was not started by this "
                     + "communicator handle", name, rank, request == null ? "null request" : request.describe()));
         }
@@ -170,15 +166,18 @@ final class MpiCommunicator implements Communicator {
                     name, r.describe(), before));
         }
         world.requests().waited(r);
+        if (r instanceof MpiCollectiveRequest c) {
+            inFlight.remove(c);
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment status = arena.allocate(mpi.statusBytes);
             int rc = mpi.waitRequest(r.cell, status);
-            if (rc != MpiLibrary.SUCCESS) {
-                check(rc, "wait for " + r.describe(), r.peer, where);
-            }
             r.release();
-            if (r.receive) {
-                received(status, r.dtype, r.count, r.peer, r.tag, () -> "wait for " + r.describe(), where);
+            if (rc != MpiLibrary.SUCCESS) {
+                check(rc, "wait for " + r.describe(), r.peer(), where);
+            }
+            if (r instanceof MpiRequest p && p.receive) {
+                received(status, p.dtype, p.count, p.peer, p.tag, () -> "wait for " + p.describe(), where);
             }
         }
     }
@@ -452,25 +451,6 @@ final class MpiCommunicator implements Communicator {
             inFlight.add(r);
             return r;
         });
-    }
-
-    /** Completes the nonblocking collective {@code r} ({@code MPI_Wait}). */
-    private void finish(MpiCollectiveRequest r, SourceLocation where) {
-        SourceLocation before = r.markWaited(where);
-        if (before != null) {
-            throw new CommException(where, String.format("wait on '%s': %s was already waited at %s",
-                    name, r.describe(), before));
-        }
-        world.requests().waited(r);
-        inFlight.remove(r);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment status = arena.allocate(mpi.statusBytes);
-            int rc = mpi.waitRequest(r.cell, status);
-            r.release();
-            if (rc != MpiLibrary.SUCCESS) {
-                check(rc, "wait for " + r.describe(), -1, where);
-            }
-        }
     }
 
     @Override
