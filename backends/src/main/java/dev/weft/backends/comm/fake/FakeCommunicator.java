@@ -465,16 +465,24 @@ final class FakeCommunicator implements Communicator {
             long seq = ++collectives;
             monitor.lock.lock();
             try {
-                CollectiveRound round = group.round(seq);
-                if (round.arrive(rank, call, op, payload)) {
-                    round.compute(monitor.lock);
-                }
-                monitor.changed();
-                return new FakeCollectiveRequest(this, round, call, seq, delivery);
+                return new FakeCollectiveRequest(this, arrive(seq, call, op, payload), call, seq, delivery);
             } finally {
                 monitor.lock.unlock();
             }
         });
+    }
+
+    /**
+     * Arrives at round {@code seq} of the communicator's collectives, the monitor's lock held; the last rank to
+     * arrive computes every rank's result.
+     */
+    private CollectiveRound arrive(long seq, CollectiveCall call, RuntimeReduceOp op, Object payload) {
+        CollectiveRound round = group.round(seq);
+        if (round.arrive(rank, call, op, payload)) {
+            round.compute(monitor.lock);
+        }
+        monitor.changed();
+        return round;
     }
 
     /** Waits for the round of the nonblocking collective {@code r} and delivers this rank's result. */
@@ -501,11 +509,7 @@ final class FakeCommunicator implements Communicator {
         long seq = ++collectives;
         monitor.lock.lock();
         try {
-            CollectiveRound round = group.round(seq);
-            if (round.arrive(rank, call, op, payload)) {
-                round.compute(monitor.lock);
-            }
-            monitor.changed();
+            CollectiveRound round = arrive(seq, call, op, payload);
             monitor.await(worldRank, round.waitFor(call));
             return round.depart(rank, call.where());
         } finally {
