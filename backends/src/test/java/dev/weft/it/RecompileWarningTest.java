@@ -7,9 +7,6 @@ import dev.weft.DType;
 import dev.weft.Static;
 import dev.weft.Tensor;
 import dev.weft.Weft;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -36,18 +33,12 @@ class RecompileWarningTest {
     @Test
     void aChangingNumberIsNamedOnceAfterEightCompiles() {
         Tensor x = Tensor.of(new double[] {1, 2});
-        PrintStream err = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
+        String text = Stderr.of(() -> {
             for (int k = 1; k <= 12; k++) {
                 assertThat(scaled(x, k * 0.5).toDoubleArray()).containsExactly(k * 0.5, k);
                 assertThat(scaledByTensor(x, Tensor.scalar(DType.F64, k)).toDoubleArray()).containsExactly(k, 2 * k);
             }
-        } finally {
-            System.setErr(err);
-        }
-        String text = captured.toString(StandardCharsets.UTF_8);
+        });
         assertThat(text.lines().filter(l -> l.contains("has been compiled")).toList()).hasSize(1);
         assertThat(text).contains("RecompileWarningTest.scaled(Tensor, double) has been compiled 9 times")
                 .contains("argument 1").contains("changed from 4.0 to 4.5").doesNotContain("scaledByTensor");

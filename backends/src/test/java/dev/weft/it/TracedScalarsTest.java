@@ -11,11 +11,7 @@ import dev.weft.comm.ReduceOp;
 import dev.weft.optim.Adam;
 import dev.weft.optim.Update;
 import dev.weft.testing.Ranks;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -73,7 +69,7 @@ class TracedScalarsTest {
     void aRateUsedThroughWeftsOperationsCompilesOnceAndTracesOncePerNewValue() {
         Tensor w = Tensor.of(new double[] {1, 2, 3});
         Tensor g = Tensor.of(new double[] {0.5, -1, 4});
-        String err = stderr(() -> {
+        String err = Stderr.of(() -> {
             TRACES.set(0);
             double lr = 0.1;
             for (int step = 0; step < 20; step++, lr *= 0.9) {
@@ -83,7 +79,6 @@ class TracedScalarsTest {
             assertThat(TRACES.get()).isEqualTo(20);
             assertThat(sgd(w, g, 0.1).toDoubleArray()).containsExactly(1 - 0.05, 2.1, 3 - 0.4);
             assertThat(TRACES.get()).as("a value seen before runs without a trace").isEqualTo(20);
-            return null;
         });
         assertThat(err).doesNotContain("has been compiled");
     }
@@ -91,12 +86,11 @@ class TracedScalarsTest {
     @Test
     void hostArithmeticOnTheValueStillGivesEachValuesResultAndIsNamedByTheWarning() {
         Tensor x = Tensor.of(new double[] {1, -2});
-        String err = stderr(() -> {
+        String err = Stderr.of(() -> {
             for (int k = 1; k <= 12; k++) {
                 double lr = k * 0.25;
                 assertThat(doubled(x, lr).toDoubleArray()).containsExactly(2 * lr, -4 * lr);
             }
-            return null;
         });
         assertThat(err.lines().filter(l -> l.contains("has been compiled")).toList()).hasSize(1);
         assertThat(err).contains("TracedScalarsTest.doubled(Tensor, double) has been compiled 9 times")
@@ -158,7 +152,7 @@ class TracedScalarsTest {
     @Test
     void valuesUsedInsideALoopBodyAreReadThere() {
         Tensor x = Tensor.of(new double[] {1, -1});
-        String err = stderr(() -> {
+        String err = Stderr.of(() -> {
             for (int k = 0; k < 12; k++) {
                 double d = 0.5 + 0.03 * k, s = 0.1 * k;
                 double v0 = 1, v1 = -1;
@@ -168,7 +162,6 @@ class TracedScalarsTest {
                 }
                 assertThat(inLoop(x, d, s).toDoubleArray()).containsExactly(new double[] {v0, v1}, within(1e-15));
             }
-            return null;
         });
         assertThat(err).doesNotContain("has been compiled");
     }
@@ -187,7 +180,7 @@ class TracedScalarsTest {
     void anOptimizersRateIsTracedToo() {
         Tensor w = Tensor.of(new double[] {1, -2, 0.5});
         Adam.State<Tensor> state = Adam.of(0.1).init(w);
-        String err = stderr(() -> {
+        String err = Stderr.of(() -> {
             for (int k = 0; k < 12; k++) {
                 double lr = 0.1 * Math.pow(0.8, k);
                 Update<Tensor, Adam.State<Tensor>> compiled = adamStep(w, state, lr), eager = adamEager(w, state, lr);
@@ -195,7 +188,6 @@ class TracedScalarsTest {
                         .containsExactly(eager.params().toDoubleArray(), within(1e-15));
                 assertThat(compiled.params().toDoubleArray()[0]).isNotEqualTo(1.0);
             }
-            return null;
         });
         assertThat(err).doesNotContain("has been compiled");
     }
@@ -230,17 +222,5 @@ class TracedScalarsTest {
         Tensor x = Tensor.of(new double[] {c.rank() + 1, 1});
         Tensor g = Weft.grad((Tensor v) -> c.allreduce(v.mul(x).sum(), ReduceOp.SUM).mul(lr)).apply(c.replicated(w));
         return w.sub(g.mul(lr));
-    }
-
-    private static String stderr(Supplier<Void> body) {
-        PrintStream err = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
-            body.get();
-        } finally {
-            System.setErr(err);
-        }
-        return captured.toString(StandardCharsets.UTF_8);
     }
 }

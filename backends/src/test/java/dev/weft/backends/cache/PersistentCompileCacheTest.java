@@ -11,6 +11,7 @@ import dev.weft.backends.cpu.CpuTarget;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
 import dev.weft.graph.Graph;
+import dev.weft.it.Stderr;
 import dev.weft.lowering.Lowering;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.ir.Module;
@@ -19,10 +20,7 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
 import dev.weft.spi.Setting;
 import dev.weft.tracer.Tracer;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,7 +31,6 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -171,13 +168,12 @@ class PersistentCompileCacheTest {
                 () -> write(entry, Arrays.copyOf(good, good.length / 3)),
                 () -> write(entry, Arrays.copyOf(good, 5)),
                 () -> write(entry, read(foreign)));
-        String err = stderrOf(() -> {
+        String err = Stderr.of(() -> {
             for (Runnable damage : damages) {
                 damage.run();
                 assertThat(cached(reader, graph)).containsExactlyElementsOf(want);
                 assertThat(read(entry)).isEqualTo(good);
             }
-            return null;
         });
         assertThat(reader.hits()).isZero();
         assertThat(reader.writes()).isEqualTo(damages.size());
@@ -247,11 +243,10 @@ class PersistentCompileCacheTest {
         PersistentCompileCache cache = new PersistentCompileCache(inTheWay.resolve("cache"), "WEFT_CACHE_DIR");
         Graph graph = mixedGraph();
         List<long[]> want = fresh(graph);
-        String err = stderrOf(() -> {
+        String err = Stderr.of(() -> {
             assertThat(cached(cache, graph)).containsExactlyElementsOf(want);
             assertThat(cached(cache, otherGraph())).containsExactlyElementsOf(fresh(otherGraph()));
             assertThat(cached(cache, graph)).containsExactlyElementsOf(want);
-            return null;
         });
         assertThat(cache.writes()).isZero();
         assertThat(err.lines().toList()).singleElement().satisfies(l -> assertThat(l)
@@ -278,17 +273,5 @@ class PersistentCompileCacheTest {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-    }
-
-    private static String stderrOf(Supplier<Void> body) {
-        PrintStream err = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
-            body.get();
-        } finally {
-            System.setErr(err);
-        }
-        return captured.toString(StandardCharsets.UTF_8);
     }
 }
