@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiPredicate;
+import java.util.stream.IntStream;
 
 /**
  * Whether two traces recorded the same program: the same nodes in the same order, with equal parameters (constants
@@ -39,7 +40,7 @@ public final class GraphComparison {
      */
     public static Optional<SourceLocation> firstDifference(Graph a, Graph b, BiPredicate<Tensor, Tensor> sameConstant) {
         if (a.commsRead().size() != b.commsRead().size()
-                || !java.util.stream.IntStream.range(0, a.commsRead().size())
+                || !IntStream.range(0, a.commsRead().size())
                         .allMatch(i -> a.commsRead().get(i) == b.commsRead().get(i))) {
             return Optional.of(SourceLocation.UNKNOWN);
         }

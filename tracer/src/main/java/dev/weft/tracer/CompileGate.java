@@ -1,5 +1,6 @@
 package dev.weft.tracer;
 
+import dev.weft.DType;
 import dev.weft.Tensor;
 import dev.weft.Trees;
 import dev.weft.TensorSpec;
@@ -270,7 +271,7 @@ public final class CompileGate {
             Object[] call = traceArgs.clone();
             for (int k = 0; k < slots.size(); k++) {
                 int i = slots.get(k);
-                call[i] = method.scalar(i) == dev.weft.DType.F32 ? (Object) (float) values[k] : (Object) values[k];
+                call[i] = method.scalar(i) == DType.F32 ? (Object) (float) values[k] : (Object) values[k];
             }
             Trees.Structure[] result = new Trees.Structure[1];
             Graph g = traceCall(method, receiver, call, trees, avals, result);
@@ -300,7 +301,7 @@ public final class CompileGate {
     }
 
     /** The key part of a traced scalar: its dtype, not its value. */
-    private record ScalarKey(dev.weft.DType dtype) {
+    private record ScalarKey(DType dtype) {
         @Override
         public String toString() {
             return "a traced " + dtype.specName() + " scalar";

@@ -2,6 +2,7 @@ package dev.weft.tracer;
 
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.Trees;
 import dev.weft.graph.ConstantParameters;
 import dev.weft.graph.Graph;
 import dev.weft.graph.GraphComparison;
@@ -9,12 +10,15 @@ import dev.weft.spi.Aval;
 import dev.weft.spi.Shape;
 import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.ToIntFunction;
 
@@ -34,7 +38,7 @@ final class ScalarFamily implements Executable {
     private static final int REMEMBERED = 64;
 
     /** One trace of the body: the graph and the result's tree structure ({@code null}: not a tree). */
-    record Trace(Graph graph, dev.weft.Trees.Structure result) {
+    record Trace(Graph graph, Trees.Structure result) {
     }
 
     /** Traces the body with these values of the scalar arguments. */
@@ -46,7 +50,7 @@ final class ScalarFamily implements Executable {
     /** Compiles a parameterized trace into what the gate runs (its inputs: the tensors, then one per scalar). */
     @FunctionalInterface
     interface Compiling {
-        Executable compile(Graph parameterized, dev.weft.Trees.Structure result, double[] values,
+        Executable compile(Graph parameterized, Trees.Structure result, double[] values,
                            Optional<SourceLocation> changedAt);
     }
 
@@ -103,11 +107,10 @@ final class ScalarFamily implements Executable {
         Optional<SourceLocation> firstChange = Optional.empty();
         for (Program p : programs) {
             Optional<SourceLocation> d = GraphComparison.firstDifference(p.trace.graph(), raw.graph(), (c, e) -> {
-                int k = p.reads.applyAsInt(c);
-                return k >= 0 || reads.applyAsInt(e) >= 0 ? k == reads.applyAsInt(e)
-                        : GraphComparison.sameContents(c, e);
+                int k = p.reads.applyAsInt(c), j = reads.applyAsInt(e);
+                return k >= 0 || j >= 0 ? k == j : GraphComparison.sameContents(c, e);
             });
-            if (d.isEmpty() && java.util.Objects.equals(p.trace.result(), raw.result())) {
+            if (d.isEmpty() && Objects.equals(p.trace.result(), raw.result())) {
                 return p;
             }
             if (firstChange.isEmpty()) {
@@ -140,7 +143,7 @@ final class ScalarFamily implements Executable {
             if (t != DType.F64 && t != DType.F32 || c.size() == 0) {
                 return -1;
             }
-            var data = TensorAccess.data(c);
+            MemorySegment data = TensorAccess.data(c);
             for (int i = 0; i < values.length; i++) {
                 if (t == DType.F64 ? allEqual(data, Double.doubleToRawLongBits(values[i]), c.size())
                         : allEqual(data, Float.floatToRawIntBits((float) values[i]), c.size())) {
@@ -151,18 +154,18 @@ final class ScalarFamily implements Executable {
         };
     }
 
-    private static boolean allEqual(java.lang.foreign.MemorySegment s, long bits, long n) {
+    private static boolean allEqual(MemorySegment s, long bits, long n) {
         for (long k = 0; k < n; k++) {
-            if (s.getAtIndex(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, k) != bits) {
+            if (s.getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, k) != bits) {
                 return false;
             }
         }
         return true;
     }
 
-    private static boolean allEqual(java.lang.foreign.MemorySegment s, int bits, long n) {
+    private static boolean allEqual(MemorySegment s, int bits, long n) {
         for (long k = 0; k < n; k++) {
-            if (s.getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, k) != bits) {
+            if (s.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, k) != bits) {
                 return false;
             }
         }

@@ -7,7 +7,6 @@ import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.ir.Op;
 import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.Value;
-import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,17 +72,11 @@ public final class FoldTransposes implements Pass {
             return null;
         }
         long[] perm = t.longs("permutation");
-        if (perm.length != batch + 2) {
+        if (perm.length != batch + 2 || perm[batch] != batch + 1 || perm[batch + 1] != batch) {
             return null;
         }
-        List<Long> expected = new ArrayList<>();
         for (int i = 0; i < batch; i++) {
-            expected.add((long) i);
-        }
-        expected.add((long) batch + 1);
-        expected.add((long) batch);
-        for (int i = 0; i < perm.length; i++) {
-            if (perm[i] != expected.get(i)) {
+            if (perm[i] != i) {
                 return null;
             }
         }
