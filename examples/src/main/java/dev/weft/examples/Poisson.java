@@ -7,14 +7,16 @@ import dev.weft.Weft;
 import dev.weft.comm.CartComm;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import dev.weft.comm.Request;
 
 /**
  * The 2-D Poisson equation {@code -Δu = f} on the unit square with zero (Dirichlet) boundaries, discretised with the
  * five-point stencil and solved by conjugate gradients. The grid is split into blocks over a 2-D Cartesian
  * communicator ({@link Comm#cart}, shape from {@link Comm#dimsCreate}); each matrix-vector product exchanges its
  * block's four edges with {@link CartComm#neighborAlltoall} (zeros arrive from {@link Comm#PROC_NULL} past the
- * boundary), and the dot products are allreduces. The whole solve, a {@link Weft#whileLoop} until the residual is
- * small, is one compiled program. Its result is compared with the same program run on one rank over the whole grid.
+ * boundary), and each iteration's two dot products are one nonblocking allreduce ({@link Comm#iallreduce}) that
+ * travels while the next matrix-vector product runs (pipelined CG). The whole solve, a {@link Weft#whileLoop} until
+ * the residual is small, is one compiled program. Its result is compared with the same program run on one rank over the whole grid.
  */
 public final class Poisson {
     private static final int N = 48;
@@ -24,33 +26,50 @@ public final class Poisson {
     private Poisson() {
     }
 
-    /** The conjugate-gradient state: iterate, residual, direction, the residual's squared norm, iterations. */
-    public record State(Tensor x, Tensor r, Tensor p, Tensor rr, Tensor k) {
+    /**
+     * The pipelined conjugate-gradient state (Ghysels and Vanroose's recurrences): iterate {@code x}, residual
+     * {@code r}, {@code w = A r}, {@code z = A s}, {@code s = A p}, direction {@code p}, the last residual norm
+     * squared {@code rr} and step {@code alpha}, iterations {@code k}.
+     */
+    public record State(Tensor x, Tensor r, Tensor w, Tensor z, Tensor s, Tensor p, Tensor rr, Tensor alpha,
+            Tensor k) {
     }
 
-    /** Solves {@code A x = b} for this rank's block {@code b}; returns the block of {@code x} and the iterations. */
+    /**
+     * Solves {@code A x = b} for this rank's block {@code b}; returns the block of {@code x} and the iterations.
+     * Pipelined CG: each iteration starts one nonblocking allreduce of its two dot products ({@code r·r} and
+     * {@code w·r}) and waits for it only after the matrix-vector product {@code A w}, which does not need them; so
+     * the reduction travels while the product and its halo exchange run. It takes one matrix-vector product and one
+     * reduction per iteration, as CG does, at one more vector update; it stops one iteration after the residual
+     * is small, since it learns a residual's norm an iteration late.
+     */
     @Compile
     public static State solve(CartComm grid, Tensor b) {
-        Tensor rr = dot(grid, b, b);
+        Tensor rr = grid.allreduce(b.mul(b).sum(), ReduceOp.SUM);
         Tensor stop = rr.mul(TOLERANCE * TOLERANCE);
-        State start = new State(Tensor.zeros(DType.F64, b.shape()), b, b, rr, Tensor.scalar(DType.I32, 0));
+        Tensor zero = Tensor.zeros(DType.F64, b.shape());
+        State start = new State(zero, b, apply(grid, b), zero, zero, zero, rr, Tensor.scalar(DType.F64, 1),
+                Tensor.scalar(DType.I32, 0));
         return Weft.whileLoop(
                 // go on while the residual is large, for at most MAX_ITERATIONS (k < 0: false, as a tensor)
                 s -> Tensor.where(s.k().lt(MAX_ITERATIONS), s.rr().gt(stop), s.k().lt(0)),
                 s -> {
-                    Tensor ap = apply(grid, s.p());
-                    Tensor alpha = s.rr().div(dot(grid, s.p(), ap));
-                    Tensor x = s.x().add(s.p().mul(alpha));
-                    Tensor r = s.r().sub(ap.mul(alpha));
-                    Tensor rr2 = dot(grid, r, r);
-                    Tensor p = r.add(s.p().mul(rr2.div(s.rr())));
-                    return new State(x, r, p, rr2, s.k().add(1));
+                    Request dots = grid.iallreduce(Tensor.concat(0, s.r().mul(s.r()).sum().reshape(1),
+                            s.w().mul(s.r()).sum().reshape(1)), ReduceOp.SUM);
+                    Tensor q = apply(grid, s.w());
+                    Tensor both = grid.wait(dots);
+                    Tensor gamma = both.slice(0, 0, 1).reshape();
+                    Tensor delta = both.slice(0, 1, 2).reshape();
+                    // the first iteration has no earlier direction: beta = 0, and alpha is CG's gamma / delta
+                    Tensor beta = Tensor.where(s.k().gt(0), gamma.div(s.rr()), 0);
+                    Tensor alpha = gamma.div(delta.sub(beta.mul(gamma).div(s.alpha())));
+                    Tensor z = q.add(s.z().mul(beta));
+                    Tensor sv = s.w().add(s.s().mul(beta));
+                    Tensor p = s.r().add(s.p().mul(beta));
+                    return new State(s.x().add(p.mul(alpha)), s.r().sub(sv.mul(alpha)), s.w().sub(z.mul(alpha)), z,
+                            sv, p, gamma, alpha, s.k().add(1));
                 },
                 start);
-    }
-
-    private static Tensor dot(Comm grid, Tensor a, Tensor b) {
-        return grid.allreduce(a.mul(b).sum(), ReduceOp.SUM);
     }
 
     /**
