@@ -357,11 +357,18 @@ public final class Cases {
         Outcome weft = runner.apply(tools.weft(RANKS, "OverlapBench", OVERLAP_COUNT, OVERLAP_N, OVERLAP_MATMULS,
                 s.reps, LONG_WARMUP_FACTOR * s.warmup));
         Function<String, Outcome> series = name -> weft instanceof Measurement m ? m.alongside(name) : weft;
+        Outcome c = tools.noMpi().<Outcome>map(Outcome.Missing::new).orElseGet(() -> runner.apply(tools.mpiC(RANKS,
+                "overlap", OVERLAP_COUNT, OVERLAP_N, OVERLAP_MATMULS, s.reps, LONG_WARMUP_FACTOR * s.warmup)));
+        Outcome cBlocking = c instanceof Measurement m ? m.alongside("blocking") : c;
         String inTurn = "in turn in every repetition of one job";
         return List.of(
                 commRow(what, weft, "the same step with a blocking allreduce", series.apply("blocking"), Unit.TIME, 0,
                         inTurn, "the executor tests the request between the products (MPI_Test); target: at most"
                                 + " 0.7 of the blocking step"),
+                // what overlap this MPI gives a C program on this machine: the bound for Weft's first row
+                commRow("11 overlap: C, MPI_Iallreduce during OpenBLAS sgemm products, " + products, c,
+                        "C, the same step with a blocking MPI_Allreduce", cBlocking, Unit.TIME, 0, inTurn,
+                        "bench/c/overlap.c: MPI_Test after every product, one BLAS thread per rank"),
                 commRow("11 overlap: the products alone, " + products, series.apply("compute"),
                         "the blocking allreduce alone", series.apply("allreduce"), Unit.TIME, 0, inTurn),
                 commRow("11 overlap: iallreduce then wait at once, 8 MiB", series.apply("iallreduce"),

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 public final class Toolchain {
     private static final String WEFT_PROGRAMS = "dev.weft.bench.weft.";
     private static final String[] C_REFERENCES = {"chain", "stream"};
-    private static final String[] MPI_C_REFERENCES = {"allreduce", "heat"};
+    private static final String[] MPI_C_REFERENCES = {"allreduce", "heat", "overlap"};
     /** MPI references also built as {@code lib<name>.so}, for a Weft program to time alongside its own work. */
     private static final String[] MPI_C_LIBRARIES = {"allreduce", "osu"};
 
