@@ -31,7 +31,8 @@ public final class Bench {
     static final String JVM_OPTIONS = Report.JVM_OPTIONS;
     private static final String USAGE = "usage: weft bench [--quick] [--comm auto|fake|mpi] [CASE...]; cases: "
             + String.join(" ", Cases.NAMES);
-    private static final String OSU_USAGE = "usage: weft bench osu [--quick] [--comm auto|fake|mpi] [ROUTINE...];"
+    private static final String OSU_USAGE = "usage: weft bench osu [--quick] [--comm auto|fake|mpi]"
+            + " [--mpi openmpi|mpich] [ROUTINE...] (without --mpi: Open MPI, then MPICH where installed);"
             + " routines: " + String.join(" ", OsuSweep.ROUTINES);
 
     private Bench() {
@@ -44,11 +45,13 @@ public final class Bench {
         String usage = osu ? OSU_USAGE : USAGE;
         boolean quick = false;
         Toolchain.CommMode comm = Toolchain.CommMode.AUTO;
+        List<OsuSweep.Mpi> mpis = new ArrayList<>();
         List<String> cases = new ArrayList<>();
         for (int i = osu ? 1 : 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
                 case "--comm" -> comm = i + 1 < args.length ? parseComm(args[++i]) : fail(usage);
+                case "--mpi" -> mpis.add(osu && i + 1 < args.length ? parseMpi(args[++i]) : fail(usage));
                 case "-h", "--help" -> {
                     System.out.println(usage);
                     return;
@@ -89,7 +92,14 @@ public final class Bench {
             return runner.run(command);
         };
         boolean whole = !quick && cases.equals(names);
-        boolean failed = osu ? osu(root, tools, run, quick, cases, whole, loadBefore)
+        if (mpis.isEmpty()) {
+            // fake ranks have no MPI to name; a machine without MPICH gets its rows only when asked for them
+            mpis.add(OsuSweep.Mpi.OPENMPI);
+            if (tools.weftOnMpi() && tools.noMpich().isEmpty()) {
+                mpis.add(OsuSweep.Mpi.MPICH);
+            }
+        }
+        boolean failed = osu ? osu(root, tools, run, quick, cases, mpis, whole, loadBefore)
                 : cases(root, tools, run, quick, cases, whole, loadBefore);
         System.exit(failed ? 1 : 0);
     }
@@ -120,12 +130,15 @@ public final class Bench {
 
     /** Runs the osu sweep, prints and writes its tables; whether a Weft program failed or disagreed. */
     private static boolean osu(Path root, Toolchain tools, Function<List<String>, Outcome> run, boolean quick,
-                               List<String> routines, boolean whole, String loadBefore) throws IOException {
+                               List<String> routines, List<OsuSweep.Mpi> mpis, boolean whole, String loadBefore)
+            throws IOException {
         OsuSweep.Settings settings = quick ? OsuSweep.Settings.QUICK : OsuSweep.Settings.FULL;
         OsuSweep sweep = new OsuSweep(tools, run, settings);
         List<OsuRow> rows = new ArrayList<>();
-        for (String r : routines) {
-            rows.addAll(sweep.run(r));
+        for (OsuSweep.Mpi mpi : mpis) {
+            for (String r : routines) {
+                rows.addAll(sweep.run(r, mpi));
+            }
         }
         String report = osuHeader(quick, settings, tools, loadBefore) + "\n" + OsuTable.render(rows);
         System.out.print(report);
@@ -185,8 +198,9 @@ public final class Bench {
                 - per size: calls per sample for about %d ms (measured: the least of three short trials of \
                 Weft's single call, at least %d), %d warm-up repetitions (%d at the first size) then %d timed; shown: median (min–max) µs per call over the \
                 repetitions
-                - C: the MPI call in a C loop (bench/c/osu.c, mpicc -O3), loaded into Weft's job as a shared library \
-                and timed in turn with Weft's two loops in every repetition (same rank placement)
+                - C: the MPI call in a C loop (bench/c/osu.c, mpicc -O3; under MPICH, MPICH's mpicc), loaded into \
+                Weft's job as a shared library and timed in turn with Weft's two loops in every repetition (same rank \
+                placement)
                 - Weft fori: one `@Compile` method calling the routine N times in `Weft.fori` (µs per call = sample / \
                 N): a collective inside a compiled program. Weft call: a `@Compile` method of one call, called N \
                 times from a Java loop, each result dropped: what a compiled step called from Java pays, dispatch \
@@ -223,6 +237,14 @@ public final class Bench {
     private static String cpuModel() throws IOException {
         return Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
                 .map(l -> l.substring(l.indexOf(':') + 1).strip()).findFirst().orElse("unknown CPU");
+    }
+
+    private static OsuSweep.Mpi parseMpi(String s) {
+        try {
+            return OsuSweep.Mpi.valueOf(s.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            return fail("--mpi is openmpi or mpich, got " + s);
+        }
     }
 
     private static Toolchain.CommMode parseComm(String s) {

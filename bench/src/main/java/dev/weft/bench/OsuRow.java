@@ -10,6 +10,7 @@ import java.util.OptionalDouble;
  * compiled single call, warm (seconds per call), and the first call of each at that size.
  *
  * @param routine  the routine's name
+ * @param mpi      the MPI both ran on ({@code Open MPI}, {@code MPICH})
  * @param bytes    the message size
  * @param c        C's MPI call in a loop
  * @param fori     Weft: one compiled program calling the routine in a {@code Weft.fori}
@@ -18,7 +19,7 @@ import java.util.OptionalDouble;
  * @param cFirst   C's first call at this size
  * @param noRatio  when present, why Weft and C must not be compared (Weft on fake ranks)
  */
-public record OsuRow(String routine, long bytes, Outcome c, Outcome fori, Outcome call, Outcome first,
+public record OsuRow(String routine, String mpi, long bytes, Outcome c, Outcome fori, Outcome call, Outcome first,
                      Outcome cFirst, Optional<String> noRatio) {
     /** Weft's compiled loop over C, median over median (above 1: Weft slower), when both ran and may be compared. */
     public OptionalDouble foriRatio() {
@@ -55,7 +56,7 @@ public record OsuRow(String routine, long bytes, Outcome c, Outcome fori, Outcom
     private void compare(Outcome a, String aName, Outcome b, String bName, List<String> out) {
         if (a != b && a instanceof Measurement x && b instanceof Measurement y && x.check().isPresent()
                 && y.check().isPresent() && x.check().getAsDouble() != y.check().getAsDouble()) {
-            out.add(String.format("CHECK MISMATCH %s %d B: %s %s, %s %s", routine, bytes, aName,
+            out.add(String.format("CHECK MISMATCH %s (%s) %d B: %s %s, %s %s", routine, mpi, bytes, aName,
                     x.check().getAsDouble(), bName, y.check().getAsDouble()));
         }
     }

@@ -10,7 +10,8 @@ import java.util.function.Function;
 /**
  * {@code bin/weft bench osu}: each routine of {@link OsuRoutine} on {@value #RANKS} ranks at message sizes from 8 B
  * to 8 MiB in powers of 4, one MPI job per routine running {@code OsuBench}, which times C's MPI call
- * ({@code bench/c/osu.c}, loaded as a shared library) in turn with Weft's in the same job.
+ * ({@code bench/c/osu.c}, loaded as a shared library) in turn with Weft's in the same job; under Open MPI, and
+ * under MPICH where it is installed (the C library then built with MPICH's mpicc).
  */
 final class OsuSweep {
     static final int RANKS = 2;
@@ -56,15 +57,30 @@ final class OsuSweep {
         this.settings = settings;
     }
 
-    /** The rows of {@code routine}, one per size. */
-    List<OsuRow> run(String routine) {
-        boolean alongside = tools.weftOnMpi() && tools.noMpi().isEmpty();
+    /** The MPIs a sweep may run on, by their {@code --mpi} names. */
+    enum Mpi {
+        OPENMPI("Open MPI"),
+        MPICH("MPICH");
+
+        final String label;
+
+        Mpi(String label) {
+            this.label = label;
+        }
+    }
+
+    /** The rows of {@code routine} under {@code mpi}, one per size. */
+    List<OsuRow> run(String routine, Mpi mpi) {
+        boolean mpich = mpi == Mpi.MPICH;
+        boolean alongside = tools.weftOnMpi() && (mpich ? tools.noMpich() : tools.noMpi()).isEmpty();
         List<Object> args = new ArrayList<>(List.of(routine, settings.minBytes, settings.maxBytes,
                 settings.sampleMicros, settings.reps, settings.warmup, settings.firstWarmup));
         if (alongside) {
-            args.add(tools.mpiLibrary("osu"));
+            args.add(mpich ? tools.mpichLibrary("osu") : tools.mpiLibrary("osu"));
         }
-        Outcome job = runner.apply(tools.weft(RANKS, "OsuBench", args.toArray()));
+        Outcome job = mpich && tools.noMpich().isPresent() ? new Outcome.Missing(tools.noMpich().get())
+                : runner.apply(mpich ? tools.weftOnMpich(RANKS, "OsuBench", args.toArray())
+                        : tools.weft(RANKS, "OsuBench", args.toArray()));
         Optional<String> noRatio = tools.weftOnMpi() ? Optional.empty()
                 : Optional.of("Weft on fake ranks (threads of one JVM), not MPI: not compared");
         String noC = tools.weftOnMpi() ? tools.noMpi().orElse("") : "C runs only inside Weft's MPI job";
@@ -74,7 +90,7 @@ final class OsuSweep {
                     : job;
             Outcome c = alongside ? series.apply("C") : new Outcome.Missing(noC);
             Outcome cFirst = alongside ? series.apply("C first") : new Outcome.Missing(noC);
-            rows.add(new OsuRow(routine, bytes, c, series.apply("fori"), series.apply("call"), series.apply("first"),
+            rows.add(new OsuRow(routine, mpi.label, bytes, c, series.apply("fori"), series.apply("call"), series.apply("first"),
                     cFirst, noRatio));
         }
         return rows;

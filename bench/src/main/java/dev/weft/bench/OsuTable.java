@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.OptionalDouble;
 
 /**
- * {@code bin/weft bench osu}'s rows as Markdown: a line counting, per routine, the sizes where Weft is within
- * {@link #TARGET} times C, then one table per routine (size, C µs, Weft µs in a compiled loop and per compiled
+ * {@code bin/weft bench osu}'s rows as Markdown: a line counting, per routine and MPI, the sizes where Weft is within
+ * {@link #TARGET} times C, then one table per routine and MPI (size, C µs, Weft µs in a compiled loop and per compiled
  * call, each with its ratio Weft / C, and the first calls), each followed by whether the results agree and why a
  * series is missing.
  */
@@ -22,7 +22,8 @@ public final class OsuTable {
 
     public static String render(List<OsuRow> rows) {
         Map<String, List<OsuRow>> byRoutine = new LinkedHashMap<>();
-        rows.forEach(r -> byRoutine.computeIfAbsent(r.routine(), k -> new ArrayList<>()).add(r));
+        rows.forEach(r -> byRoutine.computeIfAbsent(r.routine() + " (" + r.mpi() + ")", k -> new ArrayList<>())
+                .add(r));
         StringBuilder s = new StringBuilder();
         s.append("Sizes within ").append(TARGET).append("× C, warm, of those compared: in a compiled loop: ")
                 .append(within(byRoutine, true)).append("; per compiled call: ").append(within(byRoutine, false))

@@ -30,16 +30,18 @@ public final class Toolchain {
     private final Optional<String> noMpi4py;
     private final Optional<String> noTorch;
     private final boolean weftOnMpi;
+    private final Optional<String> noMpich;
     private final List<String> versions;
 
     private Toolchain(Path root, String python, Optional<String> noMpi, Optional<String> noMpi4py,
-                      Optional<String> noTorch, boolean weftOnMpi, List<String> versions) {
+                      Optional<String> noTorch, boolean weftOnMpi, Optional<String> noMpich, List<String> versions) {
         this.root = root;
         this.python = python;
         this.noMpi = noMpi;
         this.noMpi4py = noMpi4py;
         this.noTorch = noTorch;
         this.weftOnMpi = weftOnMpi;
+        this.noMpich = noMpich;
         this.versions = List.copyOf(versions);
     }
 
@@ -93,6 +95,15 @@ public final class Toolchain {
             }
             output(List.of("mpirun", "--version")).ifPresent(v -> versions.add(v.lines().findFirst().orElse("")));
         }
+        // MPICH beside Open MPI (Debian names its tools mpicc.mpich, mpirun.mpich): the osu sweep's second MPI
+        Optional<String> noMpich = output(List.of("mpirun.mpich", "--version")).isEmpty()
+                || output(List.of("mpicc.mpich", "--version")).isEmpty()
+                ? Optional.of("MPICH is missing (Debian: apt-get install mpich libmpich-dev)") : Optional.empty();
+        if (noMpich.isEmpty()) {
+            compileLibrary(root, "mpicc.mpich", "osu", library("osu-mpich"));
+            output(List.of("mpirun.mpich", "--version")).flatMap(v -> v.lines().filter(l -> l.contains("Version:"))
+                    .findFirst()).ifPresent(v -> versions.add("MPICH " + v.substring(v.indexOf(':') + 1).strip()));
+        }
         Optional<String> noMpi4py = output(List.of(python, "-c", "import mpi4py")).isPresent() ? Optional.empty()
                 : Optional.of(python + " cannot import mpi4py (Debian's python3: apt-get install python3-mpi4py; "
                         + "another: pip install mpi4py)");
@@ -106,7 +117,7 @@ public final class Toolchain {
             case MPI -> true;
             case AUTO -> exec(weftCommand(root, 2, true, "MpiProbe", List.of(2)), env).ok();
         };
-        return new Toolchain(root, python, noMpi, noMpi4py, noTorch, weftOnMpi, versions);
+        return new Toolchain(root, python, noMpi, noMpi4py, noTorch, weftOnMpi, noMpich, versions);
     }
 
     /** Tool versions for the report header. */
@@ -122,6 +133,11 @@ public final class Toolchain {
     /** Why the MPI C references cannot run, if they cannot. */
     public Optional<String> noMpi() {
         return noMpi;
+    }
+
+    /** Why the MPICH runs (the osu sweep's second MPI) cannot run, if they cannot. */
+    public Optional<String> noMpich() {
+        return noMpich;
     }
 
     /** Why the mpi4py references cannot run, if they cannot. */
@@ -152,6 +168,11 @@ public final class Toolchain {
         return bin(library(name));
     }
 
+    /** The path of the shared library built from MPI reference {@code name} with MPICH (see {@link #noMpich}). */
+    public String mpichLibrary(String name) {
+        return bin(library(name + "-mpich"));
+    }
+
     public List<String> python(String script, Object... args) {
         return with(List.of(python, script(script)), args);
     }
@@ -163,6 +184,13 @@ public final class Toolchain {
     /** A Weft benchmark program (a class of {@code dev.weft.bench.weft}) run by {@code bin/weft run} on RANKS ranks. */
     public List<String> weft(int ranks, String program, Object... args) {
         return weftCommand(root, ranks, ranks > 1 && weftOnMpi, program, List.of(args));
+    }
+
+    /** A Weft benchmark program run by {@code bin/weft run --mpi mpich} on RANKS ranks (see {@link #noMpich}). */
+    public List<String> weftOnMpich(int ranks, String program, Object... args) {
+        List<String> cmd = weftCommand(root, ranks, true, program, List.of(args));
+        cmd.addAll(2, List.of("--mpi", "mpich"));
+        return cmd;
     }
 
     /** A Weft benchmark program on RANKS fake ranks (threads of one JVM), whatever the MPI installed. */
@@ -215,8 +243,12 @@ public final class Toolchain {
     }
 
     private static void compileLibrary(Path root, String compiler, String name) {
+        compileLibrary(root, compiler, name, library(name));
+    }
+
+    private static void compileLibrary(Path root, String compiler, String name, String file) {
         Path src = root.resolve("bench/c").resolve(name + ".c");
-        Path lib = root.resolve("bench/out/bin").resolve(library(name));
+        Path lib = root.resolve("bench/out/bin").resolve(file);
         run(src, List.of(compiler, "-O3", "-march=native", "-Wall", "-shared", "-fPIC", "-o", lib.toString(),
                 src.toString(), "-lm"));
     }
