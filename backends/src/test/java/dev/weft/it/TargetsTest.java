@@ -62,12 +62,14 @@ class TargetsTest {
 
     @Test
     void eachTargetRunsItsOwnPipeline() {
-        assertThat(stages(new CpuTarget(), "normSquared")).containsExactly("lowered", "verify", "combine-allreduces",
+        assertThat(stages(new CpuTarget(), "normSquared")).containsExactly("lowered", "verify", "sum-before-allreduce",
+                "combine-allreduces",
                 "thread-tokens",
                 "slice-of-pad", "fold-transposes", "dce", "cse", "fuse-elementwise", "fuse-reductions", "overlap-comm",
                 "verify",
                 "plan-buffers");
-        assertThat(stages(new GpuTarget(), "normSquared")).containsExactly("lowered", "verify", "thread-tokens",
+        assertThat(stages(new GpuTarget(), "normSquared")).containsExactly("lowered", "verify",
+                "sum-before-allreduce", "thread-tokens",
                 "slice-of-pad", "dce", "cse", "fuse-elementwise", "verify", "plan-buffers");
     }
 

@@ -14,6 +14,7 @@ import dev.weft.lowering.passes.OverlapCommunication;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.ReductionFusion;
 import dev.weft.lowering.passes.SliceOfPad;
+import dev.weft.lowering.passes.SumBeforeAllreduce;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
 import dev.weft.spi.CommBindings;
@@ -30,6 +31,7 @@ public record CpuTarget() implements Target {
 
     private static final Pipeline PIPELINE = Pipeline.of(
             new Verifier(),
+            new SumBeforeAllreduce(),                               // a bias's cotangent summed before it travels
             new CombineAllReduces(),                                // gradient buckets: one iallreduce each
             new ThreadTokens(),
             new SliceOfPad(),                                       // a window of a padded value copies only itself

@@ -11,6 +11,7 @@ import dev.weft.lowering.passes.DeadCodeElimination;
 import dev.weft.lowering.passes.ElementwiseFusion;
 import dev.weft.lowering.passes.Pipeline;
 import dev.weft.lowering.passes.SliceOfPad;
+import dev.weft.lowering.passes.SumBeforeAllreduce;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
 import dev.weft.spi.CommBindings;
@@ -27,6 +28,7 @@ public record GpuTarget() implements Target {
 
     private static final Pipeline PIPELINE = Pipeline.of(
             new Verifier(),
+            new SumBeforeAllreduce(),                               // a bias's cotangent summed before it travels
             new ThreadTokens(),
             new SliceOfPad(),                                       // a window of a padded value copies only itself
             new DeadCodeElimination(),

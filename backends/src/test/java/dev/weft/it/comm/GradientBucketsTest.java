@@ -37,7 +37,8 @@ import org.junit.jupiter.api.BeforeAll;
  * A data-parallel SGD step of a 3-layer MLP with replicated parameters, whose gradient allreduces (one per
  * parameter's cotangent, from the reverse pass of each implicit {@code pvary}) the {@code combine-allreduces} pass
  * fuses into buckets: compiled, it equals the eager step and the step of the global mean loss on one process, and,
- * bit for bit, the step compiled without the pass; its module has fewer allreduces than parameters.
+ * bit for bit, the step compiled without the pass; its module has fewer allreduces than parameters, and the biases'
+ * cotangents travel at the biases' size ({@code sum-before-allreduce}).
  */
 public class GradientBucketsTest {
     private static final int LOCAL = 4;
@@ -238,12 +239,21 @@ public class GradientBucketsTest {
         Lowering.lower(g, new CpuWith(new CombineAllReduces(256)), stages::put);
         Map<String, List<Long>> before = counts(stages.get("lowered"));
         assertThat(before.get("allreduce")).as("the loss's, one per parameter's cotangent").hasSize(7);
-        long total = before.get("allreduce").stream().mapToLong(Long::longValue).sum();
+        long weights = 0;
+        long biases = 0;
+        for (int layer = 0; layer < 3; layer++) {
+            weights += SIZES[layer] * SIZES[layer + 1];
+            biases += SIZES[layer + 1];
+        }
+        assertThat(before.get("allreduce").stream().mapToLong(Long::longValue).sum())
+                .as("the loss, the weights' cotangents, the biases' before their sum over the rows")
+                .isEqualTo(1 + weights + LOCAL * biases);
+        long total = 1 + weights + biases;
 
         Map<String, List<Long>> fused = counts(Weft.lower(GradientBucketsTest.class, "step", specs).toMlir());
         assertThat(fused.get("allreduce")).isEmpty();
-        assertThat(fused.get("iallreduce")).as("the default cap takes every independent allreduce")
-                .containsExactly(total);
+        assertThat(fused.get("iallreduce")).as("the default cap takes every independent allreduce, the biases' "
+                + "cotangents summed over the rows first (sum-before-allreduce)").containsExactly(total);
 
         Map<String, List<Long>> capped = counts(stages.get("plan-buffers"));
         assertThat(capped.get("allreduce").size() + capped.get("iallreduce").size()).isBetween(2, 5);
