@@ -23,8 +23,8 @@ import java.util.WeakHashMap;
  * is <em>invariant</em> over a communicator when it is the same on every rank by construction ({@link Variance}),
  * and an invariant result's cotangent counts once. The tangent of a collective is the same collective on the
  * tangents (zeros on a rank whose operand has none). The collectives whose result is invariant transpose without
- * communicating, as JAX's {@code psum} does: allreduce SUM to the identity, allgather to this rank's block of the
- * cotangent, bcast to the cotangent on the root and zeros elsewhere; their operand must vary, and an invariant one is
+ * communicating, as JAX's {@code psum} does: allreduce SUM to the identity, allgather and allgatherv to this rank's
+ * block of the cotangent, bcast to the cotangent on the root and zeros elsewhere; their operand must vary, and an invariant one is
  * first made varying (JAX's {@code pvary}, by the recorder), whose transpose is the allreduce SUM. The others map
  * varying values to varying values and transpose to the adjoint collective: reduce-scatter SUM to allgather, reduce
  * SUM to a bcast from the root, alltoall to itself, and a message to the message back (same communicator and tag,
@@ -60,6 +60,11 @@ final class CommAdRules {
         AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(p, t.get(0))));
         AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(ownBlock(p,
                 Pvary.explicit(ct.get(0), p.handle()), in.get(0))));
+
+        // as allgather's, on uneven blocks: this rank's counts[rank] rows, from after the ranks before it
+        AdRules.jvp(CommPrims.ALLGATHERV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLGATHERV, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.handle())
+                .slice(0, p.offset(p.handle().rank()), p.offset(p.handle().rank() + 1))));
 
         AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
             if (p.op() != ReduceOp.SUM) {
@@ -157,7 +162,8 @@ final class CommAdRules {
         AdRules.notDifferentiable(CommPrims.BARRIER, "it has no tensor operands or results");
 
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
-            variance(prim, prim == CommPrims.ALLREDUCE || prim == CommPrims.ALLGATHER || prim == CommPrims.BCAST);
+            variance(prim, prim == CommPrims.ALLREDUCE || prim == CommPrims.ALLGATHER || prim == CommPrims.BCAST
+                    || prim == CommPrims.ALLGATHERV);
         }
         // a nonblocking collective's result is typed as its blocking collective's
         AdRules.variance(CommPrims.WAIT_COLLECTIVE, (p, in, outputs) -> {

@@ -341,8 +341,9 @@ public sealed class Comm permits CartComm {
     /**
      * MPI_Allgatherv: rank {@code r} passes {@code counts[r]} rows ({@code x}'s axis 0; the other axes alike on every
      * rank) and every rank gets all rows in rank order, {@code [sum(counts), ...]}. Every rank passes the same
-     * {@code counts}. Built on one {@link #allgather} of blocks padded to the largest count (so it runs wherever
-     * that does and differentiates as it does: the result is invariant), then the padding is cut out.
+     * {@code counts} (the schedule check names the lines of ranks that do not). One collective of its own on every
+     * runtime (fake ranks, MPI, NCCL; eager and compiled), moving no padding; its result is invariant, as
+     * {@link #allgather}'s, and its transpose is this rank's rows of the cotangent.
      *
      * @throws ShapeException naming the line when {@code counts} has not one entry per rank, one is negative, or
      *     {@code x} has not {@code counts[rank]} rows
@@ -352,21 +353,7 @@ public sealed class Comm permits CartComm {
         Args.notNull(counts, Comm.class, "allgatherv", "counts");
         checkCounts("allgatherv", counts, "counts");
         checkRows("allgatherv", x, counts[rank()]);
-        long most = Arrays.stream(counts).max().orElse(0);
-        long[] shape = x.shape();
-        long[] high = new long[shape.length];
-        high[0] = most - shape[0];
-        Tensor all = allgather(x.pad(new long[shape.length], high));
-        List<Tensor> parts = new ArrayList<>(counts.length);
-        for (int r = 0; r < counts.length; r++) {
-            if (counts[r] > 0) {
-                parts.add(all.slice(0, r * most, r * most + counts[r]));
-            }
-        }
-        if (parts.isEmpty()) {
-            return all.slice(0, 0, 0);
-        }
-        return parts.size() == 1 ? parts.getFirst() : Tensor.concat(0, parts.toArray(Tensor[]::new));
+        return one(CommPrims.bind(new CommOp.AllGatherV(handle, boxed(counts)), x));
     }
 
     /**
@@ -460,6 +447,10 @@ public sealed class Comm permits CartComm {
             PRIVATE_DUPLICATES.put(handle, dup);
         }
         return dup;
+    }
+
+    private static List<Long> boxed(long[] counts) {
+        return Arrays.stream(counts).boxed().toList();
     }
 
     private void checkCounts(String what, long[] counts, String name) {

@@ -45,6 +45,7 @@ public sealed interface CommOp extends Params {
             case Wait(Start start) -> new Wait((Start) start.symbolic());
             case AllReduce(var x, ReduceOp op) -> new AllReduce(c, op);
             case AllGather a -> new AllGather(c);
+            case AllGatherV(var x, List<Long> counts) -> new AllGatherV(c, counts);
             case ReduceScatter(var x, ReduceOp op) -> new ReduceScatter(c, op);
             case Bcast(var x, int root) -> new Bcast(c, root);
             case Reduce(var x, ReduceOp op, int root) -> new Reduce(c, op, root);
@@ -71,7 +72,7 @@ public sealed interface CommOp extends Params {
     /**
      * The kinds of communication operation: the one enumeration that every layer names an operation by (the
      * primitives, the lowered custom calls, the schedule check, the runtimes' collective matching, the flight
-     * recorder and its files). The first twenty-two are the kinds of {@link CommOp}'s records, one each. The others
+     * recorder and its files). The first twenty-three are the kinds of {@link CommOp}'s records, one each. The others
      * are runtime-only, operations of a runtime's communicator that no traced primitive has: {@link #WAIT_ISEND}
      * and {@link #WAIT_IRECV} (a {@link #WAIT} as a flight recorder tells which request it completes),
      * {@link #SPLIT}, {@link #DUP}, {@link #PRIVATE_DUP} (Weft's own duplicate for the schedule check) and
@@ -80,6 +81,8 @@ public sealed interface CommOp extends Params {
     enum Kind {
         COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE,
         ALLTOALL, SENDRECV,
+        /** {@code MPI_Allgatherv}: a variable count of rows from each rank ({@link AllGatherV}). */
+        ALLGATHERV,
         /** A receive whose source or tag may be a wildcard, giving the matched source and tag too. */
         RECV_ANY,
         /** The starts of the nonblocking collectives ({@link CollectiveStart}). */
@@ -127,7 +130,8 @@ public sealed interface CommOp extends Params {
          */
         public boolean collective() {
             return switch (this) {
-                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP,
+                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, ALLGATHERV, SPLIT, DUP,
+                     PRIVATE_DUP,
                      IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER -> true;
                 default -> false;
             };
@@ -194,6 +198,23 @@ public sealed interface CommOp extends Params {
     /** A collective with a root rank. */
     sealed interface Rooted extends Collective {
         int root();
+    }
+
+    /**
+     * The elements of one row along axis 0 of {@code a}: the product of its other dimensions (1 for a vector), by
+     * which a runtime turns counts of rows into counts of elements.
+     */
+    static long rowElements(Aval a) {
+        long n = 1;
+        for (int d = 1; d < a.shape().rank(); d++) {
+            n *= a.shape().dim(d);
+        }
+        return n;
+    }
+
+    /** {@code rows}, counts of rows of {@code row} elements each, as counts of elements. */
+    static long[] elements(List<Long> rows, long row) {
+        return rows.stream().mapToLong(r -> r * row).toArray();
     }
 
     /** The start of a nonblocking message, completed by a {@link Wait}. */
@@ -316,6 +337,33 @@ public sealed interface CommOp extends Params {
         @Override
         public Kind kind() {
             return Kind.ALLGATHER;
+        }
+    }
+
+    /**
+     * MPI_Allgatherv: rank {@code r} passes {@code counts[r]} rows along axis 0 (the other axes alike on every rank)
+     * and every rank gets all rows in rank order, {@code [sum(counts), ...]}. Every rank holds the same counts.
+     *
+     * @param counts rows per rank, one entry per rank, none negative (kept as an immutable list)
+     */
+    record AllGatherV(CommId comm, List<Long> counts) implements Collective {
+        public AllGatherV {
+            counts = List.copyOf(counts);
+        }
+
+        @Override
+        public Kind kind() {
+            return Kind.ALLGATHERV;
+        }
+
+        /** The rows of all ranks, {@code sum(counts)}. */
+        public long total() {
+            return counts.stream().mapToLong(Long::longValue).sum();
+        }
+
+        /** The first row of {@code rank}'s block in the result: the sum of the counts before it. */
+        public long offset(int rank) {
+            return counts.subList(0, rank).stream().mapToLong(Long::longValue).sum();
         }
     }
 

@@ -76,6 +76,15 @@ public final class CommPrims {
                 return List.of(new Aval(a.dtype(), Shape.of(d)));
             });
 
+    /** {@code [sum(counts), ...]} of an operand of {@code counts[rank]} rows. */
+    public static final Primitive<CommOp.AllGatherV> ALLGATHERV = prim(CommOp.Kind.ALLGATHERV,
+            CommOp.AllGatherV.class, (in, p) -> {
+                Aval a = in.getFirst();
+                long[] d = counted(p, p.counts(), a, p.handle().rank());
+                d[0] = p.total();
+                return List.of(new Aval(a.dtype(), Shape.of(d)));
+            });
+
     public static final Primitive<CommOp.ReduceScatter> REDUCE_SCATTER = prim(CommOp.Kind.REDUCE_SCATTER,
             CommOp.ReduceScatter.class, (in, p) -> {
                 Aval a = in.getFirst();
@@ -142,7 +151,7 @@ public final class CommPrims {
 
     /** Every communication primitive, in the order of {@link CommOp}'s records. */
     public static final List<Primitive<? extends CommOp>> ALL = List.of(COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV,
-            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, RECV_ANY,
+            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, ALLGATHERV, RECV_ANY,
             IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER, WAIT_COLLECTIVE);
 
     private static final Map<CommOp.Kind, Primitive<? extends CommOp>> BY_KIND = new EnumMap<>(CommOp.Kind.class);
@@ -228,6 +237,25 @@ public final class CommPrims {
         if (a.dtype() == DType.BOOL) {
             throw dev.weft.spi.Errors.dtype("%s: not defined on bool", op.kind());
         }
+    }
+
+    /**
+     * The dimensions of {@code a}, checked to have {@code counts[rank]} rows along axis 0, with one count per rank of
+     * the communicator, none negative.
+     */
+    private static long[] counted(CommOp op, List<Long> counts, Aval a, int rank) {
+        int size = op.handle().size();
+        if (counts.size() != size) {
+            throw shape("%s: %d counts %s for %d ranks", op.kind(), counts.size(), counts, size);
+        }
+        if (counts.stream().anyMatch(c -> c < 0)) {
+            throw shape("%s: counts %s has a negative count", op.kind(), counts);
+        }
+        if (a.shape().rank() == 0 || a.shape().dim(0) != counts.get(rank)) {
+            throw shape("%s: %s on rank %d needs %d rows along axis 0 (from the counts)", op.kind(), a.shape(), rank,
+                    counts.get(rank));
+        }
+        return a.shape().dims();
     }
 
     private static long[] splitAxis0(CommOp op, Aval a, int size) {

@@ -132,6 +132,13 @@ public interface Communicator extends CommHandle {
     void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
 
     /**
+     * {@code MPI_Allgatherv}: rank {@code r} passes {@code counts[r]} elements in {@code in}, and every rank's
+     * {@code out} ({@code sum(counts)} elements) receives them all in rank order. Every rank passes the same
+     * {@code counts}, one entry per rank, none negative.
+     */
+    void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where);
+
+    /**
      * Reduces {@code in} ({@code size() * countPerRank} elements) over all ranks, in rank order, and leaves block
      * {@code rank()} of the result ({@code countPerRank} elements) in {@code out} ({@code MPI_Reduce_scatter_block}).
      */

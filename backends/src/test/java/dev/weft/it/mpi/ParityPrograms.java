@@ -130,6 +130,7 @@ public final class ParityPrograms {
         emit(out, "eager " + t + " ireduce_scatter", c.wait(c.ireduceScatter(x, ReduceOp.SUM)));
         emit(out, "eager " + t + " ibcast", c.wait(c.ibcast(x, c.size() - 1)));
         emit(out, "eager " + t + " ialltoall", c.wait(c.ialltoall(x)));
+        emit(out, "eager " + t + " variable counts", variableCounts(c, x));
     }
 
     private static void eagerBool(Comm c, Tensor b, List<String> out) {
@@ -183,6 +184,7 @@ public final class ParityPrograms {
         for (int i = 0; i < r.length; i++) {
             emit(out, "compiled " + x.dtype().specName() + " collectives[" + i + "]", r[i]);
         }
+        emit(out, "compiled " + x.dtype().specName() + " variable counts", variableCountsCompiled(c, x));
         Tensor[] nb = nonblocking(c, x);
         for (int i = 0; i < nb.length; i++) {
             emit(out, "compiled " + x.dtype().specName() + " nonblocking[" + i + "]", nb[i]);
@@ -251,6 +253,23 @@ public final class ParityPrograms {
             c.reduceScatter(x, ReduceOp.SUM), c.bcast(x, c.size() - 1), c.reduce(x, ReduceOp.PROD, 0),
             c.alltoall(x), c.sendrecv(x, right, left, 3), c.rankTensor()
         };
+    }
+
+    /**
+     * The variable-count collectives (MPI_Allgatherv, ...) on leading elements of {@code x}: rank {@code r} passes
+     * {@code (r + 1) % 3} of them, so that rank 2 passes none.
+     */
+    static Tensor[] variableCounts(Comm c, Tensor x) {
+        long[] counts = new long[c.size()];
+        for (int r = 0; r < counts.length; r++) {
+            counts[r] = (r + 1) % 3;
+        }
+        return new Tensor[] {c.allgatherv(x.slice(0, 0, counts[c.rank()]), counts)};
+    }
+
+    @Compile
+    static Tensor[] variableCountsCompiled(Comm c, Tensor x) {
+        return variableCounts(c, x);
     }
 
     @Compile

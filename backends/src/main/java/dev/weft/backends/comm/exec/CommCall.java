@@ -120,6 +120,10 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
                 }
             };
             case CommOp.AllToAll a -> (in, out) -> comm.alltoall(in, out, t, n / comm.size(), where);
+            case CommOp.AllGatherV v -> {
+                long[] counts = CommOp.elements(v.counts(), CommOp.rowElements(data));
+                yield (in, out) -> comm.allgatherv(in, out, t, counts, where);
+            }
             case CommOp.SendRecv(var c, int dest, int sendTag, int source, int recvTag, Aval received) ->
                     (in, out) -> comm.sendrecv(in, t, n, dest, sendTag, out, received.shape().size(), source, recvTag,
                             where);

@@ -53,6 +53,15 @@ final class Collectives {
                 }
                 Arrays.fill(results, all);
             }
+            case ALLGATHERV -> {
+                long bytes = call.dtype().byteSize();
+                MemorySegment all = Arena.ofAuto().allocate(call.offset(n) * bytes);
+                for (int r = 0; r < n; r++) {
+                    MemorySegment.copy((MemorySegment) payloads[r], 0, all, call.offset(r) * bytes,
+                            call.counts().get(r) * bytes);
+                }
+                Arrays.fill(results, all);
+            }
             case REDUCE_SCATTER, IREDUCE_SCATTER -> {
                 long block = call.count() * call.dtype().byteSize();
                 MemorySegment sum = fold(op, call.dtype(), call.count() * n, payloads);

@@ -158,6 +158,17 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
+    public void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where) {
+        live("allgatherv", where);
+        long total = CommChecks.counts(this, "allgatherv", "counts", counts, where);
+        long bytes = CommChecks.buffer(this, "allgatherv", "input", in, dtype, counts[rank], where);
+        long outBytes = CommChecks.buffer(this, "allgatherv", "output", out, dtype, total, where);
+        Object result = collective(CollectiveCall.counted(CommOp.Kind.ALLGATHERV, dtype, counts, -1, where), null,
+                Collectives.copyOf(in, bytes));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, outBytes);
+    }
+
+    @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         live("reduce_scatter", where);

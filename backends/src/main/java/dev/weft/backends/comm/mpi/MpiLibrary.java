@@ -121,6 +121,7 @@ final class MpiLibrary {
     private final Fn sendrecv;
     private final Fn allreduce;
     private final Fn allgather;
+    private final Fn allgatherv;
     private final Fn reduceScatterBlock;
     private final Fn bcast;
     private final Fn reduce;
@@ -165,6 +166,7 @@ final class MpiLibrary {
                 ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE, ADDRESS);
         allreduce = fn("MPI_Allreduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE);
         allgather = fn("MPI_Allgather", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE);
+        allgatherv = fn("MPI_Allgatherv", ADDRESS, JAVA_INT, HANDLE, ADDRESS, ADDRESS, ADDRESS, HANDLE, HANDLE);
         reduceScatterBlock = fn("MPI_Reduce_scatter_block", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE);
         bcast = fn("MPI_Bcast", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, HANDLE);
         reduce = fn("MPI_Reduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, JAVA_INT, HANDLE);
@@ -539,6 +541,19 @@ final class MpiLibrary {
     int allgather(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
         try {
             return (int) HotAllgather.MH.invokeExact(in, count, datatype, out, count, datatype, comm);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code MPI_Allgatherv}: {@code recvcounts} and {@code displs} are C int arrays of one entry per rank, in
+     * elements of {@code datatype} (the same in both ABIs).
+     */
+    int allgatherv(MemorySegment in, int count, long datatype, MemorySegment out, MemorySegment recvcounts,
+                   MemorySegment displs, long comm) {
+        try {
+            return (int) allgatherv.get().invokeExact(in, count, datatype, out, recvcounts, displs, datatype, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

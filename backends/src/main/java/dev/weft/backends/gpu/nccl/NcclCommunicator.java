@@ -218,6 +218,32 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
     }
 
     /**
+     * Rank {@code r}'s {@code counts[r]} elements to every rank's {@code out} at its offset: an {@code ncclSend} to
+     * each rank and an {@code ncclRecv} from each (none for an empty block), in the open group, which it then ends.
+     */
+    @Override
+    public void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.ALLGATHERV;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
+        // grouped point-to-point rather than an ncclAllGather of blocks padded to the largest count: no padded
+        // scratch buffer, no compaction kernel after it, and only the rows themselves cross the wire
+        inGroup(k, where, () -> {
+            long at = 0;
+            for (int peer = 0; peer < handle.size; peer++) {
+                if (counts[handle.rank] > 0) {
+                    enqueueSend(send, dtype, counts[handle.rank], peer, k, where);
+                }
+                if (counts[peer] > 0) {
+                    enqueueRecv(recv + at * dtype.byteSize(), dtype, counts[peer], peer, k, where);
+                }
+                at += counts[peer];
+            }
+        });
+        closeGroup(k.label(), where);
+    }
+
+    /**
      * {@code ncclSend} of {@code count} elements to {@code dest}, joining the open group; {@code buf} must stay
      * unchanged until the group ends. The tag is ignored.
      */
