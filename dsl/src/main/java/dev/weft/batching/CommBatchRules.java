@@ -31,6 +31,9 @@ final class CommBatchRules {
         BatchRules.rule(CommPrims.REDUCE_SCATTER, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
         BatchRules.rule(CommPrims.ALLTOALL, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
         BatchRules.rule(CommPrims.ALLGATHERV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.GATHERV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.SCATTERV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.ALLTOALLV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
 
         BatchRules.everyApplication(CommPrims.SEND, (p, app) -> {
             CommPrims.bind(p, app.front(0));

@@ -256,15 +256,25 @@ public final class ParityPrograms {
     }
 
     /**
-     * The variable-count collectives (MPI_Allgatherv, ...) on leading elements of {@code x}: rank {@code r} passes
-     * {@code (r + 1) % 3} of them, so that rank 2 passes none.
+     * The variable-count collectives (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv, MPI_Alltoallv) on leading elements
+     * of {@code x}: rank {@code r} passes {@code (r + 1) % 3} of them to the gathers (so that rank 2 passes none),
+     * the scatter from the last rank hands them out so, and rank {@code r} sends {@code (r + j) % 2} to rank {@code j}.
      */
     static Tensor[] variableCounts(Comm c, Tensor x) {
-        long[] counts = new long[c.size()];
-        for (int r = 0; r < counts.length; r++) {
+        int n = c.size(), me = c.rank();
+        long[] counts = new long[n], send = new long[n], recv = new long[n];
+        long total = 0, sent = 0;
+        for (int r = 0; r < n; r++) {
             counts[r] = (r + 1) % 3;
+            total += counts[r];
+            send[r] = (me + r) % 2;
+            recv[r] = (r + me) % 2;
+            sent += send[r];
         }
-        return new Tensor[] {c.allgatherv(x.slice(0, 0, counts[c.rank()]), counts)};
+        Tensor whole = Tensor.concat(0, x, x, x).slice(0, 0, total);
+        return new Tensor[] {c.allgatherv(x.slice(0, 0, counts[me]), counts),
+            c.gatherv(x.slice(0, 0, counts[me]), counts, 0), c.scatterv(whole, counts, n - 1),
+            c.alltoallv(x.slice(0, 0, sent), send, recv)};
     }
 
     @Compile

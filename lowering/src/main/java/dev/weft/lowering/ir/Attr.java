@@ -169,6 +169,18 @@ public sealed interface Attr {
                 case CommOp.AllToAll a -> {
                 }
                 case CommOp.AllGatherV(var comm, var counts) -> c.put("counts", new I64Array(counts));
+                case CommOp.GatherV(var comm, var counts, int root) -> {
+                    c.put("root", Int.i64(root));
+                    c.put("counts", new I64Array(counts));
+                }
+                case CommOp.ScatterV(var comm, var counts, int root) -> {
+                    c.put("root", Int.i64(root));
+                    c.put("counts", new I64Array(counts));
+                }
+                case CommOp.AllToAllV(var comm, var send, var recv) -> {
+                    c.put("send_counts", new I64Array(send));
+                    c.put("recv_counts", new I64Array(recv));
+                }
                 case CommOp.IAllReduce(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
                 case CommOp.IReduceScatter(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
                 case CommOp.IBcast(var comm, int root) -> c.put("root", Int.i64(root));

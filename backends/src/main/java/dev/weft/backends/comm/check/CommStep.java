@@ -27,10 +27,7 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
                        int peer, int tag, List<Long> counts, SourceLocation where) implements ScheduleItem {
     /** The step of collective {@code c} moving {@code data}. */
     public static CommStep of(CommOp.Collective c, Aval data, SourceLocation where) {
-        List<Long> counts = switch (c) {
-            case CommOp.AllGatherV v -> v.counts();
-            default -> null;
-        };
+        List<Long> counts = c instanceof CommOp.Counted v ? v.counts() : null;
         return new CommStep(c.kind(), true, false, data, c instanceof CommOp.Rooted r ? r.root() : -1,
                 c instanceof CommOp.Reducing r ? reduceName(r.op()) : null, -1, -1, counts, where);
     }
@@ -62,12 +59,13 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
     /**
      * The hash of what the ranks of a collective must agree on: kind, dtype, count, root, reduce operation; for a
      * variable-count collective, whose operands differ in rows by rank, the counts and the elements of a row instead
-     * of the count.
+     * of the count (an alltoallv's counts differ by rank: the elements of a row alone).
      */
     public long collectiveKey() {
         // The label's hash, the same in every process; an enum constant's own hash is not; so is a list's of longs.
-        return SequenceHash.mix(op.label().hashCode(), dtypeCode(),
-                counts == null ? count() : SequenceHash.mix(counts.hashCode(), CommOp.rowElements(data)), root,
+        long count = counts != null ? SequenceHash.mix(counts.hashCode(), CommOp.rowElements(data))
+                : op == CommOp.Kind.ALLTOALLV ? CommOp.rowElements(data) : count();
+        return SequenceHash.mix(op.label().hashCode(), dtypeCode(), count, root,
                 reduce == null ? 0 : reduce.hashCode());
     }
 

@@ -9,6 +9,7 @@ import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.function.Supplier;
 
 /**
@@ -260,6 +261,47 @@ public final class FlightCommunicator implements Communicator {
         long s = collective(CommOp.Kind.ALLGATHERV, -1, dtype, mine(counts), null, where);
         try {
             inner.allgatherv(in, out, dtype, counts, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void gatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                        SourceLocation where) {
+        long s = collective(CommOp.Kind.GATHERV, root, dtype, mine(counts), null, where);
+        try {
+            inner.gatherv(in, out, dtype, counts, root, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void scatterv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                         SourceLocation where) {
+        long s = collective(CommOp.Kind.SCATTERV, root, dtype, mine(counts), null, where);
+        try {
+            inner.scatterv(in, out, dtype, counts, root, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    /** Recorded with the elements this rank sends. */
+    @Override
+    public void alltoallv(MemorySegment in, MemorySegment out, DType dtype, long[] sendCounts, long[] recvCounts,
+                          SourceLocation where) {
+        long s = collective(CommOp.Kind.ALLTOALLV, -1, dtype, sendCounts == null ? -1
+                : Arrays.stream(sendCounts).sum(), null, where);
+        try {
+            inner.alltoallv(in, out, dtype, sendCounts, recvCounts, where);
         } catch (RuntimeException | Error e) {
             recorder.end(s, FlightState.FAILED);
             throw e;

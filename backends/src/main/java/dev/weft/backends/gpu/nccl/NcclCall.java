@@ -123,6 +123,19 @@ record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, long row, R
                 c.allgatherv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.counts(), row), where);
                 yield List.of(out[0]);
             }
+            case CommOp.GatherV v -> {
+                c.gatherv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.counts(), row), v.root(), where);
+                yield List.of(out[0]);
+            }
+            case CommOp.ScatterV v -> {
+                c.scatterv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.counts(), row), v.root(), where);
+                yield List.of(out[0]);
+            }
+            case CommOp.AllToAllV v -> {
+                c.alltoallv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.sendCounts(), row),
+                        CommOp.elements(v.recvCounts(), row), where);
+                yield List.of(out[0]);
+            }
             case CommOp.SendRecv s -> {
                 c.sendrecv(device(in[0]), dtype, count, s.dest(), s.sendTag(), device(out[0]),
                         s.result().shape().size(), s.source(), s.recvTag(), where);
