@@ -23,11 +23,12 @@ import java.util.WeakHashMap;
  * is <em>invariant</em> over a communicator when it is the same on every rank by construction ({@link Variance}),
  * and an invariant result's cotangent counts once. The tangent of a collective is the same collective on the
  * tangents (zeros on a rank whose operand has none). The collectives whose result is invariant transpose without
- * communicating, as JAX's {@code psum} does: allreduce SUM to the identity, allgather to this rank's block of the
- * cotangent, bcast to the cotangent on the root and zeros elsewhere; their operand must vary, and an invariant one is
- * first made varying (JAX's {@code pvary}, by the recorder), whose transpose is the allreduce SUM. The others map
+ * communicating, as JAX's {@code psum} does: allreduce SUM to the identity, allgather and allgatherv to this rank's
+ * block of the cotangent, bcast to the cotangent on the root and zeros elsewhere; their operand must vary, and an
+ * invariant one is first made varying (JAX's {@code pvary}, by the recorder), whose transpose is the allreduce SUM. The others map
  * varying values to varying values and transpose to the adjoint collective: reduce-scatter SUM to allgather, reduce
- * SUM to a bcast from the root, alltoall to itself, and a message to the message back (same communicator and tag,
+ * SUM to a bcast from the root, alltoall to itself, gatherv to a scatterv from the root and back, alltoallv to an
+ * alltoallv with the send and receive counts swapped, and a message to the message back (same communicator and tag,
  * the other direction). MAX and MIN share the tangent equally among the ranks holding the extremum; PROD divides by
  * the operand (NaN where it is 0). Custom reduce ops have no derivative. Nonblocking messages transpose to
  * nonblocking messages back, started where the waits were and waited where the messages started. A nonblocking
@@ -60,6 +61,23 @@ final class CommAdRules {
         AdRules.jvp(CommPrims.ALLGATHER, (p, x, t, out) -> List.of(bind(p, t.get(0))));
         AdRules.transpose(CommPrims.ALLGATHER, (p, ct, k, in) -> List.of(ownBlock(p,
                 Pvary.explicit(ct.get(0), p.handle()), in.get(0))));
+
+        // as allgather's, on uneven blocks: this rank's counts[rank] rows, from after the ranks before it
+        AdRules.jvp(CommPrims.ALLGATHERV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLGATHERV, (p, ct, k, in) -> List.of(Pvary.explicit(ct.get(0), p.handle())
+                .slice(0, p.offset(p.handle().rank()), p.offset(p.handle().rank() + 1))));
+
+        // a non-root rank's gatherv result, and so its cotangent, is empty: every rank pads its cotangent to the whole
+        // rows (the root by none), so that all transpose alike, and scatters it back from the root
+        AdRules.jvp(CommPrims.GATHERV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.GATHERV, (p, ct, k, in) -> List.of(bind(new CommOp.ScatterV(p.comm(), p.counts(),
+                p.root()), toRows(ct.get(0), p.total()))));
+        AdRules.jvp(CommPrims.SCATTERV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.SCATTERV, (p, ct, k, in) -> List.of(toRows(bind(new CommOp.GatherV(p.comm(),
+                p.counts(), p.root()), ct.get(0)), p.total())));
+        AdRules.jvp(CommPrims.ALLTOALLV, (p, x, t, out) -> List.of(bind(p, t.get(0))));
+        AdRules.transpose(CommPrims.ALLTOALLV, (p, ct, k, in) -> List.of(bind(new CommOp.AllToAllV(p.comm(),
+                p.recvCounts(), p.sendCounts()), ct.get(0))));
 
         AdRules.jvp(CommPrims.REDUCE_SCATTER, (p, x, t, out) -> {
             if (p.op() != ReduceOp.SUM) {
@@ -157,7 +175,8 @@ final class CommAdRules {
         AdRules.notDifferentiable(CommPrims.BARRIER, "it has no tensor operands or results");
 
         for (Primitive<? extends CommOp> prim : CommPrims.ALL) {
-            variance(prim, prim == CommPrims.ALLREDUCE || prim == CommPrims.ALLGATHER || prim == CommPrims.BCAST);
+            variance(prim, prim == CommPrims.ALLREDUCE || prim == CommPrims.ALLGATHER || prim == CommPrims.BCAST
+                    || prim == CommPrims.ALLGATHERV);
         }
         // a nonblocking collective's result is typed as its blocking collective's
         AdRules.variance(CommPrims.WAIT_COLLECTIVE, (p, in, outputs) -> {
@@ -187,6 +206,13 @@ final class CommAdRules {
             return new VarianceRule.Typing(operands, Collections.nCopies(outputs,
                     invariant ? operands.invariantOver(p.handle()) : operands));
         });
+    }
+
+    /** {@code t} padded with zero rows along axis 0 to {@code rows} rows. */
+    private static Tensor toRows(Tensor t, long rows) {
+        long[] high = new long[t.rank()];
+        high[0] = rows - t.shape()[0];
+        return t.pad(new long[t.rank()], high);
     }
 
     /** This rank's rows of {@code gathered}, an allgather of operands of {@code operand}'s shape. */

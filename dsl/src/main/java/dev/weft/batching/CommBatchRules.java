@@ -8,9 +8,9 @@ import java.util.List;
 /**
  * Batching rules of the communication primitives: the batch rides along in the message, one operation carrying
  * every element. Elementwise collectives ({@code allreduce}, {@code reduce}, {@code bcast}) keep the batch axis
- * where it is. Those that join or split axis 0 ({@code allgather}, {@code reduceScatter}, {@code alltoall}) take it
- * at axis 1, where their result keeps it. A collective on an unbatched operand stays unbatched, as every rank runs
- * the same program. A point-to-point message always carries the batch, axis first (an unbatched operand is
+ * where it is. Those that join or split axis 0 ({@code allgather}, {@code reduceScatter}, {@code alltoall}, the
+ * variable-count ones) take it at axis 1, where their result keeps it. A collective on an unbatched operand stays
+ * unbatched, as every rank runs the same program. A point-to-point message always carries the batch, axis first (an unbatched operand is
  * broadcast): its receiver cannot see whether the sender's operand was batched; a {@code recvAny}'s status is one
  * message's, unbatched. A request is never batched; a wait completes a message this level started as batched, and
  * one started outside it as it was. A nonblocking collective batches as its blocking one.
@@ -30,6 +30,10 @@ final class CommBatchRules {
                 : BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
         BatchRules.rule(CommPrims.REDUCE_SCATTER, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
         BatchRules.rule(CommPrims.ALLTOALL, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.ALLGATHERV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.GATHERV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.SCATTERV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
+        BatchRules.rule(CommPrims.ALLTOALLV, (p, app) -> BatchRule.Result.of(bind(p, app.at(0, 1)), 1));
 
         BatchRules.everyApplication(CommPrims.SEND, (p, app) -> {
             CommPrims.bind(p, app.front(0));

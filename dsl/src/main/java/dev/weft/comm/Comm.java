@@ -19,10 +19,7 @@ import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.WeakHashMap;
 
 /**
  * A communicator: a group of ranks exchanging tensors with MPI semantics (point-to-point messages match by
@@ -52,9 +49,6 @@ public sealed class Comm permits CartComm {
 
     /** MPI_ANY_TAG: the tag of a {@link #recvAny} that takes a message whatever its tag. */
     public static final int ANY_TAG = -1;
-
-    /** Each communicator's private duplicate (see {@link #privateDuplicate}), by handle. */
-    private static final Map<CommHandle, Comm> PRIVATE_DUPLICATES = Collections.synchronizedMap(new WeakHashMap<>());
 
     private final CommHandle handle;
 
@@ -341,8 +335,9 @@ public sealed class Comm permits CartComm {
     /**
      * MPI_Allgatherv: rank {@code r} passes {@code counts[r]} rows ({@code x}'s axis 0; the other axes alike on every
      * rank) and every rank gets all rows in rank order, {@code [sum(counts), ...]}. Every rank passes the same
-     * {@code counts}. Built on one {@link #allgather} of blocks padded to the largest count (so it runs wherever
-     * that does and differentiates as it does: the result is invariant), then the padding is cut out.
+     * {@code counts} (the schedule check names the lines of ranks that do not). One collective of its own on every
+     * runtime (fake ranks, MPI, NCCL; eager and compiled), moving no padding; its result is invariant, as
+     * {@link #allgather}'s, and its transpose is this rank's rows of the cotangent.
      *
      * @throws ShapeException naming the line when {@code counts} has not one entry per rank, one is negative, or
      *     {@code x} has not {@code counts[rank]} rows
@@ -352,26 +347,13 @@ public sealed class Comm permits CartComm {
         Args.notNull(counts, Comm.class, "allgatherv", "counts");
         checkCounts("allgatherv", counts, "counts");
         checkRows("allgatherv", x, counts[rank()]);
-        long most = Arrays.stream(counts).max().orElse(0);
-        long[] shape = x.shape();
-        long[] high = new long[shape.length];
-        high[0] = most - shape[0];
-        Tensor all = allgather(x.pad(new long[shape.length], high));
-        List<Tensor> parts = new ArrayList<>(counts.length);
-        for (int r = 0; r < counts.length; r++) {
-            if (counts[r] > 0) {
-                parts.add(all.slice(0, r * most, r * most + counts[r]));
-            }
-        }
-        if (parts.isEmpty()) {
-            return all.slice(0, 0, 0);
-        }
-        return parts.size() == 1 ? parts.getFirst() : Tensor.concat(0, parts.toArray(Tensor[]::new));
+        return one(CommPrims.bind(new CommOp.AllGatherV(handle, boxed(counts)), x));
     }
 
     /**
      * MPI_Gatherv: on {@code root}, every rank's {@code counts[r]} rows concatenated in rank order (as
-     * {@link #allgatherv}); elsewhere an empty {@code [0, ...]} tensor. Its transpose is a {@link #scatterv}.
+     * {@link #allgatherv}); elsewhere an empty {@code [0, ...]} tensor. One collective of its own on every runtime;
+     * its result is varying (only the root holds the rows), and its transpose is a {@link #scatterv} from the root.
      *
      * @throws WeftException naming the line for a root outside the communicator, or bad counts as in allgatherv
      */
@@ -379,13 +361,15 @@ public sealed class Comm permits CartComm {
         Args.notNull(x, Comm.class, "gatherv", "x");
         Args.notNull(counts, Comm.class, "gatherv", "counts");
         checkRoot("gatherv", root);
-        return keptAtRoot(allgatherv(x, counts), root);
+        checkCounts("gatherv", counts, "counts");
+        checkRows("gatherv", x, counts[rank()]);
+        return one(CommPrims.bind(new CommOp.GatherV(handle, boxed(counts), root), x));
     }
 
     /**
      * MPI_Scatterv: every rank passes a tensor of the root's shape {@code [sum(counts), ...]} (only the root's
      * values are read) and rank {@code r} gets its {@code counts[r]} rows, those after the counts of the ranks
-     * before it. Built on {@link #bcast}; its transpose is a {@link #gatherv} to the root.
+     * before it. One collective of its own on every runtime; its transpose is a {@link #gatherv} to the root.
      *
      * @throws ShapeException naming the line when the counts do not add up to {@code x}'s rows, or are bad as in
      *     allgatherv
@@ -396,24 +380,15 @@ public sealed class Comm permits CartComm {
         checkRoot("scatterv", root);
         checkCounts("scatterv", counts, "counts");
         checkRows("scatterv", x, Arrays.stream(counts).sum());
-        long[] offsets = new long[counts.length];
-        for (int r = 1; r < counts.length; r++) {
-            offsets[r] = offsets[r - 1] + counts[r - 1];
-        }
-        Tensor all = bcast(x, root);
-        // this rank's offset read from a table by rankTensor(): the blocks differ from rank to rank (varying)
-        Tensor first = Tensor.of(Arrays.stream(offsets).mapToInt(Math::toIntExact).toArray(), counts.length)
-                .take(rankTensor().reshape(1), 0).reshape();
-        return rowsFrom(all, first, counts[rank()]);
+        return one(CommPrims.bind(new CommOp.ScatterV(handle, boxed(counts), root), x));
     }
 
     /**
      * MPI_Alltoallv: the first {@code sendCounts[0]} rows of {@code x} go to rank 0, the next {@code sendCounts[1]}
      * to rank 1, and so on; the result holds {@code recvCounts[i]} rows from each rank {@code i} in rank order. As in
-     * MPI, {@code recvCounts[i]} here must equal rank {@code i}'s {@code sendCounts} entry for this rank. Exchanged
-     * pairwise with {@link #sendrecv} ({@code size - 1} rounds, no padding) on a private duplicate of this
-     * communicator, made at the first call, so its messages never match the user's; it differentiates as sendrecv
-     * does.
+     * MPI, {@code recvCounts[i]} here must equal rank {@code i}'s {@code sendCounts} entry for this rank. One
+     * collective of its own on every runtime, moving no padding; its transpose is an alltoallv back, with the send
+     * and receive counts swapped.
      *
      * @throws ShapeException naming the line when either count array has not one entry per rank, an entry is
      *     negative, or the send counts do not add up to {@code x}'s rows
@@ -425,41 +400,11 @@ public sealed class Comm permits CartComm {
         checkCounts("alltoallv", sendCounts, "sendCounts");
         checkCounts("alltoallv", recvCounts, "recvCounts");
         checkRows("alltoallv", x, Arrays.stream(sendCounts).sum());
-        int n = size(), me = rank();
-        Comm exchanges = n > 1 ? privateDuplicate() : this;
-        long[] from = new long[n + 1];
-        for (int r = 0; r < n; r++) {
-            from[r + 1] = from[r] + sendCounts[r];
-        }
-        long[] tail = x.shape();
-        Tensor[] parts = new Tensor[n];
-        parts[me] = x.slice(0, from[me], from[me + 1]);
-        // round k: send to the rank k ahead, receive from the rank k behind; every pair meets once
-        for (int k = 1; k < n; k++) {
-            int dest = (me + k) % n, src = (me - k + n) % n;
-            long[] shape = tail.clone();
-            shape[0] = recvCounts[src];
-            parts[src] = exchanges.sendrecv(x.slice(0, from[dest], from[dest + 1]), dest, 0, x.dtype(), shape, src,
-                    0);
-        }
-        List<Tensor> nonEmpty = Arrays.stream(parts).filter(p -> p.shape()[0] > 0).toList();
-        if (nonEmpty.isEmpty()) {
-            return parts[me];
-        }
-        return nonEmpty.size() == 1 ? nonEmpty.getFirst() : Tensor.concat(0, nonEmpty.toArray(Tensor[]::new));
+        return one(CommPrims.bind(new CommOp.AllToAllV(handle, boxed(sendCounts), boxed(recvCounts)), x));
     }
 
-    /**
-     * This communicator's private duplicate, made by the first call that needs it (a collective one, so every rank
-     * makes it at the same point); no lock is held while duplicating, since that waits for the other ranks.
-     */
-    private Comm privateDuplicate() {
-        Comm dup = PRIVATE_DUPLICATES.get(handle);
-        if (dup == null) {
-            dup = new Comm(handle.dup(SourceLocation.capture()));
-            PRIVATE_DUPLICATES.put(handle, dup);
-        }
-        return dup;
+    private static List<Long> boxed(long[] counts) {
+        return Arrays.stream(counts).boxed().toList();
     }
 
     private void checkCounts(String what, long[] counts, String name) {

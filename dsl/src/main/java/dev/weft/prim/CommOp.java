@@ -45,6 +45,10 @@ public sealed interface CommOp extends Params {
             case Wait(Start start) -> new Wait((Start) start.symbolic());
             case AllReduce(var x, ReduceOp op) -> new AllReduce(c, op);
             case AllGather a -> new AllGather(c);
+            case AllGatherV(var x, List<Long> counts) -> new AllGatherV(c, counts);
+            case GatherV(var x, List<Long> counts, int root) -> new GatherV(c, counts, root);
+            case ScatterV(var x, List<Long> counts, int root) -> new ScatterV(c, counts, root);
+            case AllToAllV(var x, List<Long> send, List<Long> recv) -> new AllToAllV(c, send, recv);
             case ReduceScatter(var x, ReduceOp op) -> new ReduceScatter(c, op);
             case Bcast(var x, int root) -> new Bcast(c, root);
             case Reduce(var x, ReduceOp op, int root) -> new Reduce(c, op, root);
@@ -71,7 +75,7 @@ public sealed interface CommOp extends Params {
     /**
      * The kinds of communication operation: the one enumeration that every layer names an operation by (the
      * primitives, the lowered custom calls, the schedule check, the runtimes' collective matching, the flight
-     * recorder and its files). The first twenty-two are the kinds of {@link CommOp}'s records, one each. The others
+     * recorder and its files). The first twenty-six are the kinds of {@link CommOp}'s records, one each. The others
      * are runtime-only, operations of a runtime's communicator that no traced primitive has: {@link #WAIT_ISEND}
      * and {@link #WAIT_IRECV} (a {@link #WAIT} as a flight recorder tells which request it completes),
      * {@link #SPLIT}, {@link #DUP}, {@link #PRIVATE_DUP} (Weft's own duplicate for the schedule check) and
@@ -80,6 +84,14 @@ public sealed interface CommOp extends Params {
     enum Kind {
         COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV, WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE,
         ALLTOALL, SENDRECV,
+        /** {@code MPI_Allgatherv}: a variable count of rows from each rank ({@link AllGatherV}). */
+        ALLGATHERV,
+        /** {@code MPI_Gatherv} ({@link GatherV}). */
+        GATHERV,
+        /** {@code MPI_Scatterv} ({@link ScatterV}). */
+        SCATTERV,
+        /** {@code MPI_Alltoallv} ({@link AllToAllV}). */
+        ALLTOALLV,
         /** A receive whose source or tag may be a wildcard, giving the matched source and tag too. */
         RECV_ANY,
         /** The starts of the nonblocking collectives ({@link CollectiveStart}). */
@@ -127,7 +139,8 @@ public sealed interface CommOp extends Params {
          */
         public boolean collective() {
             return switch (this) {
-                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SPLIT, DUP, PRIVATE_DUP,
+                case BARRIER, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, ALLGATHERV, GATHERV,
+                     SCATTERV, ALLTOALLV, SPLIT, DUP, PRIVATE_DUP,
                      IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER -> true;
                 default -> false;
             };
@@ -141,7 +154,7 @@ public sealed interface CommOp extends Params {
 
         /** Whether it has a root rank: the kinds of {@link Rooted} records. */
         public boolean rooted() {
-            return this == BCAST || this == REDUCE || this == IBCAST;
+            return this == BCAST || this == REDUCE || this == IBCAST || this == GATHERV || this == SCATTERV;
         }
 
         /** Whether it sends to a peer (a {@code sendrecv} also receives, from its second peer). */
@@ -194,6 +207,23 @@ public sealed interface CommOp extends Params {
     /** A collective with a root rank. */
     sealed interface Rooted extends Collective {
         int root();
+    }
+
+    /**
+     * The elements of one row along axis 0 of {@code a}: the product of its other dimensions (1 for a vector), by
+     * which a runtime turns counts of rows into counts of elements.
+     */
+    static long rowElements(Aval a) {
+        long n = 1;
+        for (int d = 1; d < a.shape().rank(); d++) {
+            n *= a.shape().dim(d);
+        }
+        return n;
+    }
+
+    /** {@code rows}, counts of rows of {@code row} elements each, as counts of elements. */
+    static long[] elements(List<Long> rows, long row) {
+        return rows.stream().mapToLong(r -> r * row).toArray();
     }
 
     /** The start of a nonblocking message, completed by a {@link Wait}. */
@@ -317,6 +347,93 @@ public sealed interface CommOp extends Params {
         public Kind kind() {
             return Kind.ALLGATHER;
         }
+    }
+
+    /**
+     * A collective moving a variable count of rows along axis 0 between the ranks and their root or each other, the
+     * same {@link #counts} on every rank (the other axes alike on every rank).
+     */
+    sealed interface Counted extends Collective {
+        /** Rows per rank, one entry per rank, none negative. */
+        List<Long> counts();
+
+        /** The rows of all ranks, {@code sum(counts)}. */
+        default long total() {
+            return sum(counts());
+        }
+
+        /** The first row of {@code rank}'s block in the whole: the sum of the counts before it. */
+        default long offset(int rank) {
+            return sum(counts().subList(0, rank));
+        }
+    }
+
+    /**
+     * MPI_Allgatherv: rank {@code r} passes {@code counts[r]} rows and every rank gets all rows in rank order,
+     * {@code [sum(counts), ...]}.
+     */
+    record AllGatherV(CommId comm, List<Long> counts) implements Counted {
+        public AllGatherV {
+            counts = List.copyOf(counts);
+        }
+
+        @Override
+        public Kind kind() {
+            return Kind.ALLGATHERV;
+        }
+    }
+
+    /**
+     * MPI_Gatherv: rank {@code r} passes {@code counts[r]} rows; {@code root} gets all rows in rank order,
+     * {@code [sum(counts), ...]}, every other rank an empty {@code [0, ...]}.
+     */
+    record GatherV(CommId comm, List<Long> counts, int root) implements Counted, Rooted {
+        public GatherV {
+            counts = List.copyOf(counts);
+        }
+
+        @Override
+        public Kind kind() {
+            return Kind.GATHERV;
+        }
+    }
+
+    /**
+     * MPI_Scatterv: every rank passes an operand of {@code [sum(counts), ...]} (only {@code root}'s is read) and rank
+     * {@code r} gets its {@code counts[r]} rows, those after the ranks before it.
+     */
+    record ScatterV(CommId comm, List<Long> counts, int root) implements Counted, Rooted {
+        public ScatterV {
+            counts = List.copyOf(counts);
+        }
+
+        @Override
+        public Kind kind() {
+            return Kind.SCATTERV;
+        }
+    }
+
+    /**
+     * MPI_Alltoallv: the first {@code sendCounts[0]} rows of the operand go to rank 0, the next
+     * {@code sendCounts[1]} to rank 1, ...; the result holds {@code recvCounts[i]} rows from each rank {@code i} in
+     * rank order. Unlike the other counts, these differ by rank: {@code recvCounts[i]} is rank {@code i}'s
+     * {@code sendCounts} entry for this rank.
+     */
+    record AllToAllV(CommId comm, List<Long> sendCounts, List<Long> recvCounts) implements Collective {
+        public AllToAllV {
+            sendCounts = List.copyOf(sendCounts);
+            recvCounts = List.copyOf(recvCounts);
+        }
+
+        @Override
+        public Kind kind() {
+            return Kind.ALLTOALLV;
+        }
+    }
+
+    /** The sum of {@code counts}. */
+    static long sum(List<Long> counts) {
+        return counts.stream().mapToLong(Long::longValue).sum();
     }
 
     /** Reduces across ranks, then rank {@code r} keeps block {@code r} of axis 0. */

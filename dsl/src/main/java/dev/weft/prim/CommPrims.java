@@ -76,6 +76,38 @@ public final class CommPrims {
                 return List.of(new Aval(a.dtype(), Shape.of(d)));
             });
 
+    /** {@code [sum(counts), ...]} of an operand of {@code counts[rank]} rows. */
+    public static final Primitive<CommOp.AllGatherV> ALLGATHERV = prim(CommOp.Kind.ALLGATHERV,
+            CommOp.AllGatherV.class, (in, p) -> {
+                counts(p, p.counts(), "counts");
+                return List.of(rows(p, in.getFirst(), p.counts().get(p.handle().rank()), p.total()));
+            });
+
+    /** On the root {@code [sum(counts), ...]}, elsewhere {@code [0, ...]}, of an operand of {@code counts[rank]} rows. */
+    public static final Primitive<CommOp.GatherV> GATHERV = prim(CommOp.Kind.GATHERV, CommOp.GatherV.class,
+            (in, p) -> {
+                checkRoot(p, p.root());
+                counts(p, p.counts(), "counts");
+                int rank = p.handle().rank();
+                return List.of(rows(p, in.getFirst(), p.counts().get(rank), rank == p.root() ? p.total() : 0));
+            });
+
+    /** {@code [counts[rank], ...]} of an operand of {@code [sum(counts), ...]}. */
+    public static final Primitive<CommOp.ScatterV> SCATTERV = prim(CommOp.Kind.SCATTERV, CommOp.ScatterV.class,
+            (in, p) -> {
+                checkRoot(p, p.root());
+                counts(p, p.counts(), "counts");
+                return List.of(rows(p, in.getFirst(), p.total(), p.counts().get(p.handle().rank())));
+            });
+
+    /** {@code [sum(recvCounts), ...]} of an operand of {@code [sum(sendCounts), ...]}. */
+    public static final Primitive<CommOp.AllToAllV> ALLTOALLV = prim(CommOp.Kind.ALLTOALLV, CommOp.AllToAllV.class,
+            (in, p) -> {
+                counts(p, p.sendCounts(), "sendCounts");
+                counts(p, p.recvCounts(), "recvCounts");
+                return List.of(rows(p, in.getFirst(), CommOp.sum(p.sendCounts()), CommOp.sum(p.recvCounts())));
+            });
+
     public static final Primitive<CommOp.ReduceScatter> REDUCE_SCATTER = prim(CommOp.Kind.REDUCE_SCATTER,
             CommOp.ReduceScatter.class, (in, p) -> {
                 Aval a = in.getFirst();
@@ -142,7 +174,8 @@ public final class CommPrims {
 
     /** Every communication primitive, in the order of {@link CommOp}'s records. */
     public static final List<Primitive<? extends CommOp>> ALL = List.of(COMM_RANK, BARRIER, SEND, RECV, ISEND, IRECV,
-            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, RECV_ANY,
+            WAIT, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BCAST, REDUCE, ALLTOALL, SENDRECV, ALLGATHERV, GATHERV,
+            SCATTERV, ALLTOALLV, RECV_ANY,
             IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, IBCAST, IALLTOALL, IBARRIER, WAIT_COLLECTIVE);
 
     private static final Map<CommOp.Kind, Primitive<? extends CommOp>> BY_KIND = new EnumMap<>(CommOp.Kind.class);
@@ -228,6 +261,27 @@ public final class CommPrims {
         if (a.dtype() == DType.BOOL) {
             throw dev.weft.spi.Errors.dtype("%s: not defined on bool", op.kind());
         }
+    }
+
+    /** {@code counts} of a variable-count collective: one entry per rank of the communicator, none negative. */
+    private static void counts(CommOp op, List<Long> counts, String name) {
+        int size = op.handle().size();
+        if (counts.size() != size) {
+            throw shape("%s: %s %s has %d entries for %d ranks", op.kind(), name, counts, counts.size(), size);
+        }
+        if (counts.stream().anyMatch(c -> c < 0)) {
+            throw shape("%s: %s %s has a negative count", op.kind(), name, counts);
+        }
+    }
+
+    /** {@code a}, checked to have {@code rows} rows along axis 0, with {@code result} rows instead. */
+    private static Aval rows(CommOp op, Aval a, long rows, long result) {
+        if (a.shape().rank() == 0 || a.shape().dim(0) != rows) {
+            throw shape("%s: %s needs %d rows along axis 0 (from the counts)", op.kind(), a.shape(), rows);
+        }
+        long[] d = a.shape().dims();
+        d[0] = result;
+        return new Aval(a.dtype(), Shape.of(d));
     }
 
     private static long[] splitAxis0(CommOp op, Aval a, int size) {

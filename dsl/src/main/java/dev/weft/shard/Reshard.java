@@ -8,8 +8,8 @@ import java.util.Objects;
 /**
  * Moves a block from one sharding to another with tensor and {@link Comm} operations, so it runs eagerly and is
  * recorded in a trace alike: an axis that moves from one dimension to another is one {@code alltoall}; a dimension
- * that stops being split is gathered over its axis (each block padded to the {@link Blocks} size, one
- * {@code allgather}, the padding sliced off); a dimension that becomes split is a local slice of this rank's block
+ * that stops being split is gathered over its axis (one {@code allgather} of even blocks, one {@code allgatherv}
+ * of uneven ones); a dimension that becomes split is a local slice of this rank's block
  * (no communication).
  */
 final class Reshard {
@@ -125,27 +125,27 @@ final class Reshard {
         return exchanged.reshape(joined).slice(new long[rank], limit).transpose(inverse(perm));
     }
 
-    /** The whole dimension {@code dim} (of size {@code size}) of {@code t}, split over {@code axis}. */
+    /**
+     * The whole dimension {@code dim} (of size {@code size}) of {@code t}, split over {@code axis}: one
+     * {@code allgather} of even blocks, one {@code allgatherv} of uneven ones (no padding moves).
+     */
     static Tensor gather(Tensor t, int dim, long size, Mesh mesh, String axis) {
         int n = mesh.size(axis);
         if (n == 1) {
             return t;
         }
-        long c = Blocks.padded(size, n);
-        long[] shape = t.shape();
-        Tensor padded = t;
-        if (shape[dim] < c) {
-            long[] high = new long[shape.length];
-            high[dim] = c - shape[dim];
-            padded = t.pad(new long[shape.length], high);
-        }
-        int[] perm = frontFirst(shape.length, dim);
-        Tensor gathered = mesh.axisComm(axis).allgather(dim == 0 ? padded : padded.transpose(perm));
-        if (c * n != size) {
-            long[] start = new long[shape.length];
-            long[] limit = gathered.shape();
-            limit[0] = size;
-            gathered = gathered.slice(start, limit);
+        int[] perm = frontFirst(t.rank(), dim);
+        Tensor front = dim == 0 ? t : t.transpose(perm);
+        Comm comm = mesh.axisComm(axis);
+        Tensor gathered;
+        if (Blocks.padded(size, n) * n == size) {
+            gathered = comm.allgather(front);
+        } else {
+            long[] counts = new long[n];
+            for (int i = 0; i < n; i++) {
+                counts[i] = Blocks.size(size, n, i);
+            }
+            gathered = comm.allgatherv(front, counts);
         }
         return dim == 0 ? gathered : gathered.transpose(inverse(perm));
     }

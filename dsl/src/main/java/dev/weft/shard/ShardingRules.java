@@ -111,12 +111,7 @@ public final class ShardingRules {
         }
         RULES.put(ShardPrims.CONSTRAIN, ShardingRules::constrain);
         WANTS.put(ShardPrims.CONSTRAIN, (n, out) -> List.of(((ConstrainParams) n.params()).sharding()));
-        for (Primitive<?> p : List.of(CommPrims.BARRIER, CommPrims.SEND, CommPrims.RECV, CommPrims.ISEND,
-                CommPrims.IRECV, CommPrims.WAIT, CommPrims.ALLREDUCE, CommPrims.ALLGATHER,
-                CommPrims.REDUCE_SCATTER, CommPrims.BCAST, CommPrims.REDUCE, CommPrims.ALLTOALL, CommPrims.SENDRECV,
-                CommPrims.COMM_RANK, CommPrims.RECV_ANY, CommPrims.IALLREDUCE, CommPrims.IALLGATHER,
-                CommPrims.IREDUCE_SCATTER, CommPrims.IBCAST, CommPrims.IALLTOALL, CommPrims.IBARRIER,
-                CommPrims.WAIT_COLLECTIVE)) {
+        for (Primitive<?> p : CommPrims.ALL) {
             NOT_SHARDABLE.put(p, "communication: a program on sharded tensors gets its communication from the"
                     + " partitioner; write hand-made communication on Sharding.localBlock(t) instead");
         }

@@ -47,7 +47,7 @@ class CommOpTest {
     void everyRecordIsTheParamsOfExactlyOnePrimitive() {
         List<Class<?>> records = new ArrayList<>();
         collectRecords(CommOp.class, records);
-        assertThat(records).hasSize(22);
+        assertThat(records).hasSize(26);
         assertThat(CommPrims.ALL.stream().<Class<?>>map(Primitive::paramsType).toList())
                 .containsExactlyInAnyOrderElementsOf(records);
     }
@@ -60,8 +60,9 @@ class CommOpTest {
                 new CommOp.Wait(new CommOp.Irecv(WORLD, 1, 0, f4)), new CommOp.AllReduce(WORLD, ReduceOp.SUM),
                 new CommOp.AllGather(WORLD), new CommOp.ReduceScatter(WORLD, ReduceOp.SUM), new CommOp.Bcast(WORLD, 1),
                 new CommOp.Reduce(WORLD, ReduceOp.MAX, 0), new CommOp.AllToAll(WORLD),
-                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4), new CommOp.RecvAny(WORLD, -1, -1, f4),
-                new CommOp.IAllReduce(WORLD, ReduceOp.SUM),
+                new CommOp.SendRecv(WORLD, 1, 0, 1, 0, f4), new CommOp.AllGatherV(WORLD, List.of(3L, 0L)),
+                new CommOp.GatherV(WORLD, List.of(1L, 2L), 1), new CommOp.ScatterV(WORLD, List.of(0L, 2L), 0),
+                new CommOp.AllToAllV(WORLD, List.of(1L, 2L), List.of(2L, 0L)), new CommOp.RecvAny(WORLD, -1, -1, f4), new CommOp.IAllReduce(WORLD, ReduceOp.SUM),
                 new CommOp.IAllGather(WORLD), new CommOp.IReduceScatter(WORLD, ReduceOp.MAX),
                 new CommOp.IBcast(WORLD, 1), new CommOp.IAllToAll(WORLD), new CommOp.IBarrier(WORLD),
                 new CommOp.CollectiveWait(new CommOp.IBcast(WORLD, 0)));
@@ -83,7 +84,7 @@ class CommOpTest {
     @Test
     void eachRecordHasItsOwnKindAndTheRestAreRuntimeOnly() {
         List<CommOp.Kind> traced = everyRecord().stream().map(CommOp::kind).toList();
-        assertThat(traced).doesNotHaveDuplicates().hasSize(22);
+        assertThat(traced).doesNotHaveDuplicates().hasSize(26);
         assertThat(CommOp.Kind.values()).filteredOn(k -> !traced.contains(k)).containsExactly(
                 CommOp.Kind.WAIT_ISEND, CommOp.Kind.WAIT_IRECV, CommOp.Kind.SPLIT, CommOp.Kind.DUP,
                 CommOp.Kind.PRIVATE_DUP, CommOp.Kind.FREE);
@@ -142,6 +143,21 @@ class CommOpTest {
                 .isEqualTo(CommPrims.BARRIER.effect(new CommOp.Barrier(new Stub("world"))).symbolic());
         assertThatThrownBy(wait::handle).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("names 'world' by reference");
+    }
+
+    @Test
+    void variableCountsCompareByValueAndCannotChangeAfterward() {
+        List<Long> counts = new ArrayList<>(List.of(3L, 0L));
+        CommOp.AllGatherV op = new CommOp.AllGatherV(new CommRef("world"), counts);
+        counts.set(0, 7L);
+        assertThat(op).isEqualTo(new CommOp.AllGatherV(new CommRef("world"), List.of(3L, 0L)))
+                .hasSameHashCodeAs(new CommOp.AllGatherV(new CommRef("world"), List.of(3L, 0L)))
+                .isNotEqualTo(new CommOp.AllGatherV(new CommRef("world"), List.of(2L, 1L)));
+        assertThat(op.total()).isEqualTo(3);
+        assertThat(op.offset(1)).isEqualTo(3);
+        assertThat(new CommOp.AllGatherV(WORLD, List.of(3L, 0L)).symbolic()).isEqualTo(op);
+        assertThat(new CommOp.AllToAllV(new CommRef("world"), List.of(1L, 2L), List.of(2L, 0L)))
+                .isNotEqualTo(new CommOp.AllToAllV(new CommRef("world"), List.of(2L, 0L), List.of(1L, 2L)));
     }
 
     @Test

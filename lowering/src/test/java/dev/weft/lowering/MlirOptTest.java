@@ -162,6 +162,7 @@ class MlirOptTest {
         config.put("peer", Attr.Int.i64(1));
         config.put("tag", Attr.Int.i32(7));
         config.put("reduce_op", new Attr.Str("sum"));
+        config.put("counts", Attr.I64Array.of(3, 0, 2));
         config.put("dtype", new Attr.Str("f32"));
         config.put("count", Attr.Int.i64(6));
         Map<String, Attr> attrs = new LinkedHashMap<>();
@@ -193,7 +194,8 @@ class MlirOptTest {
         TestTarget.CPU.pipeline().run(m, stages::put);
 
         assertThat(stages.get("plan-buffers")).contains("\"stablehlo.custom_call\"", "!stablehlo.token",
-                "backend_config = {comm = \"world\"", "\"weft.fusion\"", "\"weft.fused_reduce\"",
+                "backend_config = {comm = \"world\"", "counts = array<i64: 3, 0, 2>", "\"weft.fusion\"",
+                "\"weft.fused_reduce\"",
                 "\"stablehlo.while\"", "weft.counted_loop = {counter = 0 : i64, lo = ", "\"stablehlo.if\"",
                 "dense<[1.5, 0xFF800000, 0x7FC00000]> : tensor<3xf32>", "dense<\"0x080000\"> : tensor<20xi1>");
         for (Map.Entry<String, String> stage : stages.entrySet()) {

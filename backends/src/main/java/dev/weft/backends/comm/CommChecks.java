@@ -48,6 +48,26 @@ public final class CommChecks {
         }
     }
 
+    /**
+     * {@code counts} of a variable-count collective must have one entry per rank of {@code comm}, none negative;
+     * returns their sum.
+     */
+    public static long counts(Communicator comm, String op, String role, long[] counts, SourceLocation where) {
+        if (counts == null || counts.length != comm.size()) {
+            throw new CommException(where, String.format("%s on '%s': %s has %s entries for %d ranks", op,
+                    comm.name(), role, counts == null ? "no" : String.valueOf(counts.length), comm.size()));
+        }
+        long total = 0;
+        for (long c : counts) {
+            if (c < 0) {
+                throw new CommException(where, String.format("%s on '%s': %s %s has a negative count", op,
+                        comm.name(), role, java.util.Arrays.toString(counts)));
+            }
+            total = Math.addExact(total, c);
+        }
+        return total;
+    }
+
     /** {@code buf} must hold {@code count} elements of {@code dtype}; returns their size in bytes. */
     public static long buffer(Communicator comm, String op, String role, MemorySegment buf, DType dtype, long count,
                               SourceLocation where) {

@@ -132,6 +132,35 @@ public interface Communicator extends CommHandle {
     void allgather(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, SourceLocation where);
 
     /**
+     * {@code MPI_Allgatherv}: rank {@code r} passes {@code counts[r]} elements in {@code in}, and every rank's
+     * {@code out} ({@code sum(counts)} elements) receives them all in rank order. Every rank passes the same
+     * {@code counts}, one entry per rank, none negative.
+     */
+    void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where);
+
+    /**
+     * {@code MPI_Gatherv}: rank {@code r} passes {@code counts[r]} elements in {@code in}, and {@code root}'s
+     * {@code out} ({@code sum(counts)} elements) receives them all in rank order; on the other ranks {@code out} is
+     * not touched and may be {@code null}. Every rank passes the same {@code counts} and root.
+     */
+    void gatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root, SourceLocation where);
+
+    /**
+     * {@code MPI_Scatterv}: {@code root}'s {@code in} ({@code sum(counts)} elements) is cut into blocks of
+     * {@code counts[r]} elements in rank order, and rank {@code r}'s {@code out} receives block {@code r}; on the
+     * other ranks {@code in} is not read and may be {@code null}. Every rank passes the same {@code counts} and root.
+     */
+    void scatterv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root, SourceLocation where);
+
+    /**
+     * {@code MPI_Alltoallv}: the blocks of {@code in}, {@code sendCounts[j]} elements for rank {@code j} in rank
+     * order, go to each rank; {@code out} receives {@code recvCounts[i]} elements from each rank {@code i}, in rank
+     * order. Rank {@code i}'s {@code sendCounts[j]} must equal rank {@code j}'s {@code recvCounts[i]}.
+     */
+    void alltoallv(MemorySegment in, MemorySegment out, DType dtype, long[] sendCounts, long[] recvCounts,
+                   SourceLocation where);
+
+    /**
      * Reduces {@code in} ({@code size() * countPerRank} elements) over all ranks, in rank order, and leaves block
      * {@code rank()} of the result ({@code countPerRank} elements) in {@code out} ({@code MPI_Reduce_scatter_block}).
      */

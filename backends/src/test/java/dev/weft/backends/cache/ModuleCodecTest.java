@@ -97,6 +97,22 @@ class ModuleCodecTest {
     }
 
     @Test
+    void variableCountsRoundTrip() {
+        List<Module> modules = Collections.synchronizedList(new ArrayList<>());
+        FakeWorld.run(2, world -> CommBinding.with(world, () -> {
+            Graph g = Tracer.trace("v", List.of(X), in -> List.of(Comm.world().allgatherv(
+                    in.getFirst().slice(0, 0, 4 - 3 * Comm.world().rank()), new long[] {4, 1})));
+            if (Comm.world().rank() == 1) {
+                modules.add(Lowering.lower(g, CPU, StageListener.NONE));
+            }
+            return null;
+        }));
+        assertThat(modules.getFirst().toMlir()).contains("weft.mpi.allgatherv")
+                .contains("counts = array<i64: 4, 1>").contains("count = 5 :");
+        assertRoundTrips(modules.getFirst());
+    }
+
+    @Test
     void aCustomReduceOpIsNotEncoded() {
         ReduceOp absMax = ReduceOp.custom("absmax", (a, b) -> a.abs().maximum(b.abs()));
         List<Module> modules = Collections.synchronizedList(new ArrayList<>());

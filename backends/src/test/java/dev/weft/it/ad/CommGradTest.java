@@ -15,6 +15,7 @@ import dev.weft.prim.CommPrims;
 import dev.weft.spi.Primitive;
 import dev.weft.testing.RankRunner;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
@@ -50,6 +51,25 @@ public class CommGradTest {
         }
     }
 
+    /** Rank r's rows in the variable-count gathers and scatters: {@code (r + 1) % 3}, so that rank 2 has none. */
+    public static long[] variableRows(Comm c) {
+        long[] counts = new long[c.size()];
+        for (int r = 0; r < counts.length; r++) {
+            counts[r] = (r + 1) % 3;
+        }
+        return counts;
+    }
+
+    /** This rank's send and receive counts of an alltoallv: rank r sends rank j {@code (r + 2j) % 3} rows. */
+    public static long[][] exchangedRows(Comm c) {
+        long[] send = new long[c.size()], recv = new long[c.size()];
+        for (int j = 0; j < send.length; j++) {
+            send[j] = (c.rank() + 2L * j) % 3;
+            recv[j] = (j + 2L * c.rank()) % 3;
+        }
+        return new long[][] {send, recv};
+    }
+
     public static List<Case> cases() {
         return List.of(
                 new Case("allreduce sum", CommPrims.ALLREDUCE, (c, x) -> c.allreduce(x.sin(), ReduceOp.SUM).mul(x), 3,
@@ -75,6 +95,17 @@ public class CommGradTest {
                 new Case("reduce to rank 0", CommPrims.REDUCE, (c, x) -> c.reduce(x.exp(), ReduceOp.SUM, 0).mul(x), 3,
                         false, 1),
                 new Case("alltoall", CommPrims.ALLTOALL, (c, x) -> c.alltoall(x.mul(x)).sin(), -2, false, 1),
+                new Case("allgatherv", CommPrims.ALLGATHERV, (c, x) -> c.allgatherv(x.slice(0, 0,
+                        variableRows(c)[c.rank()]).exp(), variableRows(c)).mul(2), -2, false, 1, true),
+                new Case("gatherv to the last rank", CommPrims.GATHERV, (c, x) -> c.gatherv(x.slice(0, 0,
+                        variableRows(c)[c.rank()]).exp(), variableRows(c), c.size() - 1).sum().mul(x), -2, false, 1),
+                new Case("scatterv from rank 0", CommPrims.SCATTERV, (c, x) -> c.scatterv(x.slice(0, 0,
+                        Arrays.stream(variableRows(c)).sum()).sin(), variableRows(c), 0).sum().mul(x), -2, false, 1),
+                new Case("alltoallv", CommPrims.ALLTOALLV, (c, x) -> {
+                    long[][] counts = exchangedRows(c);
+                    Tensor sent = x.slice(0, 0, Arrays.stream(counts[0]).sum());
+                    return c.alltoallv(sent.mul(sent), counts[0], counts[1]).sin().sum().mul(x);
+                }, -2, false, 1),
                 new Case("send and recv around the ring", CommPrims.SEND, CommGradTest::ring, 3, false, 2),
                 new Case("recv", CommPrims.RECV, CommGradTest::ring, 2, false, 2),
                 new Case("isend and irecv with both neighbours", CommPrims.ISEND, CommGradTest::halo, 3, false, 1),

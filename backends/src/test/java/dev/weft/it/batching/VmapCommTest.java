@@ -1,5 +1,7 @@
 package dev.weft.it.batching;
 
+import static dev.weft.it.ad.CommGradTest.exchangedRows;
+import static dev.weft.it.ad.CommGradTest.variableRows;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.weft.Compile;
@@ -15,6 +17,7 @@ import dev.weft.spi.Primitive;
 import dev.weft.testing.RankRunner;
 import dev.weft.testing.TensorAssert;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -68,6 +71,18 @@ class VmapCommTest {
                 new Case("reduceScatter", CommPrims.REDUCE_SCATTER, (c, x) -> c.reduceScatter(x, ReduceOp.SUM),
                         n -> new long[] {2L * n, 2}, 0),
                 new Case("alltoall", CommPrims.ALLTOALL, (c, x) -> c.alltoall(x.sin()), n -> new long[] {2L * n}, 0),
+                new Case("allgatherv", CommPrims.ALLGATHERV, (c, x) -> c.allgatherv(x.slice(0, 0,
+                        variableRows(c)[c.rank()]).exp(), variableRows(c)), n -> new long[] {2L * n, 2}, 0),
+                new Case("gatherv to the last rank, batch last", CommPrims.GATHERV, (c, x) -> c.gatherv(x.slice(0, 0,
+                        variableRows(c)[c.rank()]), variableRows(c), c.size() - 1), n -> new long[] {2L * n, 2}, 2),
+                new Case("scatterv from rank 0", CommPrims.SCATTERV, (c, x) -> c.scatterv(x.slice(0, 0,
+                        Arrays.stream(variableRows(c)).sum()).sin(), variableRows(c), 0), n -> new long[] {2L * n, 2},
+                        1),
+                new Case("alltoallv", CommPrims.ALLTOALLV, (c, x) -> {
+                    long[][] counts = exchangedRows(c);
+                    return c.alltoallv(x.slice(0, 0, Arrays.stream(counts[0]).sum()).mul(x.slice(0, 0, 1)),
+                            counts[0], counts[1]);
+                }, n -> new long[] {2L * n}, 0),
                 new Case("bcast from the last rank", CommPrims.BCAST, (c, x) -> c.bcast(x, c.size() - 1).mul(x),
                         n -> new long[] {3}, 1),
                 new Case("reduce to rank 0", CommPrims.REDUCE, (c, x) -> c.reduce(x.exp(), ReduceOp.SUM, 0),

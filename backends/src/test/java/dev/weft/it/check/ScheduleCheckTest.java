@@ -189,6 +189,34 @@ class ScheduleCheckTest {
         assertThat(c.allreduce(x(), ReduceOp.SUM).toFloatArray()).containsExactly(2, 4, 6, 8);
     }
 
+    @Compile
+    static Tensor gatheredRows(Comm c, Tensor x, int first, int second) {
+        return c.allgatherv(x, new long[] {first, second});
+    }
+
+    /**
+     * The ranks of a variable-count collective pass operands of different rows, which agree when their counts do;
+     * counts that differ between ranks are a mismatch naming each rank's counts and line, eager and compiled.
+     */
+    @Ranks(2)
+    void variableCountsThatDifferBetweenRanksAreNamed(Comm c) {
+        Tensor mine = Tensor.ones(DType.F32, 2 - c.rank(), 3);
+        assertThat(c.allgatherv(mine, new long[] {2, 1}).shape()).containsExactly(3, 3);
+        assertThat(gatheredRows(c, mine, 2, 1).shape()).containsExactly(3, 3);
+        long[] differ = c.rank() == 0 ? new long[] {2, 0} : new long[] {0, 1};
+        Tensor rows = Tensor.ones(DType.F32, differ[c.rank()], 3);
+        assertThatThrownBy(() -> c.allgatherv(rows, differ))
+                .isInstanceOf(ScheduleMismatchException.class)
+                .hasMessageStartingWith("ScheduleCheckTest.java:")
+                .hasMessageContaining("rank 0 allgatherv(counts [2, 0]) f32[2,3] at ScheduleCheckTest.java:")
+                .hasMessageContaining("rank 1 allgatherv(counts [0, 1]) f32[1,3] at ScheduleCheckTest.java:");
+        assertThatThrownBy(() -> gatheredRows(c, rows, (int) differ[0], (int) differ[1]))
+                .isInstanceOf(ScheduleMismatchException.class)
+                .hasMessageContaining("rank 0 allgatherv(counts [2, 0]) f32[2,3] at ScheduleCheckTest.java:")
+                .hasMessageContaining("rank 1 allgatherv(counts [0, 1]) f32[1,3] at ScheduleCheckTest.java:");
+        assertThat(c.allgatherv(mine, new long[] {2, 1}).toFloatArray()).hasSize(9).containsOnly(1f);
+    }
+
     @Ranks(2)
     void eagerMessagesTravelWithTheirEnvelope(Comm c) {
         if (c.rank() == 0) {

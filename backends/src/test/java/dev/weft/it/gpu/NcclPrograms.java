@@ -56,8 +56,9 @@ public final class NcclPrograms {
 
     /**
      * Collectives whose results a CPU run reproduces exactly for small integer-valued inputs, concatenated: SUM
-     * and custom allreduce, custom reduce-scatter, allgather, bcast, the rank, and on more than one rank a ring
-     * of {@code isend}/{@code irecv}. {@code x} has {@code 4 · size} elements.
+     * and custom allreduce, custom reduce-scatter, allgather, bcast, the rank, allgatherv, scatterv and alltoallv
+     * (blocks of 1 or 2 elements, none empty), and on more than one rank a ring of {@code isend}/{@code irecv}.
+     * {@code x} has {@code 4 · size} elements.
      */
     public static Tensor collectives(Tensor x, Comm comm) {
         int n = comm.size();
@@ -69,8 +70,19 @@ public final class NcclPrograms {
             ring = comm.wait(in);
             comm.wait(out);
         }
+        int me = comm.rank();
+        long[] counts = new long[n], send = new long[n], recv = new long[n];
+        long total = 0, sent = 0;
+        for (int r = 0; r < n; r++) {
+            counts[r] = r % 2 + 1;
+            total += counts[r];
+            send[r] = (me + r) % 2 + 1;
+            recv[r] = (r + me) % 2 + 1;
+            sent += send[r];
+        }
         return Tensor.concat(0, comm.allreduce(x, ReduceOp.SUM), comm.allreduce(x, XPLUS),
                 comm.reduceScatter(x, WHERE_MAX), comm.allgather(x), comm.bcast(x, n - 1), ring,
-                comm.rankTensor().cast(DType.F32).reshape(1));
+                comm.rankTensor().cast(DType.F32).reshape(1), comm.allgatherv(x.slice(0, 0, counts[me]), counts),
+                comm.scatterv(x.slice(0, 0, total), counts, n - 1), comm.alltoallv(x.slice(0, 0, sent), send, recv));
     }
 }

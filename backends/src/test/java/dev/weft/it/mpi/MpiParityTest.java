@@ -74,6 +74,11 @@ class MpiParityTest {
                     assertThat(value(lines, "eager " + t + " " + pair[0])).as("rank %d %s %s", r, t, pair[0])
                             .isEqualTo(value(lines, "eager " + t + " " + pair[1]));
                 }
+                for (int i = 0; i < 4; i++) {
+                    String v = " variable counts[" + i + "]";
+                    assertThat(value(lines, "compiled " + t + v)).as("rank %d %s%s", r, t, v)
+                            .isEqualTo(value(lines, "eager " + t + v));
+                }
                 for (int i = 0; i < 6; i++) {
                     int blocking = i < 5 ? i : 6;
                     assertThat(value(lines, "compiled " + t + " nonblocking[" + i + "]")).as("rank %d %s #%d", r, t, i)

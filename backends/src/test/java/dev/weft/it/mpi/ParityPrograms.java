@@ -130,6 +130,7 @@ public final class ParityPrograms {
         emit(out, "eager " + t + " ireduce_scatter", c.wait(c.ireduceScatter(x, ReduceOp.SUM)));
         emit(out, "eager " + t + " ibcast", c.wait(c.ibcast(x, c.size() - 1)));
         emit(out, "eager " + t + " ialltoall", c.wait(c.ialltoall(x)));
+        emit(out, "eager " + t + " variable counts", variableCounts(c, x));
     }
 
     private static void eagerBool(Comm c, Tensor b, List<String> out) {
@@ -183,6 +184,7 @@ public final class ParityPrograms {
         for (int i = 0; i < r.length; i++) {
             emit(out, "compiled " + x.dtype().specName() + " collectives[" + i + "]", r[i]);
         }
+        emit(out, "compiled " + x.dtype().specName() + " variable counts", variableCountsCompiled(c, x));
         Tensor[] nb = nonblocking(c, x);
         for (int i = 0; i < nb.length; i++) {
             emit(out, "compiled " + x.dtype().specName() + " nonblocking[" + i + "]", nb[i]);
@@ -251,6 +253,33 @@ public final class ParityPrograms {
             c.reduceScatter(x, ReduceOp.SUM), c.bcast(x, c.size() - 1), c.reduce(x, ReduceOp.PROD, 0),
             c.alltoall(x), c.sendrecv(x, right, left, 3), c.rankTensor()
         };
+    }
+
+    /**
+     * The variable-count collectives (MPI_Allgatherv, MPI_Gatherv, MPI_Scatterv, MPI_Alltoallv) on leading elements
+     * of {@code x}: rank {@code r} passes {@code (r + 1) % 3} of them to the gathers (so that rank 2 passes none),
+     * the scatter from the last rank hands them out so, and rank {@code r} sends {@code (r + j) % 2} to rank {@code j}.
+     */
+    static Tensor[] variableCounts(Comm c, Tensor x) {
+        int n = c.size(), me = c.rank();
+        long[] counts = new long[n], send = new long[n], recv = new long[n];
+        long total = 0, sent = 0;
+        for (int r = 0; r < n; r++) {
+            counts[r] = (r + 1) % 3;
+            total += counts[r];
+            send[r] = (me + r) % 2;
+            recv[r] = (r + me) % 2;
+            sent += send[r];
+        }
+        Tensor whole = Tensor.concat(0, x, x, x).slice(0, 0, total);
+        return new Tensor[] {c.allgatherv(x.slice(0, 0, counts[me]), counts),
+            c.gatherv(x.slice(0, 0, counts[me]), counts, 0), c.scatterv(whole, counts, n - 1),
+            c.alltoallv(x.slice(0, 0, sent), send, recv)};
+    }
+
+    @Compile
+    static Tensor[] variableCountsCompiled(Comm c, Tensor x) {
+        return variableCounts(c, x);
     }
 
     @Compile

@@ -115,7 +115,10 @@ class ShardingIrTest {
                 .containsExactly("reduce_scatter");
         assertThat(calls("splitProduct", xc, wr, replicated)).as("contracted, then replicated")
                 .containsExactly("allreduce");
-        assertThat(calls("constrained", x, replicated)).as("replicate: allgather").containsExactly("allgather");
+        assertThat(calls("constrained", x, replicated)).as("replicate 7 rows: uneven blocks")
+                .containsExactly("allgatherv");
+        assertThat(calls("constrained", Sharding.put(ShardingTest.data(6, 5), rows), replicated))
+                .as("replicate 6 rows: even blocks").containsExactly("allgather");
         String sliced = Weft.lower(ShardingIrTest.class, "constrained", ShardingTest.data(7, 5), rows).toMlir();
         assertThat(calls(sliced)).as("shard a replicated dimension: a local slice").isEmpty();
         assertThat(sliced).contains("stablehlo.slice");
@@ -150,7 +153,33 @@ class ShardingIrTest {
         assertThat(calls("reshaped", x)).isEmpty();
         Tensor y = Sharding.put(ShardingTest.data(7, 4), Sharding.of(mesh, "x", null));
         assertThat(calls("reshaped", y)).as("7 rows: blocks of the merged dimension do not line up")
-                .contains("allgather");
+                .contains("allgatherv");
+    }
+
+    /**
+     * 10 rows over 4 ranks are blocks of 3, 3, 3 and 1 rows: gathered by one allgatherv of exactly those rows, with
+     * no padding before it and no slice of padding after, along either dimension; the result is the unsharded one.
+     */
+    @Ranks({4})
+    void unevenBlocksAreGatheredByOneAllgathervWithoutPadding(Comm world) {
+        Mesh mesh = Mesh.of(world, "x");
+        Sharding replicated = Sharding.of(mesh, null, null);
+        Tensor whole = ShardingTest.data(10, 6);
+        Tensor rows = Sharding.put(whole, Sharding.of(mesh, "x", null));
+        Tensor cols = Sharding.put(whole.transpose(1, 0), Sharding.of(mesh, null, "x"));
+        for (Tensor x : List.of(rows, cols)) {
+            String mlir = Weft.lower(ShardingIrTest.class, "constrained", x, replicated).toMlir();
+            assertThat(calls(mlir)).containsExactly("allgatherv");
+            assertThat(mlir).contains("counts = array<i64: 3, 3, 3, 1>").doesNotContain("stablehlo.pad")
+                    .doesNotContain("12x6").doesNotContain("6x12");
+        }
+        assertThat(Sharding.gather(constrained(rows, replicated)).toDoubleArray())
+                .containsExactly(whole.neg().toDoubleArray());
+        assertThat(Sharding.gather(constrained(cols, replicated)).toDoubleArray())
+                .containsExactly(whole.transpose(1, 0).neg().toDoubleArray());
+        assertThat(Sharding.gather(rows).toDoubleArray()).as("eager").containsExactly(whole.toDoubleArray());
+        Tensor even = Sharding.put(ShardingTest.data(8, 6), Sharding.of(mesh, "x", null));
+        assertThat(calls("constrained", even, replicated)).as("even blocks").containsExactly("allgather");
     }
 
     @Ranks({3})

@@ -322,7 +322,7 @@ class ShardingTest {
         }
     }
 
-    @Ranks({1, 3})
+    @Ranks({1, 3, 4})
     void theGradientOfAShardedProgramEqualsItOnWholeArrays(Comm world) {
         Tensor x = data(7, 5), w = data(5, 2).mul(0.3);
         Tensor xs = Sharding.put(x, Sharding.of(Mesh.of(world, "x"), "x", null));

@@ -128,7 +128,7 @@ public sealed interface Attr {
      * A communication op's descriptor as the {@code backend_config} of its {@code custom_call}: runtimes read
      * {@code op} itself, its communicator a {@link dev.weft.spi.CommRef} that the executable binds; the text is its
      * printed form, a dictionary of the communicator's name and of the fields that mean something for that op
-     * (peer, tag, source, receive tag, reduce op, root), then the dtype and count of the data it moves
+     * (peer, tag, source, receive tag, reduce op, root, the rows per rank of a variable-count collective), then the dtype and count of the data it moves
      * ({@code data}, null for none).
      */
     record CommConfig(CommOp op, Aval data) implements Attr {
@@ -167,6 +167,19 @@ public sealed interface Attr {
                 case CommOp.AllGather a -> {
                 }
                 case CommOp.AllToAll a -> {
+                }
+                case CommOp.AllGatherV(var comm, var counts) -> c.put("counts", new I64Array(counts));
+                case CommOp.GatherV(var comm, var counts, int root) -> {
+                    c.put("root", Int.i64(root));
+                    c.put("counts", new I64Array(counts));
+                }
+                case CommOp.ScatterV(var comm, var counts, int root) -> {
+                    c.put("root", Int.i64(root));
+                    c.put("counts", new I64Array(counts));
+                }
+                case CommOp.AllToAllV(var comm, var send, var recv) -> {
+                    c.put("send_counts", new I64Array(send));
+                    c.put("recv_counts", new I64Array(recv));
                 }
                 case CommOp.IAllReduce(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));
                 case CommOp.IReduceScatter(var comm, var reduce) -> c.put("reduce_op", new Str(reduce.name()));

@@ -90,7 +90,8 @@ public final class ModuleCodec {
     private static final int RANK = 0, BARRIER = 1, SEND = 2, RECV = 3, ISEND = 4, IRECV = 5, WAIT = 6,
             ALL_REDUCE = 7, ALL_GATHER = 8, REDUCE_SCATTER = 9, BCAST = 10, REDUCE = 11, ALL_TO_ALL = 12,
             SEND_RECV = 13, I_ALL_REDUCE = 14, I_ALL_GATHER = 15, I_REDUCE_SCATTER = 16, I_BCAST = 17,
-            I_ALL_TO_ALL = 18, I_BARRIER = 19, WAIT_COLLECTIVE = 20, RECV_ANY = 21;
+            I_ALL_TO_ALL = 18, I_BARRIER = 19, WAIT_COLLECTIVE = 20, RECV_ANY = 21, ALL_GATHER_V = 22,
+            GATHER_V = 23, SCATTER_V = 24, ALL_TO_ALL_V = 25;
     private static final Map<String, ReduceOp> BUILTIN_REDUCE_OPS = Map.of("sum", ReduceOp.SUM, "prod",
             ReduceOp.PROD, "min", ReduceOp.MIN, "max", ReduceOp.MAX);
 
@@ -317,6 +318,25 @@ public final class ModuleCodec {
                     ints(root);
                 }
                 case CommOp.AllToAll(CommId c) -> tagged(ALL_TO_ALL, c);
+                case CommOp.AllGatherV(CommId c, List<Long> counts) -> {
+                    tagged(ALL_GATHER_V, c);
+                    longs(counts);
+                }
+                case CommOp.GatherV(CommId c, List<Long> counts, int root) -> {
+                    tagged(GATHER_V, c);
+                    longs(counts);
+                    ints(root);
+                }
+                case CommOp.ScatterV(CommId c, List<Long> counts, int root) -> {
+                    tagged(SCATTER_V, c);
+                    longs(counts);
+                    ints(root);
+                }
+                case CommOp.AllToAllV(CommId c, List<Long> send, List<Long> recv) -> {
+                    tagged(ALL_TO_ALL_V, c);
+                    longs(send);
+                    longs(recv);
+                }
                 case CommOp.SendRecv(CommId c, int dest, int sendTag, int source, int recvTag, Aval result) -> {
                     tagged(SEND_RECV, c);
                     ints(dest, sendTag, source, recvTag);
@@ -562,6 +582,10 @@ public final class ModuleCodec {
                 case BCAST -> new CommOp.Bcast(c, in.readInt());
                 case REDUCE -> new CommOp.Reduce(c, reduceOp(), in.readInt());
                 case ALL_TO_ALL -> new CommOp.AllToAll(c);
+                case ALL_GATHER_V -> new CommOp.AllGatherV(c, longs());
+                case GATHER_V -> new CommOp.GatherV(c, longs(), in.readInt());
+                case SCATTER_V -> new CommOp.ScatterV(c, longs(), in.readInt());
+                case ALL_TO_ALL_V -> new CommOp.AllToAllV(c, longs(), longs());
                 case SEND_RECV -> new CommOp.SendRecv(c, in.readInt(), in.readInt(), in.readInt(), in.readInt(),
                         aval());
                 case RECV_ANY -> new CommOp.RecvAny(c, in.readInt(), in.readInt(), aval());

@@ -4,6 +4,7 @@ import dev.weft.comm.Comm;
 import dev.weft.prim.CommOp;
 import dev.weft.spi.Aval;
 import dev.weft.spi.SourceLocation;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -20,13 +21,15 @@ import java.util.Locale;
  * @param peer     destination or source rank of a point-to-point step ({@code recv_any}: or
  *                 {@code Comm.ANY_SOURCE}), or -1
  * @param tag      tag of a point-to-point step ({@code recv_any}: or {@code Comm.ANY_TAG}), or -1
+ * @param counts   the rows per rank of a variable-count collective, which every rank must pass alike; else null
  */
 public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Aval data, int root, String reduce,
-                       int peer, int tag, SourceLocation where) implements ScheduleItem {
+                       int peer, int tag, List<Long> counts, SourceLocation where) implements ScheduleItem {
     /** The step of collective {@code c} moving {@code data}. */
     public static CommStep of(CommOp.Collective c, Aval data, SourceLocation where) {
+        List<Long> counts = c instanceof CommOp.Counted v ? v.counts() : null;
         return new CommStep(c.kind(), true, false, data, c instanceof CommOp.Rooted r ? r.root() : -1,
-                c instanceof CommOp.Reducing r ? reduceName(r.op()) : null, -1, -1, where);
+                c instanceof CommOp.Reducing r ? reduceName(r.op()) : null, -1, -1, counts, where);
     }
 
     /**
@@ -35,7 +38,7 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
      * keys of a split may differ by rank.
      */
     public static CommStep creation(CommOp.Kind kind, SourceLocation where) {
-        return new CommStep(kind, true, false, null, -1, null, -1, -1, where);
+        return new CommStep(kind, true, false, null, -1, null, -1, -1, null, where);
     }
 
     /** A built-in operator's name as the runtime's ({@code SUM}), a custom one's as given. */
@@ -45,7 +48,7 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
 
     /** One message of point-to-point {@code op}: sent to or, if {@code receives}, received from {@code peer}. */
     public static CommStep message(CommOp op, boolean receives, Aval data, int peer, int tag, SourceLocation where) {
-        return new CommStep(op.kind(), false, receives, data, -1, null, peer, tag, where);
+        return new CommStep(op.kind(), false, receives, data, -1, null, peer, tag, null, where);
     }
 
     /** Whether this step is a collective: every rank of the communicator must run the same ones in order. */
@@ -53,10 +56,16 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
         return collective;
     }
 
-    /** The hash of what the ranks of a collective must agree on: kind, dtype, count, root, reduce operation. */
+    /**
+     * The hash of what the ranks of a collective must agree on: kind, dtype, count, root, reduce operation; for a
+     * variable-count collective, whose operands differ in rows by rank, the counts and the elements of a row instead
+     * of the count (an alltoallv's counts differ by rank: the elements of a row alone).
+     */
     public long collectiveKey() {
-        // The label's hash, the same in every process; an enum constant's own hash is not.
-        return SequenceHash.mix(op.label().hashCode(), dtypeCode(), count(), root,
+        // The label's hash, the same in every process; an enum constant's own hash is not; so is a list's of longs.
+        long count = counts != null ? SequenceHash.mix(counts.hashCode(), CommOp.rowElements(data))
+                : op == CommOp.Kind.ALLTOALLV ? CommOp.rowElements(data) : count();
+        return SequenceHash.mix(op.label().hashCode(), dtypeCode(), count, root,
                 reduce == null ? 0 : reduce.hashCode());
     }
 
@@ -82,6 +91,9 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
         if (root >= 0) {
             args.append(args.isEmpty() ? "" : ", ").append("root ").append(root);
         }
+        if (counts != null) {
+            args.append(args.isEmpty() ? "" : ", ").append("counts ").append(counts);
+        }
         if (op == CommOp.Kind.RECV_ANY) {
             args.append("from ").append(peer == Comm.ANY_SOURCE ? "any" : String.valueOf(peer)).append(", tag ")
                     .append(tag == Comm.ANY_TAG ? "any" : String.valueOf(tag));
@@ -94,7 +106,7 @@ public record CommStep(CommOp.Kind op, boolean collective, boolean receives, Ava
 
     /** This step with its source line unknown: equal to another such exactly when they communicate alike. */
     public CommStep withoutLocation() {
-        return new CommStep(op, collective, receives, data, root, reduce, peer, tag, SourceLocation.UNKNOWN);
+        return new CommStep(op, collective, receives, data, root, reduce, peer, tag, counts, SourceLocation.UNKNOWN);
     }
 
     /** {@link #describe()} and the user's line. */

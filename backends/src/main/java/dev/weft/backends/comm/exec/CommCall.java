@@ -120,6 +120,23 @@ public record CommCall(CommOp op, Communicator comm, RuntimeReduceOp reduce, Ava
                 }
             };
             case CommOp.AllToAll a -> (in, out) -> comm.alltoall(in, out, t, n / comm.size(), where);
+            case CommOp.AllGatherV v -> {
+                long[] counts = CommOp.elements(v.counts(), CommOp.rowElements(data));
+                yield (in, out) -> comm.allgatherv(in, out, t, counts, where);
+            }
+            case CommOp.GatherV(var c, var rows, int root) -> {
+                long[] counts = CommOp.elements(rows, CommOp.rowElements(data));
+                yield (in, out) -> comm.gatherv(in, comm.rank() == root ? out : null, t, counts, root, where);
+            }
+            case CommOp.ScatterV(var c, var rows, int root) -> {
+                long[] counts = CommOp.elements(rows, CommOp.rowElements(data));
+                yield (in, out) -> comm.scatterv(comm.rank() == root ? in : null, out, t, counts, root, where);
+            }
+            case CommOp.AllToAllV(var c, var send, var recv) -> {
+                long row = CommOp.rowElements(data);
+                long[] sendCounts = CommOp.elements(send, row), recvCounts = CommOp.elements(recv, row);
+                yield (in, out) -> comm.alltoallv(in, out, t, sendCounts, recvCounts, where);
+            }
             case CommOp.SendRecv(var c, int dest, int sendTag, int source, int recvTag, Aval received) ->
                     (in, out) -> comm.sendrecv(in, t, n, dest, sendTag, out, received.shape().size(), source, recvTag,
                             where);

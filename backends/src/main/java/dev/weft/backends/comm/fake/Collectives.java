@@ -53,6 +53,32 @@ final class Collectives {
                 }
                 Arrays.fill(results, all);
             }
+            case ALLGATHERV -> {
+                long bytes = call.dtype().byteSize();
+                MemorySegment all = Arena.ofAuto().allocate(call.offset(n) * bytes);
+                for (int r = 0; r < n; r++) {
+                    MemorySegment.copy((MemorySegment) payloads[r], 0, all, call.offset(r) * bytes,
+                            call.counts().get(r) * bytes);
+                }
+                Arrays.fill(results, all);
+            }
+            case GATHERV -> {
+                long bytes = call.dtype().byteSize();
+                MemorySegment all = Arena.ofAuto().allocate(call.offset(n) * bytes);
+                for (int r = 0; r < n; r++) {
+                    MemorySegment.copy((MemorySegment) payloads[r], 0, all, call.offset(r) * bytes,
+                            call.counts().get(r) * bytes);
+                }
+                results[call.root()] = all;
+            }
+            case SCATTERV -> {
+                long bytes = call.dtype().byteSize();
+                for (int r = 0; r < n; r++) {
+                    results[r] = ((MemorySegment) payloads[call.root()]).asSlice(call.offset(r) * bytes,
+                            call.counts().get(r) * bytes);
+                }
+            }
+            case ALLTOALLV -> exchange(payloads, call.dtype().byteSize(), results);
             case REDUCE_SCATTER, IREDUCE_SCATTER -> {
                 long block = call.count() * call.dtype().byteSize();
                 MemorySegment sum = fold(op, call.dtype(), call.count() * n, payloads);
@@ -80,6 +106,44 @@ final class Collectives {
             default -> throw new IllegalArgumentException("fake ranks do not run " + call.kind() + " as a collective");
         }
         return results;
+    }
+
+    /** A rank's part of an alltoallv: its counts in elements and a copy of its operand. */
+    record Exchange(long[] sendCounts, long[] recvCounts, MemorySegment data) {
+    }
+
+    /**
+     * The alltoallv of the ranks' {@link Exchange}s: rank {@code r} gets, from each rank {@code i} in rank order, the
+     * block {@code i} sends it, once every rank's send count to every other agrees with that rank's receive count.
+     */
+    private static void exchange(Object[] payloads, long bytes, Object[] results) {
+        int n = payloads.length;
+        Exchange[] parts = new Exchange[n];
+        for (int r = 0; r < n; r++) {
+            parts[r] = (Exchange) payloads[r];
+        }
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < n; j++) {
+                if (parts[i].sendCounts[j] != parts[j].recvCounts[i]) {
+                    throw new IllegalArgumentException(String.format("rank %d sends %d elements to rank %d, which"
+                            + " receives %d from it", i, parts[i].sendCounts[j], j, parts[j].recvCounts[i]));
+                }
+            }
+        }
+        for (int r = 0; r < n; r++) {
+            MemorySegment out = Arena.ofAuto().allocate(Arrays.stream(parts[r].recvCounts).sum() * bytes);
+            long at = 0;
+            for (int i = 0; i < n; i++) {
+                long from = 0;
+                for (int j = 0; j < r; j++) {
+                    from += parts[i].sendCounts[j];
+                }
+                long size = parts[i].sendCounts[r] * bytes;
+                MemorySegment.copy(parts[i].data, from * bytes, out, at, size);
+                at += size;
+            }
+            results[r] = out;
+        }
     }
 
     /**

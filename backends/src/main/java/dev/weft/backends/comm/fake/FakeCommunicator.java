@@ -158,6 +158,59 @@ final class FakeCommunicator implements Communicator {
     }
 
     @Override
+    public void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where) {
+        live("allgatherv", where);
+        long total = CommChecks.counts(this, "allgatherv", "counts", counts, where);
+        long bytes = CommChecks.buffer(this, "allgatherv", "input", in, dtype, counts[rank], where);
+        long outBytes = CommChecks.buffer(this, "allgatherv", "output", out, dtype, total, where);
+        Object result = collective(CollectiveCall.counted(CommOp.Kind.ALLGATHERV, dtype, counts, -1, where), null,
+                Collectives.copyOf(in, bytes));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, outBytes);
+    }
+
+    @Override
+    public void gatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                        SourceLocation where) {
+        live("gatherv", where);
+        CommChecks.peer(this, "gatherv", "root", root, where);
+        long total = CommChecks.counts(this, "gatherv", "counts", counts, where);
+        long bytes = CommChecks.buffer(this, "gatherv", "input", in, dtype, counts[rank], where);
+        long outBytes = rank == root ? CommChecks.buffer(this, "gatherv", "output", out, dtype, total, where) : 0;
+        Object result = collective(CollectiveCall.counted(CommOp.Kind.GATHERV, dtype, counts, root, where), null,
+                Collectives.copyOf(in, bytes));
+        if (rank == root) {
+            MemorySegment.copy((MemorySegment) result, 0, out, 0, outBytes);
+        }
+    }
+
+    @Override
+    public void scatterv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                         SourceLocation where) {
+        live("scatterv", where);
+        CommChecks.peer(this, "scatterv", "root", root, where);
+        long total = CommChecks.counts(this, "scatterv", "counts", counts, where);
+        long inBytes = rank == root ? CommChecks.buffer(this, "scatterv", "input", in, dtype, total, where) : 0;
+        long bytes = CommChecks.buffer(this, "scatterv", "output", out, dtype, counts[rank], where);
+        Object result = collective(CollectiveCall.counted(CommOp.Kind.SCATTERV, dtype, counts, root, where), null,
+                rank == root ? Collectives.copyOf(in, inBytes) : null);
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+    }
+
+    @Override
+    public void alltoallv(MemorySegment in, MemorySegment out, DType dtype, long[] sendCounts, long[] recvCounts,
+                          SourceLocation where) {
+        live("alltoallv", where);
+        long sent = CommChecks.counts(this, "alltoallv", "sendCounts", sendCounts, where);
+        long received = CommChecks.counts(this, "alltoallv", "recvCounts", recvCounts, where);
+        long bytes = CommChecks.buffer(this, "alltoallv", "input", in, dtype, sent, where);
+        long outBytes = CommChecks.buffer(this, "alltoallv", "output", out, dtype, received, where);
+        // the counts differ by rank: the call agrees on the dtype, the payload carries them to be matched up
+        Object result = collective(new CollectiveCall(CommOp.Kind.ALLTOALLV, dtype, -1, -1, null, where), null,
+                new Collectives.Exchange(sendCounts.clone(), recvCounts.clone(), Collectives.copyOf(in, bytes)));
+        MemorySegment.copy((MemorySegment) result, 0, out, 0, outBytes);
+    }
+
+    @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         live("reduce_scatter", where);

@@ -9,6 +9,7 @@ import dev.weft.prim.CommOp;
 import dev.weft.spi.SourceLocation;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.function.Supplier;
 
 /**
@@ -256,6 +257,59 @@ public final class FlightCommunicator implements Communicator {
     }
 
     @Override
+    public void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where) {
+        long s = collective(CommOp.Kind.ALLGATHERV, -1, dtype, mine(counts), null, where);
+        try {
+            inner.allgatherv(in, out, dtype, counts, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void gatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                        SourceLocation where) {
+        long s = collective(CommOp.Kind.GATHERV, root, dtype, mine(counts), null, where);
+        try {
+            inner.gatherv(in, out, dtype, counts, root, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
+    public void scatterv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                         SourceLocation where) {
+        long s = collective(CommOp.Kind.SCATTERV, root, dtype, mine(counts), null, where);
+        try {
+            inner.scatterv(in, out, dtype, counts, root, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    /** Recorded with the elements this rank sends. */
+    @Override
+    public void alltoallv(MemorySegment in, MemorySegment out, DType dtype, long[] sendCounts, long[] recvCounts,
+                          SourceLocation where) {
+        long s = collective(CommOp.Kind.ALLTOALLV, -1, dtype, sendCounts == null ? -1
+                : Arrays.stream(sendCounts).sum(), null, where);
+        try {
+            inner.alltoallv(in, out, dtype, sendCounts, recvCounts, where);
+        } catch (RuntimeException | Error e) {
+            recorder.end(s, FlightState.FAILED);
+            throw e;
+        }
+        recorder.completed(s);
+    }
+
+    @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         long s = collective(CommOp.Kind.REDUCE_SCATTER, -1, dtype, countPerRank, op, where);
@@ -423,6 +477,11 @@ public final class FlightCommunicator implements Communicator {
     private long collective(CommOp.Kind op, int root, DType dtype, long count, RuntimeReduceOp reduce, SourceLocation where) {
         return recorder.begin(call(op, root, -1, dtype, count, reduce, where), ++collectives, -1,
                 FlightState.STARTED);
+    }
+
+    /** This rank's entry of a variable-count collective's counts, recorded as its count; -1 for bad counts. */
+    private long mine(long[] counts) {
+        return counts != null && counts.length == inner.size() ? counts[inner.rank()] : -1;
     }
 
     private FlightCall call(CommOp.Kind op, int peer, int tag, DType dtype, long count, RuntimeReduceOp reduce,

@@ -257,6 +257,89 @@ final class MpiCommunicator implements Communicator {
     }
 
     @Override
+    public void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where) {
+        String op = "allgatherv";
+        live(op, where);
+        long total = CommChecks.counts(this, op, "counts", counts, where);
+        long bytes = CommChecks.buffer(this, op, "input", in, dtype, counts[rank], where);
+        CommChecks.buffer(this, op, "output", out, dtype, total, where);
+        intCount(op, total, where);
+        requireNative(op, in, where);
+        requireNative(op, out, where);
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        try (Arena arena = Arena.ofConfined()) {
+            check(mpi.allgatherv(send, (int) counts[rank], mpi.datatype(dtype), out, ints(arena, counts),
+                    displacements(arena, counts), handle), op, -1, where);
+        }
+    }
+
+    @Override
+    public void gatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                        SourceLocation where) {
+        String op = "gatherv";
+        live(op, where);
+        CommChecks.peer(this, op, "root", root, where);
+        long total = CommChecks.counts(this, op, "counts", counts, where);
+        long bytes = CommChecks.buffer(this, op, "input", in, dtype, counts[rank], where);
+        intCount(op, total, where);
+        requireNative(op, in, where);
+        MemorySegment send = in;
+        MemorySegment recv = MemorySegment.NULL;
+        if (rank == root) {
+            CommChecks.buffer(this, op, "output", out, dtype, total, where);
+            requireNative(op, out, where);
+            send = copyIfOverlapping(in, bytes, out);
+            recv = out;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            check(mpi.gatherv(send, (int) counts[rank], mpi.datatype(dtype), recv, ints(arena, counts),
+                    displacements(arena, counts), root, handle), op, root, where);
+        }
+    }
+
+    @Override
+    public void scatterv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                         SourceLocation where) {
+        String op = "scatterv";
+        live(op, where);
+        CommChecks.peer(this, op, "root", root, where);
+        long total = CommChecks.counts(this, op, "counts", counts, where);
+        CommChecks.buffer(this, op, "output", out, dtype, counts[rank], where);
+        intCount(op, total, where);
+        requireNative(op, out, where);
+        MemorySegment send = MemorySegment.NULL;
+        if (rank == root) {
+            long bytes = CommChecks.buffer(this, op, "input", in, dtype, total, where);
+            requireNative(op, in, where);
+            send = copyIfOverlapping(in, bytes, out);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            check(mpi.scatterv(send, ints(arena, counts), displacements(arena, counts), mpi.datatype(dtype), out,
+                    (int) counts[rank], root, handle), op, root, where);
+        }
+    }
+
+    @Override
+    public void alltoallv(MemorySegment in, MemorySegment out, DType dtype, long[] sendCounts, long[] recvCounts,
+                          SourceLocation where) {
+        String op = "alltoallv";
+        live(op, where);
+        long sent = CommChecks.counts(this, op, "sendCounts", sendCounts, where);
+        long received = CommChecks.counts(this, op, "recvCounts", recvCounts, where);
+        long bytes = CommChecks.buffer(this, op, "input", in, dtype, sent, where);
+        CommChecks.buffer(this, op, "output", out, dtype, received, where);
+        intCount(op, sent, where);
+        intCount(op, received, where);
+        requireNative(op, in, where);
+        requireNative(op, out, where);
+        MemorySegment send = copyIfOverlapping(in, bytes, out);
+        try (Arena arena = Arena.ofConfined()) {
+            check(mpi.alltoallv(send, ints(arena, sendCounts), displacements(arena, sendCounts), mpi.datatype(dtype),
+                    out, ints(arena, recvCounts), displacements(arena, recvCounts), handle), op, -1, where);
+        }
+    }
+
+    @Override
     public void reduceScatter(MemorySegment in, MemorySegment out, DType dtype, long countPerRank, RuntimeReduceOp op,
                               SourceLocation where) {
         live("reduce_scatter", where);
@@ -544,6 +627,26 @@ final class MpiCommunicator implements Communicator {
                     op, name, count));
         }
         return (int) count;
+    }
+
+    /** {@code counts} as a C int array (their sum fits an int: checked by {@link #intCount} before). */
+    private static MemorySegment ints(Arena arena, long[] counts) {
+        MemorySegment a = arena.allocate(ValueLayout.JAVA_INT, counts.length);
+        for (int i = 0; i < counts.length; i++) {
+            a.setAtIndex(ValueLayout.JAVA_INT, i, (int) counts[i]);
+        }
+        return a;
+    }
+
+    /** The offsets of the blocks of {@code counts}, laid end to end, as a C int array. */
+    private static MemorySegment displacements(Arena arena, long[] counts) {
+        MemorySegment a = arena.allocate(ValueLayout.JAVA_INT, counts.length);
+        long at = 0;
+        for (int i = 0; i < counts.length; i++) {
+            a.setAtIndex(ValueLayout.JAVA_INT, i, (int) at);
+            at += counts[i];
+        }
+        return a;
     }
 
     private long total(long countPerRank, SourceLocation where) {

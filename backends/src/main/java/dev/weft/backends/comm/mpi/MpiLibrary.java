@@ -121,6 +121,10 @@ final class MpiLibrary {
     private final Fn sendrecv;
     private final Fn allreduce;
     private final Fn allgather;
+    private final Fn allgatherv;
+    private final Fn gatherv;
+    private final Fn scatterv;
+    private final Fn alltoallv;
     private final Fn reduceScatterBlock;
     private final Fn bcast;
     private final Fn reduce;
@@ -165,6 +169,10 @@ final class MpiLibrary {
                 ADDRESS, JAVA_INT, HANDLE, JAVA_INT, JAVA_INT, HANDLE, ADDRESS);
         allreduce = fn("MPI_Allreduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE);
         allgather = fn("MPI_Allgather", ADDRESS, JAVA_INT, HANDLE, ADDRESS, JAVA_INT, HANDLE, HANDLE);
+        allgatherv = fn("MPI_Allgatherv", ADDRESS, JAVA_INT, HANDLE, ADDRESS, ADDRESS, ADDRESS, HANDLE, HANDLE);
+        gatherv = fn("MPI_Gatherv", ADDRESS, JAVA_INT, HANDLE, ADDRESS, ADDRESS, ADDRESS, HANDLE, JAVA_INT, HANDLE);
+        scatterv = fn("MPI_Scatterv", ADDRESS, ADDRESS, ADDRESS, HANDLE, ADDRESS, JAVA_INT, HANDLE, JAVA_INT, HANDLE);
+        alltoallv = fn("MPI_Alltoallv", ADDRESS, ADDRESS, ADDRESS, HANDLE, ADDRESS, ADDRESS, ADDRESS, HANDLE, HANDLE);
         reduceScatterBlock = fn("MPI_Reduce_scatter_block", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, HANDLE);
         bcast = fn("MPI_Bcast", ADDRESS, JAVA_INT, HANDLE, JAVA_INT, HANDLE);
         reduce = fn("MPI_Reduce", ADDRESS, ADDRESS, JAVA_INT, HANDLE, HANDLE, JAVA_INT, HANDLE);
@@ -539,6 +547,50 @@ final class MpiLibrary {
     int allgather(MemorySegment in, int count, long datatype, MemorySegment out, long comm) {
         try {
             return (int) HotAllgather.MH.invokeExact(in, count, datatype, out, count, datatype, comm);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code MPI_Allgatherv}: {@code recvcounts} and {@code displs} are C int arrays of one entry per rank, in
+     * elements of {@code datatype} (the same in both ABIs).
+     */
+    int allgatherv(MemorySegment in, int count, long datatype, MemorySegment out, MemorySegment recvcounts,
+                   MemorySegment displs, long comm) {
+        try {
+            return (int) allgatherv.get().invokeExact(in, count, datatype, out, recvcounts, displs, datatype, comm);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code MPI_Gatherv}: {@code recvcounts} and {@code displs} as in {@link #allgatherv}, read at the root only. */
+    int gatherv(MemorySegment in, int count, long datatype, MemorySegment out, MemorySegment recvcounts,
+                MemorySegment displs, int root, long comm) {
+        try {
+            return (int) gatherv.get().invokeExact(in, count, datatype, out, recvcounts, displs, datatype, root, comm);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code MPI_Scatterv}: {@code sendcounts} and {@code displs} as in {@link #allgatherv}, read at the root only. */
+    int scatterv(MemorySegment in, MemorySegment sendcounts, MemorySegment displs, long datatype, MemorySegment out,
+                 int count, int root, long comm) {
+        try {
+            return (int) scatterv.get().invokeExact(in, sendcounts, displs, datatype, out, count, datatype, root, comm);
+        } catch (Throwable t) {
+            throw Downcalls.rethrow(t);
+        }
+    }
+
+    /** {@code MPI_Alltoallv}: the counts and displacements as in {@link #allgatherv}. */
+    int alltoallv(MemorySegment in, MemorySegment sendcounts, MemorySegment sdispls, long datatype, MemorySegment out,
+                  MemorySegment recvcounts, MemorySegment rdispls, long comm) {
+        try {
+            return (int) alltoallv.get().invokeExact(in, sendcounts, sdispls, datatype, out, recvcounts, rdispls,
+                    datatype, comm);
         } catch (Throwable t) {
             throw Downcalls.rethrow(t);
         }

@@ -22,11 +22,13 @@ import java.util.List;
  * @param op      the operation's descriptor
  * @param dtype   the element type of the data moved; null for {@code barrier} and {@code comm_rank}
  * @param count   the elements of the operand (or of the received tensor)
+ * @param row     the elements of one row along axis 0 of the operand, by which a variable-count collective's rows
+ *                become elements
  * @param builtin the built-in reduce op; null if none or custom
  * @param custom  the module's reduction function of a custom reduce op; null otherwise
  */
-record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, RuntimeReduceOp.Builtin builtin, Func custom,
-                SourceLocation where) {
+record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, long row, RuntimeReduceOp.Builtin builtin,
+                Func custom, SourceLocation where) {
 
     /** Queues the op on {@code stream}; returns the device buffers of its tensor results (see the handler contract). */
     List<Long> run(NcclContext ctx, long[] in, long[] out, long stream) {
@@ -115,6 +117,23 @@ record NcclCall(CommOp op, NcclHandle comm, DType dtype, long count, RuntimeRedu
             }
             case CommOp.AllToAll a -> {
                 c.alltoall(device(in[0]), device(out[0]), dtype, count / c.size(), where);
+                yield List.of(out[0]);
+            }
+            case CommOp.AllGatherV v -> {
+                c.allgatherv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.counts(), row), where);
+                yield List.of(out[0]);
+            }
+            case CommOp.GatherV v -> {
+                c.gatherv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.counts(), row), v.root(), where);
+                yield List.of(out[0]);
+            }
+            case CommOp.ScatterV v -> {
+                c.scatterv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.counts(), row), v.root(), where);
+                yield List.of(out[0]);
+            }
+            case CommOp.AllToAllV v -> {
+                c.alltoallv(device(in[0]), device(out[0]), dtype, CommOp.elements(v.sendCounts(), row),
+                        CommOp.elements(v.recvCounts(), row), where);
                 yield List.of(out[0]);
             }
             case CommOp.SendRecv s -> {

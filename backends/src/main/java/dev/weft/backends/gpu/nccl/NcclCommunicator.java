@@ -218,6 +218,111 @@ public final class NcclCommunicator implements Communicator, AutoCloseable {
     }
 
     /**
+     * Rank {@code r}'s {@code counts[r]} elements to every rank's {@code out} at its offset: an {@code ncclSend} to
+     * each rank and an {@code ncclRecv} from each (none for an empty block), in the open group, which it then ends.
+     */
+    @Override
+    public void allgatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.ALLGATHERV;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
+        // grouped point-to-point rather than an ncclAllGather of blocks padded to the largest count: no padded
+        // scratch buffer, no compaction kernel after it, and only the rows themselves cross the wire
+        inGroup(k, where, () -> {
+            long at = 0;
+            for (int peer = 0; peer < handle.size; peer++) {
+                if (counts[handle.rank] > 0) {
+                    enqueueSend(send, dtype, counts[handle.rank], peer, k, where);
+                }
+                if (counts[peer] > 0) {
+                    enqueueRecv(recv + at * dtype.byteSize(), dtype, counts[peer], peer, k, where);
+                }
+                at += counts[peer];
+            }
+        });
+        closeGroup(k.label(), where);
+    }
+
+    /**
+     * Rank {@code r}'s {@code counts[r]} elements to {@code root}'s {@code out} at its offset: an {@code ncclSend}
+     * to the root and, on the root, an {@code ncclRecv} from each rank (none for an empty block), grouped as
+     * {@link #allgatherv}.
+     */
+    @Override
+    public void gatherv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                        SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.GATHERV;
+        long send = device(k, in, where);
+        long recv = handle.rank == root ? device(k, out, where) : 0;
+        inGroup(k, where, () -> {
+            if (counts[handle.rank] > 0) {
+                enqueueSend(send, dtype, counts[handle.rank], root, k, where);
+            }
+            long at = 0;
+            for (int peer = 0; handle.rank == root && peer < handle.size; peer++) {
+                if (counts[peer] > 0) {
+                    enqueueRecv(recv + at * dtype.byteSize(), dtype, counts[peer], peer, k, where);
+                }
+                at += counts[peer];
+            }
+        });
+        closeGroup(k.label(), where);
+    }
+
+    /**
+     * Block {@code r} ({@code counts[r]} elements) of {@code root}'s {@code in} to rank {@code r}'s {@code out}: on
+     * the root an {@code ncclSend} to each rank, an {@code ncclRecv} from the root on every rank (none for an empty
+     * block), grouped as {@link #allgatherv}.
+     */
+    @Override
+    public void scatterv(MemorySegment in, MemorySegment out, DType dtype, long[] counts, int root,
+                         SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.SCATTERV;
+        long send = handle.rank == root ? device(k, in, where) : 0;
+        long recv = device(k, out, where);
+        inGroup(k, where, () -> {
+            long at = 0;
+            for (int peer = 0; handle.rank == root && peer < handle.size; peer++) {
+                if (counts[peer] > 0) {
+                    enqueueSend(send + at * dtype.byteSize(), dtype, counts[peer], peer, k, where);
+                }
+                at += counts[peer];
+            }
+            if (counts[handle.rank] > 0) {
+                enqueueRecv(recv, dtype, counts[handle.rank], root, k, where);
+            }
+        });
+        closeGroup(k.label(), where);
+    }
+
+    /**
+     * {@link #alltoall} on blocks of their own sizes: an {@code ncclSend} of {@code sendCounts[j]} elements to
+     * each rank {@code j} and an {@code ncclRecv} of {@code recvCounts[i]} from each rank {@code i} (none for an
+     * empty block), in the open group, which it then ends.
+     */
+    @Override
+    public void alltoallv(MemorySegment in, MemorySegment out, DType dtype, long[] sendCounts, long[] recvCounts,
+                          SourceLocation where) {
+        CommOp.Kind k = CommOp.Kind.ALLTOALLV;
+        long send = device(k, in, where);
+        long recv = device(k, out, where);
+        inGroup(k, where, () -> {
+            long from = 0, to = 0;
+            for (int peer = 0; peer < handle.size; peer++) {
+                if (sendCounts[peer] > 0) {
+                    enqueueSend(send + from * dtype.byteSize(), dtype, sendCounts[peer], peer, k, where);
+                }
+                if (recvCounts[peer] > 0) {
+                    enqueueRecv(recv + to * dtype.byteSize(), dtype, recvCounts[peer], peer, k, where);
+                }
+                from += sendCounts[peer];
+                to += recvCounts[peer];
+            }
+        });
+        closeGroup(k.label(), where);
+    }
+
+    /**
      * {@code ncclSend} of {@code count} elements to {@code dest}, joining the open group; {@code buf} must stay
      * unchanged until the group ends. The tag is ignored.
      */

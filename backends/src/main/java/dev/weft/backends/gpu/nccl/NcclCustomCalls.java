@@ -132,6 +132,7 @@ public final class NcclCustomCalls {
             }
         }
         return new NcclCall(config.op(), comm, data == null ? null : data.dtype(),
-                data == null ? 0 : data.shape().size(), builtin, custom, op.location());
+                data == null ? 0 : data.shape().size(), data == null ? 0 : CommOp.rowElements(data), builtin, custom,
+                op.location());
     }
 }

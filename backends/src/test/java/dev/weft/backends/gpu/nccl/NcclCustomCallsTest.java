@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import static dev.weft.backends.gpu.nccl.NcclFixture.TOKEN;
@@ -101,6 +102,55 @@ class NcclCustomCallsTest {
                     "ncclRecv buf=5024 count=3 datatype=8 peer=1 comm=" + r + " stream=4242",
                     "ncclGroupEnd",
                     "ncclCommGetAsyncError comm=" + r);
+        });
+    }
+
+    /**
+     * The variable-count collectives are one group each of sends and receives of exactly their blocks, at their
+     * offsets, with none for an empty block: on 2 ranks, allgatherv of [2, 1] f32, gatherv of [0, 3] i32 to rank 1,
+     * scatterv of [2, 1] f64 from rank 0, alltoallv of i32 with rank 0 sending [1, 2] and rank 1 [0, 3].
+     */
+    @Test
+    void variableCountsAreOneGroupOfSendsAndReceivesOfTheirBlocks() {
+        FakeWorld.run(2, world -> {
+            int r = world.rank();
+            long[] gathered = {2, 1}, toRoot = {0, 3}, scattered = {2, 1};
+            long[][] send = {{1, 2}, {0, 3}}, recv = {{1, 0}, {2, 3}};
+            Op allgatherv = op("allgatherv", 16, config("counts", gathered, "dtype", "f32", "count", gathered[r]),
+                    List.of(t(DType.F32, gathered[r])), List.of(t(DType.F32, 3)));
+            Op gatherv = op("gatherv", 17, config("root", 1, "counts", toRoot, "dtype", "i32", "count", toRoot[r]),
+                    List.of(t(DType.I32, toRoot[r])), List.of(t(DType.I32, r == 1 ? 3 : 0)));
+            Op scatterv = op("scatterv", 18, config("root", 0, "counts", scattered, "dtype", "f64", "count", 3),
+                    List.of(t(DType.F64, 3)), List.of(t(DType.F64, scattered[r])));
+            Op alltoallv = op("alltoallv", 19, config("send_counts", send[r], "recv_counts", recv[r], "dtype", "i32",
+                    "count", 3), List.of(t(DType.I32, 3)), List.of(t(DType.I32, r == 0 ? 1 : 5)));
+            NcclFixture f = new NcclFixture(world, List.of(allgatherv, gatherv, scatterv, alltoallv));
+            f.call(allgatherv, new long[] {100}, new long[] {200}, STREAM);
+            f.call(gatherv, new long[] {300}, new long[] {400}, STREAM);
+            f.call(scatterv, new long[] {500}, new long[] {600}, STREAM);
+            f.call(alltoallv, new long[] {700}, new long[] {800}, STREAM);
+            String on = " comm=" + r + " stream=4242";
+            List<String> expected = new ArrayList<>(List.of("ncclGroupStart",
+                    "ncclSend buf=100 count=" + gathered[r] + " datatype=7 peer=0" + on,
+                    "ncclRecv buf=200 count=2 datatype=7 peer=0" + on,
+                    "ncclSend buf=100 count=" + gathered[r] + " datatype=7 peer=1" + on,
+                    "ncclRecv buf=208 count=1 datatype=7 peer=1" + on,
+                    "ncclGroupEnd", "ncclCommGetAsyncError comm=" + r, "ncclGroupStart"));
+            expected.addAll(r == 1 ? List.of("ncclSend buf=300 count=3 datatype=2 peer=1" + on,
+                    "ncclRecv buf=400 count=3 datatype=2 peer=1" + on) : List.of());
+            expected.addAll(List.of("ncclGroupEnd", "ncclCommGetAsyncError comm=" + r, "ncclGroupStart"));
+            expected.addAll(r == 0 ? List.of("ncclSend buf=500 count=2 datatype=8 peer=0" + on,
+                    "ncclSend buf=516 count=1 datatype=8 peer=1" + on) : List.of());
+            expected.addAll(List.of("ncclRecv buf=600 count=" + scattered[r] + " datatype=8 peer=0" + on,
+                    "ncclGroupEnd", "ncclCommGetAsyncError comm=" + r, "ncclGroupStart"));
+            expected.addAll(r == 0 ? List.of("ncclSend buf=700 count=1 datatype=2 peer=0" + on,
+                    "ncclRecv buf=800 count=1 datatype=2 peer=0" + on,
+                    "ncclSend buf=704 count=2 datatype=2 peer=1" + on)
+                    : List.of("ncclRecv buf=800 count=2 datatype=2 peer=0" + on,
+                    "ncclSend buf=700 count=3 datatype=2 peer=1" + on,
+                    "ncclRecv buf=808 count=3 datatype=2 peer=1" + on));
+            expected.addAll(List.of("ncclGroupEnd", "ncclCommGetAsyncError comm=" + r));
+            assertThat(f.nccl()).containsExactlyElementsOf(expected);
         });
     }
 

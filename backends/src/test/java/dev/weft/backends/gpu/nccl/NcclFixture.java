@@ -101,6 +101,10 @@ final class NcclFixture {
             case BCAST -> new CommOp.Bcast(world, root);
             case REDUCE -> new CommOp.Reduce(world, reduce, root);
             case ALLTOALL -> new CommOp.AllToAll(world);
+            case ALLGATHERV -> new CommOp.AllGatherV(world, counts(c, "counts"));
+            case GATHERV -> new CommOp.GatherV(world, counts(c, "counts"), root);
+            case SCATTERV -> new CommOp.ScatterV(world, counts(c, "counts"), root);
+            case ALLTOALLV -> new CommOp.AllToAllV(world, counts(c, "send_counts"), counts(c, "recv_counts"));
             case SENDRECV -> new CommOp.SendRecv(world, peer, tag, (int) number(c, "source"),
                     (int) number(c, "recv_tag"), ((TensorType) op.results().getFirst().type()).aval());
             default -> throw new IllegalArgumentException(name + " is not a traced operation");
@@ -114,6 +118,10 @@ final class NcclFixture {
         }
         return List.of(ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MIN, ReduceOp.MAX).stream()
                 .filter(r -> r.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    private static List<Long> counts(Map<String, Attr> c, String key) {
+        return ((Attr.I64Array) c.get(key)).values();
     }
 
     private static long number(Map<String, Attr> c, String key) {
@@ -152,12 +160,13 @@ final class NcclFixture {
         return new SourceLocation("Prog", "main", "Prog.java", line);
     }
 
-    /** A backend_config: keys and values alternating, strings as strings, numbers as i64. */
+    /** A backend_config: keys and values alternating, strings as strings, numbers as i64, long[] as arrays. */
     static Map<String, Attr> config(Object... kv) {
         Map<String, Attr> c = new LinkedHashMap<>();
         c.put("comm", new Attr.Str("world"));
         for (int i = 0; i < kv.length; i += 2) {
             c.put((String) kv[i], kv[i + 1] instanceof String s ? new Attr.Str(s)
+                    : kv[i + 1] instanceof long[] a ? Attr.I64Array.of(a)
                     : Attr.Int.i64(((Number) kv[i + 1]).longValue()));
         }
         return c;
