@@ -4,8 +4,8 @@
 #include <string.h>
 #include "timing.h"
 
-/* Seconds per call of ITERS calls of ROUTINE (allreduce bcast allgather alltoall gather scatter scan sendrecv:
- * root 0, SUM, sendrecv to rank r+1 and from rank r-1) on COUNT f32 values per rank (the OSU micro-benchmarks'
+/* Seconds per call of ITERS calls of ROUTINE (allreduce bcast allgather alltoall gather scatter scan sendrecv
+ * iallreduce: root 0, SUM, iallreduce an MPI_Iallreduce waited at once, sendrecv to rank r+1 and from rank r-1) on COUNT f32 values per rank (the OSU micro-benchmarks'
  * message size: what each rank sends; alltoall: to each rank; scatter: what each rank gets) from in into out,
  * the ranks having entered together; -1 for an unknown routine. bcast sends the root's in, copied into out
  * before the clock starts. */
@@ -17,7 +17,8 @@ double osu_seconds(const char *routine, float *in, float *out, int count, long i
     int kind = strcmp(routine, "allreduce") == 0 ? 0 : strcmp(routine, "bcast") == 0 ? 1
             : strcmp(routine, "allgather") == 0 ? 2 : strcmp(routine, "alltoall") == 0 ? 3
             : strcmp(routine, "gather") == 0 ? 4 : strcmp(routine, "scatter") == 0 ? 5
-            : strcmp(routine, "scan") == 0 ? 6 : strcmp(routine, "sendrecv") == 0 ? 7 : -1;
+            : strcmp(routine, "scan") == 0 ? 6 : strcmp(routine, "sendrecv") == 0 ? 7
+            : strcmp(routine, "iallreduce") == 0 ? 8 : -1;
     if (kind < 0) {
         return -1;
     }
@@ -35,8 +36,14 @@ double osu_seconds(const char *routine, float *in, float *out, int count, long i
             case 4: MPI_Gather(in, count, MPI_FLOAT, out, count, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
             case 5: MPI_Scatter(in, count, MPI_FLOAT, out, count, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
             case 6: MPI_Scan(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-            default: MPI_Sendrecv(in, count, MPI_FLOAT, to, 0, out, count, MPI_FLOAT, from, 0, MPI_COMM_WORLD,
-                                  MPI_STATUS_IGNORE); break;
+            case 7: MPI_Sendrecv(in, count, MPI_FLOAT, to, 0, out, count, MPI_FLOAT, from, 0, MPI_COMM_WORLD,
+                                 MPI_STATUS_IGNORE); break;
+            default: {
+                MPI_Request request;
+                MPI_Iallreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+                MPI_Wait(&request, MPI_STATUS_IGNORE);
+                break;
+            }
         }
     }
     return (now_seconds() - t0) / (double) iters;

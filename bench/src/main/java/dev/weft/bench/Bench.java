@@ -209,7 +209,8 @@ public final class Bench {
                 - first call: Weft's single-call program traced, lowered, compiled (or loaded from the persistent \
                 compile cache) and run, against C's first MPI call at that size
                 - message size as in the OSU micro-benchmarks: what each rank sends (alltoall: to each rank; \
-                scatter: what each rank gets); f32 values, roots rank 0, SUM, sendrecv to the next rank
+                scatter: what each rank gets); f32 values, roots rank 0, SUM, sendrecv to the next rank, \
+                iallreduce waited at once
                 """,
                 ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z")),
                 quick ? "--quick: short samples, provisional" : "full",

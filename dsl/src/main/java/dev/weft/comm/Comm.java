@@ -19,6 +19,7 @@ import dev.weft.spi.SourceLocation;
 import dev.weft.spi.TensorAccess;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -274,22 +275,24 @@ public sealed class Comm permits CartComm {
 
     /**
      * MPI_Gather: on {@code root}, every rank's {@code x} concatenated along axis 0 in rank order (the layout of
-     * {@link #allgather}); elsewhere an empty tensor of shape {@code [0, ...]}. Every rank calls it with operands of
-     * one dtype and shape. Built on {@code allgather}, so it runs wherever that does (fake ranks, MPI, NCCL; eager and
-     * compiled) and differentiates as it does: its transpose is a {@link #scatter} from the root.
+     * {@link #allgather}; scalars become a 1-D tensor); elsewhere an empty tensor of shape {@code [0, ...]}. Every
+     * rank calls it with operands of one dtype and shape (the schedule check names the lines of ranks that do not).
+     * The {@link #gatherv} of equal blocks, so it runs and differentiates as that does: its transpose is a
+     * {@link #scatter} from the root.
      *
      * @throws WeftException naming the line for a root outside the communicator
      */
     public Tensor gather(Tensor x, int root) {
         Args.notNull(x, Comm.class, "gather", "x");
         checkRoot("gather", root);
-        return keptAtRoot(allgather(x), root);
+        Tensor rows = x.rank() == 0 ? x.reshape(1) : x;
+        return one(CommPrims.bind(new CommOp.GatherV(handle, equalCounts(rows.shape()[0]), root), rows));
     }
 
     /**
      * MPI_Scatter: every rank passes a tensor of the root's shape {@code [size·d0, ...]} (only the root's values are
-     * read) and gets its block {@code [d0, ...]}: rank {@code r} the rows {@code [r·d0, (r+1)·d0)}. Built on
-     * {@link #bcast}; its transpose is a {@link #gather} to the root.
+     * read) and gets its block {@code [d0, ...]}: rank {@code r} the rows {@code [r·d0, (r+1)·d0)}. The
+     * {@link #scatterv} of equal blocks; its transpose is a {@link #gather} to the root.
      *
      * @throws ShapeException naming the line when axis 0 does not split evenly over the ranks
      */
@@ -301,10 +304,12 @@ public sealed class Comm permits CartComm {
             throw new ShapeException(SourceLocation.capture(), "scatter: " + TensorAccess.aval(x) + " does not split"
                     + " along axis 0 into " + size() + " equal blocks, one per rank");
         }
-        long rows = shape[0] / size();
-        Tensor all = bcast(x, root);
-        // this rank's block at an offset computed from rankTensor(): each rank's block differs (varying)
-        return rowsFrom(all, rankTensor().mul((int) rows), rows);
+        return one(CommPrims.bind(new CommOp.ScatterV(handle, equalCounts(shape[0] / size()), root), x));
+    }
+
+    /** {@code rows} for every rank, as the v-variants' counts. */
+    private List<Long> equalCounts(long rows) {
+        return Collections.nCopies(size(), rows);
     }
 
     /**
@@ -449,28 +454,6 @@ public sealed class Comm permits CartComm {
         Tensor picked = Tensor.where(mine, all, Tensor.full(x.dtype(), fold.identity(x.dtype()).doubleValue()));
         return op == ReduceOp.SUM ? picked.sum(0) : op == ReduceOp.PROD ? picked.prod(0)
                 : op == ReduceOp.MAX ? picked.max(0) : picked.min(0);
-    }
-
-    /**
-     * On {@code root}, {@code gathered} read at an offset of this rank times zero: the value as it is, typed as varying
-     * (only the root keeps it), on every rank alike so that all transpose it the same way; elsewhere its empty
-     * {@code [0, ...]} slice.
-     */
-    private Tensor keptAtRoot(Tensor gathered, int root) {
-        Tensor all = rowsFrom(gathered, rankTensor().mul(0), gathered.shape()[0]);
-        return rank() == root ? all : all.slice(0, 0, 0);
-    }
-
-    /** {@code rows} rows of {@code x} from the run-time row {@code first}, the other axes whole. */
-    private static Tensor rowsFrom(Tensor x, Tensor first, long rows) {
-        List<Tensor> start = new ArrayList<>();
-        start.add(first);
-        for (int d = 1; d < x.rank(); d++) {
-            start.add(Tensor.scalar(DType.I32, 0));
-        }
-        long[] sizes = x.shape();
-        sizes[0] = rows;
-        return x.dynamicSlice(start, sizes);
     }
 
     /** {@code shape} with a leading axis of 1. */

@@ -174,7 +174,7 @@ class ReferencesAgreeTest {
         }
         double sumOwn = Arrays.stream(own).sum();
         return switch (routine) {
-            case ALLREDUCE, ALLGATHER -> p * sumOwn;
+            case ALLREDUCE, IALLREDUCE, ALLGATHER -> p * sumOwn;
             case BCAST -> p * own[0];
             case ALLTOALL -> Arrays.stream(all).sum();
             case GATHER, SENDRECV -> sumOwn;
