@@ -182,4 +182,15 @@ public class VariableCountsTest {
         assertThatThrownBy(() -> c.gatherv(x, new long[] {2, 2}, 5)).isInstanceOf(WeftException.class)
                 .hasMessageContaining("root rank 5");
     }
+
+    /** Rank 1 sends rank 0 two rows where rank 0 expects one: every rank's call fails at its line, saying so. */
+    @Ranks({2})
+    void alltoallvCountsThatDisagreeBetweenRanksAreErrorsOnEveryRank(Comm c) {
+        long[] send = c.rank() == 0 ? new long[] {1, 1} : new long[] {2, 1};
+        Tensor x = rows(c.rank(), (int) (send[0] + send[1]), 0);
+        assertThatThrownBy(() -> c.alltoallv(x, send, new long[] {1, 1})).isInstanceOf(WeftException.class)
+                .hasMessageStartingWith("VariableCountsTest.java:")
+                .hasMessageContaining("alltoallv(f64)")
+                .hasMessageContaining("rank 1 sends 4 elements to rank 0, which receives 2 from it");
+    }
 }

@@ -51,7 +51,10 @@ record CollectiveCall(CommOp.Kind kind, DType dtype, long count, int root, Strin
                 && Objects.equals(reduceOp, o.reduceOp) && Objects.equals(counts, o.counts);
     }
 
-    /** Like {@code allreduce(SUM, 4 x f32)}, {@code bcast(root 0, 7 x i64)} or {@code barrier}; counts are per rank. */
+    /**
+     * Like {@code allreduce(SUM, 4 x f32)}, {@code bcast(root 0, 7 x i64)}, {@code alltoallv(f32)} or
+     * {@code barrier}; counts are per rank.
+     */
     @Override
     public String toString() {
         StringBuilder args = new StringBuilder();
@@ -64,7 +67,8 @@ record CollectiveCall(CommOp.Kind kind, DType dtype, long count, int root, Strin
         if (counts != null) {
             args.append(args.isEmpty() ? "" : ", ").append(counts).append(" x ").append(dtype.specName());
         } else if (dtype != null) {
-            args.append(args.isEmpty() ? "" : ", ").append(count).append(" x ").append(dtype.specName());
+            // alltoallv's counts differ by rank and are checked pairwise, so its call carries none
+            args.append(args.isEmpty() ? "" : ", ").append(count >= 0 ? count + " x " : "").append(dtype.specName());
         }
         return args.isEmpty() ? kind.label() : kind.label() + "(" + args + ")";
     }
