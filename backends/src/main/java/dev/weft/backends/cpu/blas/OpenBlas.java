@@ -29,6 +29,17 @@ public final class OpenBlas {
     private static final int TRANS = 112;
     private static final MethodHandle SGEMM;
     private static final MethodHandle DGEMM;
+    /**
+     * Products of fewer multiply-adds run on one OpenBLAS thread: waking the others cost more than they save. At 1
+     * rank on 2 cores, the MLP step's {@code [128,512]x[512,10]} took 106 us on 2 threads and 25 us on one (NumPy
+     * 16 us); a 4M-term product takes about 0.1 ms on one core.
+     */
+    static final long ONE_THREAD_BELOW = 1L << 22;
+    /** The variables by which a user chooses OpenBLAS's threads: any of them set leaves the count alone. */
+    private static final String[] USER_THREAD_VARIABLES = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+        "OMP_NUM_THREADS"};
+    /** {@code openblas_set_num_threads}, when Weft chose the thread count; else null (the count is left alone). */
+    private static final MethodHandle SET_THREADS;
 
     static {
         MethodHandle s = null;
@@ -45,7 +56,8 @@ public final class OpenBlas {
         }
         SGEMM = s;
         DGEMM = d;
-        String threads = lib.isPresent() ? shareCores(lib.get()) : "";
+        SET_THREADS = lib.isPresent() ? threadSetter(lib.get()) : null;
+        String threads = lib.isPresent() ? shareCores() : "";
         Logger.getLogger(OpenBlas.class.getName()).fine(() -> "libopenblas.so.0 " + (SGEMM != null && DGEMM != null
                 ? "loaded" : "not found"));
         if (Setting.DEBUG.on() && lib.isPresent()) {
@@ -54,28 +66,44 @@ public final class OpenBlas {
     }
 
     /**
+     * {@code openblas_set_num_threads}, unless the user chose OpenBLAS's threads (any of the variables OpenBLAS reads
+     * is set) or the library has no such function.
+     */
+    private static MethodHandle threadSetter(SymbolLookup lib) {
+        for (String v : USER_THREAD_VARIABLES) {
+            if (System.getenv(v) != null) {
+                return null;
+            }
+        }
+        return lib.find("openblas_set_num_threads")
+                .map(a -> Linker.nativeLinker().downcallHandle(a, FunctionDescriptor.ofVoid(JAVA_INT))).orElse(null);
+    }
+
+    /**
      * Gives OpenBLAS this rank's share of the cores ({@link CoreShare#CORES}) unless the user chose its threads:
      * by default it starts one per processor in every rank, so 2 ranks on 2 cores ran 4 BLAS threads beside MPI's
      * polling. Returns what was decided, for {@code WEFT_DEBUG}.
      */
-    private static String shareCores(SymbolLookup lib) {
-        // the variables by which a user chooses OpenBLAS's threads: any of them set leaves the count alone
-        for (String v : new String[] {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}) {
+    private static String shareCores() {
+        for (String v : USER_THREAD_VARIABLES) {
             if (System.getenv(v) != null) {
                 return "threads as " + v + "=" + System.getenv(v) + " says";
             }
         }
-        Optional<MemorySegment> set = lib.find("openblas_set_num_threads");
-        if (set.isEmpty()) {
+        if (SET_THREADS == null) {
             return "threads left at its default (no openblas_set_num_threads)";
         }
+        setThreads(CoreShare.CORES);
+        return CoreShare.CORES + " thread(s), this rank's share of the cores; 1 for products under "
+                + ONE_THREAD_BELOW + " multiply-adds";
+    }
+
+    private static void setThreads(int n) {
         try {
-            MethodHandle h = Linker.nativeLinker().downcallHandle(set.get(), FunctionDescriptor.ofVoid(JAVA_INT));
-            h.invokeExact(CoreShare.CORES);
+            SET_THREADS.invokeExact(n);
         } catch (Throwable t) {
             throw new IllegalStateException("openblas_set_num_threads failed", t);
         }
-        return CoreShare.CORES + " thread(s), this rank's share of the cores";
     }
 
     private OpenBlas() {
@@ -126,10 +154,22 @@ public final class OpenBlas {
             int ldb = Math.max(1, transB ? k : n);
             int ldc = Math.max(1, n);
             int opA = transA ? TRANS : NO_TRANS, opB = transB ? TRANS : NO_TRANS;
-            if (t == DType.F32) {
-                SGEMM.invokeExact(ROW_MAJOR, opA, opB, m, n, k, 1.0f, na, lda, nb, ldb, 0.0f, nc, ldc);
-            } else {
-                DGEMM.invokeExact(ROW_MAJOR, opA, opB, m, n, k, 1.0, na, lda, nb, ldb, 0.0, nc, ldc);
+            // OpenBLAS splits a product's rows and columns among its threads, never the sum over k, so the count
+            // changes no result; the setting is the process's, and another rank's thread may meet it changed
+            boolean oneThread = SET_THREADS != null && CoreShare.CORES > 1 && (long) m * n * k < ONE_THREAD_BELOW;
+            if (oneThread) {
+                setThreads(1);
+            }
+            try {
+                if (t == DType.F32) {
+                    SGEMM.invokeExact(ROW_MAJOR, opA, opB, m, n, k, 1.0f, na, lda, nb, ldb, 0.0f, nc, ldc);
+                } else {
+                    DGEMM.invokeExact(ROW_MAJOR, opA, opB, m, n, k, 1.0, na, lda, nb, ldb, 0.0, nc, ldc);
+                }
+            } finally {
+                if (oneThread) {
+                    setThreads(CoreShare.CORES);
+                }
             }
             if (nc != c) {
                 c.copyFrom(nc);
