@@ -115,7 +115,7 @@ public final class Toolchain {
         boolean weftOnMpi = switch (comm) {
             case FAKE -> false;
             case MPI -> true;
-            case AUTO -> exec(weftCommand(root, 2, true, "MpiProbe", List.of(2)), env).ok();
+            case AUTO -> exec(weftCommand(root, 2, true, null, "MpiProbe", List.of(2)), env).ok();
         };
         return new Toolchain(root, python, noMpi, noMpi4py, noTorch, weftOnMpi, noMpich, versions);
     }
@@ -183,24 +183,27 @@ public final class Toolchain {
 
     /** A Weft benchmark program (a class of {@code dev.weft.bench.weft}) run by {@code bin/weft run} on RANKS ranks. */
     public List<String> weft(int ranks, String program, Object... args) {
-        return weftCommand(root, ranks, ranks > 1 && weftOnMpi, program, List.of(args));
+        return weftCommand(root, ranks, ranks > 1 && weftOnMpi, null, program, List.of(args));
     }
 
     /** A Weft benchmark program run by {@code bin/weft run --mpi mpich} on RANKS ranks (see {@link #noMpich}). */
     public List<String> weftOnMpich(int ranks, String program, Object... args) {
-        List<String> cmd = weftCommand(root, ranks, true, program, List.of(args));
-        cmd.addAll(2, List.of("--mpi", "mpich"));
-        return cmd;
+        return weftCommand(root, ranks, true, "mpich", program, List.of(args));
     }
 
     /** A Weft benchmark program on RANKS fake ranks (threads of one JVM), whatever the MPI installed. */
     public List<String> weftFake(int ranks, String program, Object... args) {
-        return weftCommand(root, ranks, false, program, List.of(args));
+        return weftCommand(root, ranks, false, null, program, List.of(args));
     }
 
-    private static List<String> weftCommand(Path root, int ranks, boolean mpi, String program, List<Object> args) {
-        List<String> cmd = new ArrayList<>(List.of(root.resolve("bin/weft").toString(), "run", "-np",
-                Integer.toString(ranks), "--comm", mpi ? "mpi" : "fake", "-cp",
+    /** {@code bin/weft run}; {@code implementation} names the MPI ({@code --mpi}), null for the default. */
+    private static List<String> weftCommand(Path root, int ranks, boolean mpi, String implementation, String program,
+                                            List<Object> args) {
+        List<String> cmd = new ArrayList<>(List.of(root.resolve("bin/weft").toString(), "run"));
+        if (implementation != null) {
+            cmd.addAll(List.of("--mpi", implementation));
+        }
+        cmd.addAll(List.of("-np", Integer.toString(ranks), "--comm", mpi ? "mpi" : "fake", "-cp",
                 root.resolve("bench/target/classes").toString(), WEFT_PROGRAMS + program));
         args.forEach(a -> cmd.add(a.toString()));
         return cmd;

@@ -132,18 +132,27 @@ public final class CombineAllReduces implements Pass {
         combineSegment(ops, lo, ops.size(), function);
     }
 
+    /**
+     * The descriptor of {@code op} when it is a blocking {@code allreduce} custom call of one operand and one result,
+     * as lowered (no token yet); else null.
+     */
+    static CommOp.AllReduce blockingAllreduce(Op op) {
+        return op.name().equals(StableHlo.CUSTOM_CALL) && op.operands().size() == 1 && op.results().size() == 1
+                && op.attr("backend_config") instanceof Attr.CommConfig c && c.op() instanceof CommOp.AllReduce a
+                && op.attr("call_target_name") instanceof Attr.Str target
+                && target.value().endsWith(CommOp.Kind.ALLREDUCE.label()) ? a : null;
+    }
+
     /** The key of a fusable allreduce, or null. */
     private static Key key(Op op) {
-        if (!op.name().equals(StableHlo.CUSTOM_CALL) || op.operands().size() != 1 || op.results().size() != 1
-                || !(op.attr("backend_config") instanceof Attr.CommConfig c)
-                || !(c.op() instanceof CommOp.AllReduce(var comm, ReduceOp reduce)) || reduce.isCustom()
-                || !(op.attr("call_target_name") instanceof Attr.Str target)
-                || !target.value().endsWith(CommOp.Kind.ALLREDUCE.label())
-                || !(op.operand(0).type() instanceof TensorType t) || t.shape().size() == 0) {
+        CommOp.AllReduce a = blockingAllreduce(op);
+        if (a == null || a.op().isCustom() || !(op.operand(0).type() instanceof TensorType t)
+                || t.shape().size() == 0) {
             return null;
         }
-        String prefix = target.value().substring(0, target.value().length() - CommOp.Kind.ALLREDUCE.label().length());
-        return new Key(prefix, op.effect(), reduce, t.dtype());
+        String target = ((Attr.Str) op.attr("call_target_name")).value();
+        String prefix = target.substring(0, target.length() - CommOp.Kind.ALLREDUCE.label().length());
+        return new Key(prefix, op.effect(), a.op(), t.dtype());
     }
 
     /** Fuses the allreduces among {@code ops[lo, hi)}, where every op with an effect is a fusable allreduce. */

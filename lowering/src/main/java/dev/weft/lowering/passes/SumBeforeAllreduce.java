@@ -68,8 +68,8 @@ public final class SumBeforeAllreduce implements Pass {
                     List.of(sum.result().type()), sum.attributes(), sum.regions(), sum.location());
             TensorType type = sum.result().tensorType();
             Map<String, Attr> attrs = new LinkedHashMap<>(allreduce.attributes());
-            CommOp.AllReduce op = (CommOp.AllReduce) ((Attr.CommConfig) allreduce.attr("backend_config")).op();
-            attrs.put("backend_config", new Attr.CommConfig(op, type.aval()));
+            attrs.put("backend_config", new Attr.CommConfig(CombineAllReduces.blockingAllreduce(allreduce),
+                    type.aval()));
             Op moved = new Op(StableHlo.CUSTOM_CALL, List.of(reduced.result()), List.of(type), attrs, List.of(),
                     allreduce.location(), allreduce.effect());
             replacements.put(sum, List.of(reduced, moved));
@@ -106,12 +106,8 @@ public final class SumBeforeAllreduce implements Pass {
             return null;
         }
         Op a = producer.get(sum.operand(0));
-        boolean allreduceSum = a != null && a.name().equals(StableHlo.CUSTOM_CALL) && a.operands().size() == 1
-                && a.results().size() == 1 && a.attr("backend_config") instanceof Attr.CommConfig c
-                && c.op() instanceof CommOp.AllReduce(var comm, ReduceOp reduce) && reduce == ReduceOp.SUM
-                && a.attr("call_target_name") instanceof Attr.Str target
-                && target.value().endsWith(CommOp.Kind.ALLREDUCE.label());
-        return allreduceSum && uses.count(a.result()) == 1 ? a : null;
+        CommOp.AllReduce allreduce = a == null ? null : CombineAllReduces.blockingAllreduce(a);
+        return allreduce != null && allreduce.op() == ReduceOp.SUM && uses.count(a.result()) == 1 ? a : null;
     }
 
     private static boolean isZero(Op constant) {

@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.Optional;
+import java.util.stream.Stream;
 import java.util.logging.Logger;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -35,9 +36,12 @@ public final class OpenBlas {
      * 16 us); a 4M-term product takes about 0.1 ms on one core.
      */
     static final long ONE_THREAD_BELOW = 1L << 22;
-    /** The variables by which a user chooses OpenBLAS's threads: any of them set leaves the count alone. */
-    private static final String[] USER_THREAD_VARIABLES = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
-        "OMP_NUM_THREADS"};
+    /**
+     * The first of the variables by which a user chooses OpenBLAS's threads that is set, or null: one set leaves the
+     * count alone.
+     */
+    private static final String USER_THREAD_VARIABLE = Stream.of("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+            "OMP_NUM_THREADS").filter(v -> System.getenv(v) != null).findFirst().orElse(null);
     /** {@code openblas_set_num_threads}, when Weft chose the thread count; else null (the count is left alone). */
     private static final MethodHandle SET_THREADS;
 
@@ -70,12 +74,7 @@ public final class OpenBlas {
      * is set) or the library has no such function.
      */
     private static MethodHandle threadSetter(SymbolLookup lib) {
-        for (String v : USER_THREAD_VARIABLES) {
-            if (System.getenv(v) != null) {
-                return null;
-            }
-        }
-        return lib.find("openblas_set_num_threads")
+        return USER_THREAD_VARIABLE != null ? null : lib.find("openblas_set_num_threads")
                 .map(a -> Linker.nativeLinker().downcallHandle(a, FunctionDescriptor.ofVoid(JAVA_INT))).orElse(null);
     }
 
@@ -85,10 +84,8 @@ public final class OpenBlas {
      * polling. Returns what was decided, for {@code WEFT_DEBUG}.
      */
     private static String shareCores() {
-        for (String v : USER_THREAD_VARIABLES) {
-            if (System.getenv(v) != null) {
-                return "threads as " + v + "=" + System.getenv(v) + " says";
-            }
+        if (USER_THREAD_VARIABLE != null) {
+            return "threads as " + USER_THREAD_VARIABLE + "=" + System.getenv(USER_THREAD_VARIABLE) + " says";
         }
         if (SET_THREADS == null) {
             return "threads left at its default (no openblas_set_num_threads)";

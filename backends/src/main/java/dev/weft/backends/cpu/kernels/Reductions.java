@@ -196,16 +196,12 @@ public final class Reductions {
         return lanes;
     }
 
-    /** Sets every lane to {@code r}'s identity; {@code -0.0}, not {@code 0.0}, so a sum of {@code -0.0}s stays so. */
+    /**
+     * Sets every lane to {@code r}'s identity; a sum's is {@code -0.0}, not {@code 0.0}, so a sum of {@code -0.0}s
+     * stays so.
+     */
     static void resetLanes(ElementwiseOp r, double[] lanes) {
-        double identity = switch (r) {
-            case ADD -> -0.0;
-            case MUL -> 1.0;
-            case MAX -> Double.NEGATIVE_INFINITY;
-            case MIN -> Double.POSITIVE_INFINITY;
-            default -> throw new IllegalArgumentException(r + " is not reducible");
-        };
-        Arrays.fill(lanes, identity);
+        Arrays.fill(lanes, r == ElementwiseOp.ADD ? -0.0 : r.identity(DType.F64).doubleValue());
     }
 
     /** The lanes combined: {@code ((l0 r l1) r (l2 r l3)) r ((l4 r l5) r (l6 r l7))}. */
