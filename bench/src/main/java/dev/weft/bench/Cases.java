@@ -64,7 +64,7 @@ public final class Cases {
                         int trainSteps, int reps, int warmup) {
         /** The sizes the issue asks for. */
         public static final Sizes FULL = new Sizes(16 << 20, 1024, 50_000, 1000, 10_000, 20, 60_000, 240, 1024, 1024,
-                20, 40, 400, 20, 10);
+                20, 40, 1200, 20, 10);
         /** Small and few, for a check that everything runs: minutes, not tens of minutes. */
         public static final Sizes QUICK = new Sizes(1 << 20, 256, 10_000, 1000, 1000, 2, 6000, 12, 256, 256, 10, 10,
                 StepSeries.MIN_STEPS, 3, 1);

@@ -28,11 +28,11 @@ public enum Setting {
     TIMELINE_EVENTS("weft.timeline.events", "WEFT_TIMELINE_EVENTS", Accepts.whole(1, Integer.MAX_VALUE - 8,
             1_000_000)),
     /**
-     * Bytes of tensors made between two collections Weft asks for. 256 MiB: a training step that drops 3.2 MB of
-     * parameters a step ran in 9 ms at 256 MiB against 23 ms at 1 GiB, every buffer between two collections being
-     * fresh memory (541 page faults a step, 128 at 256 MiB).
+     * Bytes of tensors made between two collections Weft asks for. Unset, 64 MiB or four of the largest buffer
+     * made so far ({@code MemoryPacer.budget}): every buffer between two collections is fresh memory, which faults its
+     * pages in; the MLP training step's steps 2-20 took 51-53 ms at 64 MiB against 77-84 ms at 256 MiB.
      */
-    MEMORY_BUDGET("weft.memory.budget", "WEFT_MEMORY_BUDGET", Accepts.bytes(1L << 20, 256L << 20)),
+    MEMORY_BUDGET("weft.memory.budget", "WEFT_MEMORY_BUDGET", Accepts.bytes(1L << 20, 64L << 20)),
     /** The compile target of {@code @Compile} methods ({@code cpu}, {@code gpu}); the pipeline checks it. */
     TARGET("weft.target", null, Accepts.text()),
     /** Executables kept per {@code @Compile} method. */

@@ -66,10 +66,10 @@ class NativeMemoryTest {
     void droppedBuffersStayWithinTheBudgetPlusMargin() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 64L << 20;
-        long bound = MemoryPacer.budget() + MemoryPacer.margin() + bytes;
+        long bound = MemoryPacer.budgetWith(bytes) * 5 / 4 + bytes;
         long before = MemoryPacer.outstandingBytes();
         MemorySegment kept = null;
-        int count = (int) (2 * (MemoryPacer.budget() + MemoryPacer.margin()) / bytes);
+        int count = (int) (2 * (MemoryPacer.budgetWith(bytes) * 5 / 4) / bytes);
         for (int i = 0; i < count; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
             kept.set(ValueLayout.JAVA_BYTE, 0, (byte) i);
@@ -89,7 +89,7 @@ class NativeMemoryTest {
     void aLoopThatDropsLargeBuffersReusesPooledMappings() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 32L << 20;
-        int cycle = (int) ((MemoryPacer.budget() + MemoryPacer.margin()) / bytes);
+        int cycle = (int) (MemoryPacer.budgetWith(bytes) * 5 / 4 / bytes);
         MemorySegment kept = null;
         for (int i = 0; i < 3 * cycle; i++) {
             kept = NativeMemory.allocateUninitialized(bytes);
@@ -105,6 +105,16 @@ class NativeMemoryTest {
                 .isLessThanOrEqualTo(10);
     }
 
+    /** Unset, the budget is 64 MiB, or four of the largest buffer made so far when that is more. */
+    @Test
+    void theDefaultBudgetHoldsFourOfTheLargestBuffer() {
+        assumeThat(Setting.MEMORY_BUDGET.text()).as("budget not set").isNull();
+        assertThat(MemoryPacer.budgetWith(100L << 20)).isEqualTo(400L << 20);
+        assertThat(MemoryPacer.budgetWith(1L << 20)).isGreaterThanOrEqualTo(64L << 20);
+        NativeMemory.allocateUninitialized(20L << 20);
+        assertThat(MemoryPacer.budget()).isGreaterThanOrEqualTo(80L << 20);
+    }
+
     /**
      * Live buffers beyond the budget plus margin are allowed: each allocation that would exceed them waits for a
      * collection, which finds the buffers live and so no longer counts them as young.
@@ -112,7 +122,7 @@ class NativeMemoryTest {
     @Test
     void liveBuffersBeyondTheBudgetAreAllowedAndCostCollections() {
         long bytes = 64L << 20;
-        int count = (int) ((MemoryPacer.budget() + MemoryPacer.margin()) / bytes) + 4;
+        int count = (int) (MemoryPacer.budgetWith(bytes) * 5 / 4 / bytes) + 4;
         long before = MemoryPacer.collections();
         List<MemorySegment> live = new ArrayList<>();
         for (int i = 0; i < count; i++) {

@@ -31,12 +31,12 @@ class SettingTest {
     @Test
     void sizesAreReadInBytesOrWithASuffix() {
         Setting s = Setting.MEMORY_BUDGET;
-        assertThat(s.number()).isEqualTo(256L << 20);
+        assertThat(s.number()).isEqualTo(64L << 20);
         assertThat(with(s, "1234567", s::number)).isEqualTo(1234567);
         assertThat(with(s, " 512m ", s::number)).isEqualTo(512L << 20);
         assertThat(with(s, "2G", s::number)).isEqualTo(2L << 30);
         assertThat(with(s, "3072k", s::number)).isEqualTo(3L << 20);
-        assertThat(with(s, "  ", s::number)).as("blank is unset").isEqualTo(256L << 20);
+        assertThat(with(s, "  ", s::number)).as("blank is unset").isEqualTo(64L << 20);
         for (String bad : new String[] {"m", "-1", "1.5g", "12x", "99999999999999g", "1k"}) {
             System.setProperty(s.property(), bad);
             assertThatThrownBy(s::number).as("'%s'", bad).isInstanceOf(WeftException.class)

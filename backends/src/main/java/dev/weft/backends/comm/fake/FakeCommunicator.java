@@ -142,9 +142,12 @@ final class FakeCommunicator implements Communicator {
         CommChecks.reduceOp(this, "allreduce", op, dtype, where);
         long bytes = CommChecks.buffer(this, "allreduce", "input", in, dtype, count, where);
         CommChecks.buffer(this, "allreduce", "output", out, dtype, count, where);
+        // Alone in its group, a rank's contribution is the result: no private copy (a fresh buffer per call).
         Object result = collective(new CollectiveCall(CommOp.Kind.ALLREDUCE, dtype, count, -1, op.name(),
-                where), op, Collectives.copyOf(in, bytes));
-        MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+                where), op, size() == 1 ? in : Collectives.copyOf(in, bytes));
+        if (((MemorySegment) result).address() != out.address()) {
+            MemorySegment.copy((MemorySegment) result, 0, out, 0, bytes);
+        }
     }
 
     @Override

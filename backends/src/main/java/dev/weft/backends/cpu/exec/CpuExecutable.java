@@ -148,6 +148,7 @@ public final class CpuExecutable implements Executable {
             f = new CpuFrame(slotCount, scratchFactories, classBytes, allocations);
         }
         Buffer[] donated = null;
+        Buffer[] passed = new Buffer[argumentTypes.length];
         for (int i = 0; i < argumentTypes.length; i++) {
             Tensor t = args.get(i);
             boolean donation = TensorAccess.donated(t);
@@ -158,6 +159,7 @@ public final class CpuExecutable implements Executable {
                 donated = donated == null ? new Buffer[argumentTypes.length] : donated;
                 donated[i] = b;
             }
+            passed[i] = b;
             f.define(main.argSlots()[i], b);
             if (b.kind == Buffer.Kind.DONATED && unusedArguments[i]) {
                 f.release(main.argSlots()[i]);
@@ -175,6 +177,11 @@ public final class CpuExecutable implements Executable {
             Buffer b = f.slots[main.resultSlots()[i]];
             resultBuffers[i] = b;
             MemorySegment seg = b.segment;
+            Tensor forwarded = b.kind == Buffer.Kind.READ_ONLY ? forwarded(args, passed, b, i) : null;
+            if (forwarded != null) {
+                results.add(forwarded);
+                continue;
+            }
             if (b.kind == Buffer.Kind.READ_ONLY || returnedBefore(resultBuffers, i)) {
                 seg = NativeMemory.allocateUninitialized(resultTypes[i].byteSize());
                 MemorySegment.copy(b.segment, 0, seg, 0, resultTypes[i].byteSize());
@@ -208,6 +215,21 @@ public final class CpuExecutable implements Executable {
     }
 
     /** True if result {@code i} shares its buffer with an earlier result (each result gets a buffer of its own). */
+    /**
+     * The argument that result {@code i} returns unchanged, when it has the result's aval: that tensor itself rather
+     * than a copy, as JAX forwards such an input (an optimizer state passed through is no fresh buffer a step).
+     * Tensors are immutable, so sharing one is safe; a donated argument is not forwarded (its buffer is the result's
+     * own). Null when the result is no such argument.
+     */
+    private Tensor forwarded(List<Tensor> args, Buffer[] passed, Buffer b, int i) {
+        for (int k = 0; k < passed.length; k++) {
+            if (passed[k] == b) {
+                return TensorAccess.aval(args.get(k)).equals(resultAvals[i]) ? args.get(k) : null;
+            }
+        }
+        return null;
+    }
+
     private static boolean returnedBefore(Buffer[] results, int i) {
         for (int j = 0; j < i; j++) {
             if (results[j] == results[i]) {

@@ -53,8 +53,11 @@ final class CustomCallInstruction implements Instruction {
             if (direct != null) {
                 Value result = op.results().get(results[0]);
                 int[] tokens = op.results().stream().filter(v -> v != result).mapToInt(b::slot).toArray();
+                // a collective whose operand dies here runs in place (MPI_IN_PLACE): no result buffer of its own
+                int[] candidates = handler.writesOverOperand(op) && !handler.keepsOfferedResults(op)
+                        ? b.inPlaceCandidates(op, results[0]) : new int[0];
                 return new Direct(direct, b.slot(op.operand(operands[0])), b.slot(result),
-                        b.sizeClass(result.tensorType()), tokens);
+                        b.sizeClass(result.tensorType()), tokens, candidates);
             }
         }
         return new CustomCallInstruction(op, handler, b);
@@ -88,13 +91,15 @@ final class CustomCallInstruction implements Instruction {
 
     /**
      * A custom call on one tensor operand and one tensor result (and tokens) that its handler runs as a direct
-     * call ({@link CustomCallHandler#operandResultCall}): no arrays, and the result is always the buffer offered.
+     * call ({@link CustomCallHandler#operandResultCall}): no arrays, and the result is always the buffer offered:
+     * the operand's own when it dies here and the handler {@linkplain CustomCallHandler#writesOverOperand writes over
+     * it} (an allreduce of a gradient: MPI_IN_PLACE, no fresh buffer), else one of the result's size class.
      */
     private record Direct(OperandResultCall call, int in, int out, int resultClass,
-                          int[] tokens) implements Instruction {
+                          int[] tokens, int[] candidates) implements Instruction {
         @Override
         public void execute(CpuFrame f) {
-            Buffer result = f.allocate(resultClass);
+            Buffer result = ProgramBuilder.output(f, candidates, resultClass);
             call.accept(f.slots[in].segment, result.segment);
             f.define(out, result);
             for (int t : tokens) {

@@ -339,18 +339,38 @@ class CpuExecutableTest {
         assertThat(out.toFloatArray()).containsExactly(2, 8, 18, 32);
     }
 
+    /**
+     * An argument returned unchanged is that tensor itself, as JAX forwards it (no copy, no fresh buffer); any other
+     * result over an argument's bytes (here a reshape) is a copy, so that no two tensors share a buffer.
+     */
     @Test
-    void resultsNeverAliasArguments() {
+    void anArgumentReturnedUnchangedIsForwardedAndNoOtherResultAliasesOne() {
         Ir ir = new Ir();
-        List<Value> a = args(F32_4);
+        List<Value> a = args(F32_4, F32_4);
         Value reshaped = ir.op(StableHlo.RESHAPE, t(DType.F32, 2, 2), a.getFirst());
         Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
-        List<Tensor> out = new CpuExecutable(ir.module(a, a.getFirst(), reshaped)).run(List.of(x));
-        long in = TensorAccess.data(x).address();
-        assertThat(TensorAccess.data(out.get(0)).address()).isNotEqualTo(in);
-        assertThat(TensorAccess.data(out.get(1)).address()).isNotEqualTo(in);
+        Tensor y = Tensor.of(new float[] {5, 6, 7, 8});
+        CpuExecutable exe = new CpuExecutable(ir.module(a, a.getFirst(), reshaped, a.getFirst(), a.get(1)));
+        long allocations = exe.allocationCount();
+        List<Tensor> out = exe.run(List.of(x, y));
+        assertThat(out.get(0)).isSameAs(x);
+        assertThat(out.get(2)).isSameAs(x);
+        assertThat(out.get(3)).isSameAs(y);
+        assertThat(TensorAccess.data(out.get(1)).address()).isNotEqualTo(TensorAccess.data(x).address());
         assertThat(out.get(1).shape()).containsExactly(2, 2);
         assertThat(out.get(1).toFloatArray()).containsExactly(1, 2, 3, 4);
+        assertThat(exe.allocationCount()).isEqualTo(allocations);
+    }
+
+    /** A donated argument returned unchanged is not forwarded: its buffer becomes the result's, the argument used up. */
+    @Test
+    void aDonatedArgumentReturnedUnchangedIsNotForwarded() {
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Tensor x = Tensor.of(new float[] {1, 2, 3, 4});
+        List<Tensor> out = new CpuExecutable(ir.module(a, a.getFirst())).run(List.of(x.donate()));
+        assertThat(out.getFirst()).isNotSameAs(x);
+        assertThat(out.getFirst().toFloatArray()).containsExactly(1, 2, 3, 4);
     }
 
     @Test
@@ -483,6 +503,54 @@ class CpuExecutableTest {
         assertThat((double) (bytes[1] - bytes[0]) / (iterations[1] - iterations[0]))
                 .as("bytes allocated per iteration").isLessThan(4);
         assertThat(directCalls[0]).isEqualTo(direct ? 20L * (iterations[0] + iterations[1]) : 0);
+    }
+
+    /**
+     * A direct custom call whose handler writes over its operand (a collective: {@code MPI_IN_PLACE}) takes the
+     * buffer of an operand that dies at it, so it allocates none of its own; a handler that may not is offered a
+     * buffer of its own. Either way the result is the call's.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aDirectCallThatWritesOverItsOperandTakesTheDyingOperandsBuffer(boolean writesOver) {
+        long[] seen = new long[2];
+        CustomCallRegistry calls = new CustomCallRegistry().register("test.negate", new CustomCallHandler() {
+            @Override
+            public void call(Op op, MemorySegment[] in, MemorySegment[] results) {
+                throw new AssertionError("array call of a handler with a direct call");
+            }
+
+            @Override
+            public boolean retainsOperands(Op op) {
+                return false;
+            }
+
+            @Override
+            public OperandResultCall operandResultCall(Op op) {
+                return (in, result) -> {
+                    seen[0] = in.address();
+                    seen[1] = result.address();
+                    negateFirst(in, result);
+                };
+            }
+
+            @Override
+            public boolean writesOverOperand(Op op) {
+                return writesOver;
+            }
+        });
+        Ir ir = new Ir();
+        List<Value> a = args(F32_4);
+        Value twice = ir.binary(ElementwiseOp.ADD, a.getFirst(), a.getFirst());
+        Value neg = ir.op(StableHlo.CUSTOM_CALL, List.of(twice), List.of(F32_4),
+                Map.of("call_target_name", new Attr.Str("test.negate"), StableHlo.LAST_USE, Attr.I64Array.of(0)),
+                List.of()).result();
+        CpuExecutable exe = new CpuExecutable(ir.module(a, neg), calls);
+        Tensor x = Tensor.of(new float[] {1, -2, 3, -4});
+        assertThat(exe.run(List.of(x)).getFirst().toFloatArray()).containsExactly(-2, -4, 6, -8);
+        assertThat(seen[1] == seen[0]).as("the result written over the operand").isEqualTo(writesOver);
+        assertThat(exe.allocationCount()).isEqualTo(writesOver ? 1 : 2);
+        assertThat(x.toFloatArray()).containsExactly(1, -2, 3, -4);
     }
 
     private static void negateFirst(MemorySegment in, MemorySegment result) {
