@@ -148,7 +148,6 @@ public final class CpuExecutable implements Executable {
             f = new CpuFrame(slotCount, scratchFactories, classBytes, allocations);
         }
         Buffer[] donated = null;
-        Buffer[] passed = new Buffer[argumentTypes.length];
         for (int i = 0; i < argumentTypes.length; i++) {
             Tensor t = args.get(i);
             boolean donation = TensorAccess.donated(t);
@@ -159,7 +158,6 @@ public final class CpuExecutable implements Executable {
                 donated = donated == null ? new Buffer[argumentTypes.length] : donated;
                 donated[i] = b;
             }
-            passed[i] = b;
             f.define(main.argSlots()[i], b);
             if (b.kind == Buffer.Kind.DONATED && unusedArguments[i]) {
                 f.release(main.argSlots()[i]);
@@ -177,7 +175,7 @@ public final class CpuExecutable implements Executable {
             Buffer b = f.slots[main.resultSlots()[i]];
             resultBuffers[i] = b;
             MemorySegment seg = b.segment;
-            Tensor forwarded = b.kind == Buffer.Kind.READ_ONLY ? forwarded(args, passed, b, i) : null;
+            Tensor forwarded = b.kind == Buffer.Kind.READ_ONLY ? forwarded(args, b, i) : null;
             if (forwarded != null) {
                 results.add(forwarded);
                 continue;
@@ -221,10 +219,10 @@ public final class CpuExecutable implements Executable {
      * Tensors are immutable, so sharing one is safe; a donated argument is not forwarded (its buffer is the result's
      * own). Null when the result is no such argument.
      */
-    private Tensor forwarded(List<Tensor> args, Buffer[] passed, Buffer b, int i) {
-        for (int k = 0; k < passed.length; k++) {
-            if (passed[k] == b) {
-                return TensorAccess.aval(args.get(k)).equals(resultAvals[i]) ? args.get(k) : null;
+    private Tensor forwarded(List<Tensor> args, Buffer b, int i) {
+        for (Tensor t : args) {
+            if (TensorAccess.data(t) == b.segment) {
+                return TensorAccess.aval(t).equals(resultAvals[i]) ? t : null;
             }
         }
         return null;
