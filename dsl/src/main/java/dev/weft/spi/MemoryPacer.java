@@ -2,10 +2,10 @@ package dev.weft.spi;
 
 /**
  * Paces {@link NativeMemory}'s buffers over {@value NativeMemory#SMALL} bytes with a budget in bytes
- * ({@link #budget}): see {@link NativeMemory} for what it bounds. Each buffer is tagged with the pacing collections started before it was
- * handed out. <em>Young</em> bytes are those of buffers handed out since the last pacing collection that is done
- * started, and not freed yet; a done collection has freed every buffer that was unreachable when it started, so the
- * other buffers outstanding were live then (or became unreachable since).
+ * ({@link #budget}): see {@link NativeMemory} for what it bounds. Each buffer is tagged with the pacing collections
+ * started before it was handed out. <em>Young</em> bytes are those of buffers handed out since the last pacing
+ * collection that is done started, and not freed yet; a done collection has freed every buffer that was unreachable
+ * when it started, so the other buffers outstanding were live then (or became unreachable since).
  *
  * <ul>
  *   <li>An allocation that brings the young bytes over the {@linkplain #budget budget} asks for a collection on a
@@ -106,20 +106,17 @@ final class MemoryPacer {
      * @throws dev.weft.WeftException if {@link Setting#MEMORY_BUDGET} is set to a bad value
      */
     static long budget() {
-        synchronized (LOCK) {
-            if (budget == 0) {
-                budget = Setting.MEMORY_BUDGET.number();
-                set = Setting.MEMORY_BUDGET.text() != null;
-            }
-            return budgetWith(largest);
-        }
+        return budgetWith(0);
     }
 
     /** The budget once a buffer of {@code bytes} has been admitted. */
     static long budgetWith(long bytes) {
         synchronized (LOCK) {
-            long base = budget == 0 ? Setting.MEMORY_BUDGET.number() : budget;
-            return set ? base : Math.max(base, LARGEST_PER_BUDGET * Math.max(bytes, largest));
+            if (budget == 0) {
+                budget = Setting.MEMORY_BUDGET.number();
+                set = Setting.MEMORY_BUDGET.text() != null;
+            }
+            return set ? budget : Math.max(budget, LARGEST_PER_BUDGET * Math.max(bytes, largest));
         }
     }
 

@@ -22,9 +22,10 @@ import java.lang.foreign.MemorySegment;
  * <p>Since off-heap buffers barely grow the Java heap, the collector alone may run too rarely to free them, so
  * buffers over {@value #SMALL} bytes are paced by a budget in bytes: {@code weft.memory.budget} system
  * property or {@code WEFT_MEMORY_BUDGET} environment variable (bytes, or with a suffix {@code k}, {@code m},
- * {@code g}, as {@code -XX:MaxDirectMemorySize}), at least 1 MiB; unset, 64 MiB or four times the largest such buffer made so far,
- * whichever is more (small, so that a loop's buffers come back before it has faulted in much fresh memory; growing, so
- * that a loop of large results is not collected every call). The margin is a quarter of the budget.
+ * {@code g}, as {@code -XX:MaxDirectMemorySize}), at least 1 MiB; unset, 64 MiB or four times the largest such
+ * buffer made so far, whichever is more (small, so that a loop's buffers come back before it has faulted in much
+ * fresh memory; growing, so that a loop of large results is not collected every call). The margin is a quarter of
+ * the budget.
  * Weft counts the <em>young</em> bytes: buffers handed out since its last collection started and not freed yet,
  * live or dropped. When they exceed the budget, an allocation asks for a collection ({@link System#gc}, as {@code
  * java.nio} does for direct buffers) on a thread of its own and goes on; an allocation that would take them past

@@ -212,7 +212,6 @@ public final class CpuExecutable implements Executable {
         return n == 1;
     }
 
-    /** True if result {@code i} shares its buffer with an earlier result (each result gets a buffer of its own). */
     /**
      * The argument that result {@code i} returns unchanged, when it has the result's aval: that tensor itself rather
      * than a copy, as JAX forwards such an input (an optimizer state passed through is no fresh buffer a step).
@@ -228,6 +227,7 @@ public final class CpuExecutable implements Executable {
         return null;
     }
 
+    /** True if result {@code i} shares its buffer with an earlier result (each result gets a buffer of its own). */
     private static boolean returnedBefore(Buffer[] results, int i) {
         for (int j = 0; j < i; j++) {
             if (results[j] == results[i]) {

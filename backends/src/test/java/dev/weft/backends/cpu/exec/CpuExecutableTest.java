@@ -362,7 +362,7 @@ class CpuExecutableTest {
         assertThat(exe.allocationCount()).isEqualTo(allocations);
     }
 
-    /** A donated argument returned unchanged is not forwarded: its buffer becomes the result's, the argument used up. */
+    /** A donated argument returned unchanged is not forwarded: its buffer becomes the result's. */
     @Test
     void aDonatedArgumentReturnedUnchangedIsNotForwarded() {
         Ir ir = new Ir();
