@@ -5,10 +5,10 @@
 #include "timing.h"
 
 /* Seconds per call of ITERS calls of ROUTINE (allreduce bcast allgather alltoall gather scatter scan sendrecv
- * iallreduce: root 0, SUM, iallreduce an MPI_Iallreduce waited at once, sendrecv to rank r+1 and from rank r-1) on COUNT f32 values per rank (the OSU micro-benchmarks'
- * message size: what each rank sends; alltoall: to each rank; scatter: what each rank gets) from in into out,
- * the ranks having entered together; -1 for an unknown routine. bcast sends the root's in, copied into out
- * before the clock starts. */
+ * iallreduce: root 0, SUM, iallreduce an MPI_Iallreduce waited at once, sendrecv to rank r+1 and from rank r-1)
+ * on COUNT f32 values per rank (the OSU micro-benchmarks' message size: what each rank sends; alltoall: to each
+ * rank; scatter: what each rank gets) from in into out, the ranks having entered together; -1 for an unknown
+ * routine. bcast sends the root's in, copied into out before the clock starts. */
 double osu_seconds(const char *routine, float *in, float *out, int count, long iters) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
