@@ -22,11 +22,13 @@ import java.util.Map;
  *       executor's unfused ops);</li>
  *   <li>{@code backends/cpu/exec/FusedLoopGenerator}: its bytecode in {@code Body.apply} (fused CPU loops);</li>
  *   <li>{@code backends/cpu/exec/VectorLoopEmitter}: its Vector API method in {@code method}, or none;</li>
+ *   <li>{@code backends/cpu/exec/CLoopEmitter}: its C in {@code apply}, or none in {@code hasC} (native fused
+ *       loops);</li>
  *   <li>{@code backends/gpu/ptx/ScalarOps}: its PTX in {@code emit} (a new function's code in {@code PtxMath});</li>
  *   <li>dsl's test {@code ReferenceInterpreter}: its row in {@code real} and {@code integer}.</li>
  * </ol>
  * Lowering, the eager interpreter, batching, sharding, fusion and the verifier iterate over {@link #values()}. The
- * bytecode, Vector API and PTX switches are exhaustive, so the compiler names a missing row there, and
+ * bytecode, C, Vector API and PTX switches are exhaustive, so the compiler names a missing row there, and
  * {@code ElementwiseCoverageTest} runs every constant through every emitter on every dtype it accepts.
  */
 public enum ElementwiseOp {

@@ -112,8 +112,12 @@ public record OutputDirectory(Path path, String chosenBy) {
         }
     }
 
-    /** Makes the directory if missing, and refuses one that others may write to without the sticky bit. */
-    private void prepare() throws IOException {
+    /**
+     * Makes the directory if missing, and refuses one that others may write to without the sticky bit.
+     *
+     * @throws IOException naming the directory and why
+     */
+    public void prepare() throws IOException {
         try {
             Files.createDirectories(path);
         } catch (FileAlreadyExistsException e) {

@@ -48,6 +48,11 @@ public enum Setting {
     FAKE_TIMEOUT("weft.fake.timeout", null, Accepts.seconds(120)),
     /** Bytes up to which a fake rank's send completes before its receive is posted. */
     FAKE_EAGER_LIMIT("weft.fake.eagerLimit", null, Accepts.whole(0, Long.MAX_VALUE, 0)),
+    /**
+     * The C compiler fused CPU loops are compiled with, a name on the {@code PATH} or a path (default {@code cc});
+     * {@code off} runs them on the JVM only.
+     */
+    CC("weft.cc", "WEFT_CC", Accepts.text()),
     /** Whether fused loops may run through the Vector API. */
     VECTOR("weft.vector", null, Accepts.choice("true", "true", "false")),
     /** Which matrix multiply runs on the CPU: OpenBLAS when it loads, else Java; or Java always. */

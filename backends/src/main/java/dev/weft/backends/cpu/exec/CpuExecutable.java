@@ -104,6 +104,7 @@ public final class CpuExecutable implements Executable {
         this.scratchFactories = builder.scratchFactories();
         this.classBytes = builder.classBytes();
         this.unusedArguments = unused(f.body());
+        NativeLoops.prepare(builder.fusedLoops());
     }
 
     private static boolean[] unused(Block body) {

@@ -13,9 +13,12 @@ import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.ir.TensorType;
 import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BiConsumer;
 
 /** The table from op name to {@link OpCompiler} for every op the CPU executor runs. */
@@ -50,6 +53,10 @@ final class OpCompilers {
     }
 
     private static Instruction elementwise(Op op, ProgramBuilder b) {
+        Optional<FusedLoop> loop = singleOp(op).flatMap(b::nativeLoop);
+        if (loop.isPresent()) {
+            return single(op, b, loop.get());
+        }
         ElementwiseKernel k = kernel(op);
         int[] in = b.slots(op.operands());
         int a0 = in[0], a1 = in.length > 1 ? in[1] : -1, a2 = in.length > 2 ? in[2] : -1;
@@ -61,6 +68,48 @@ final class OpCompilers {
             Buffer[] s = f.slots;
             Buffer o = ProgramBuilder.output(f, candidates, cls);
             k.apply(s[a0].segment, a1 < 0 ? null : s[a1].segment, a2 < 0 ? null : s[a2].segment, o.segment, n);
+            f.define(out, o);
+        };
+    }
+
+    /**
+     * Elementwise {@code op} as a fused loop of one op, which equals its kernel bit for bit; empty when an operand
+     * is not of the result's size or the op rejects its dtype (the kernel reports that).
+     */
+    private static Optional<FusedLoopSpec> singleOp(Op op) {
+        long n = op.result().tensorType().shape().size();
+        ElementwiseOp e = op.elementwise();
+        DType operand = op.operand(e == ElementwiseOp.SELECT ? 1 : 0).tensorType().dtype();
+        if (!e.accepts(operand)) {
+            return Optional.empty();
+        }
+        List<FusedLoopSpec.Node> nodes = new ArrayList<>();
+        List<Integer> args = new ArrayList<>();
+        for (int i = 0; i < op.operands().size(); i++) {
+            if (op.operand(i).tensorType().shape().size() != n) {
+                return Optional.empty();
+            }
+            nodes.add(new FusedLoopSpec.Element(i, op.operand(i).tensorType().dtype()));
+            args.add(i);
+        }
+        nodes.add(new FusedLoopSpec.Apply(e, operand, op.result().tensorType().dtype(), List.copyOf(args)));
+        return Optional.of(new FusedLoopSpec(List.copyOf(nodes), List.of(nodes.size() - 1)));
+    }
+
+    /** {@code op} run by {@code loop}, its native code (the kernels run later compiled by the JIT). */
+    private static Instruction single(Op op, ProgramBuilder b, FusedLoop loop) {
+        int[] in = b.slots(op.operands());
+        int out = b.slot(op.result());
+        int cls = b.sizeClass(op.result().tensorType());
+        int[] candidates = b.inPlaceCandidates(op, 0);
+        long n = op.result().tensorType().shape().size();
+        return f -> {
+            MemorySegment[] sources = new MemorySegment[in.length];
+            for (int i = 0; i < in.length; i++) {
+                sources[i] = f.slots[in[i]].segment;
+            }
+            Buffer o = ProgramBuilder.output(f, candidates, cls);
+            FusedLoopRunner.run(loop, sources, new MemorySegment[] {o.segment}, n);
             f.define(out, o);
         };
     }

@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -39,12 +40,33 @@ final class ProgramBuilder {
     private final boolean straightLoops;
     /** The progress of each transfer a custom call of the block being compiled starts, by the call. */
     private final Map<Op, Runnable> transfers = new IdentityHashMap<>();
+    /** The fused loops of the program, for {@link NativeLoops#prepare}. */
+    private final List<FusedLoop> fusedLoops = new ArrayList<>();
 
     /** {@code straightLoops}: whether loops whose body it can run straight run so ({@link StraightLoop}). */
     ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls, boolean straightLoops) {
         this.compilers = compilers;
         this.customCalls = customCalls;
         this.straightLoops = straightLoops;
+    }
+
+    /** The loop of {@code spec} ({@link NativeLoops#loop}), kept for {@link #fusedLoops}. */
+    FusedLoop fusedLoop(FusedLoopSpec spec) {
+        FusedLoop loop = NativeLoops.loop(spec);
+        fusedLoops.add(loop);
+        return loop;
+    }
+
+    /** {@link NativeLoops#nativeOnly}, kept for {@link #fusedLoops} when present. */
+    Optional<FusedLoop> nativeLoop(FusedLoopSpec spec) {
+        Optional<FusedLoop> loop = NativeLoops.nativeOnly(spec);
+        loop.ifPresent(fusedLoops::add);
+        return loop;
+    }
+
+    /** The fused loops of the program compiled so far. */
+    List<FusedLoop> fusedLoops() {
+        return fusedLoops;
     }
 
     boolean straightLoops() {

@@ -10,6 +10,8 @@ import dev.weft.lowering.ir.TensorType;
 import dev.weft.prim.ElementwiseOp;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * {@code stablehlo.reduce} of one operand with a scalar init. A body that is a single add, multiply, maximum or
@@ -34,6 +36,11 @@ final class ReduceInstruction {
         int cls = b.sizeClass(outType);
         Block body = op.regions().getFirst();
         ElementwiseOp library = LibraryReduction.combiner(body);
+        long[] fold = library == null ? null : Reductions.leadingFold(dims, axes);
+        Optional<FusedLoop> rows = fold == null ? Optional.empty() : b.nativeLoop(foldSpec(library, t));
+        if (rows.isPresent()) {
+            return foldRows(rows.get(), t, fold[0], fold[1], in, init, out, cls, outSize);
+        }
         if (library != null) {
             return f -> {
                 Buffer o = f.allocate(cls);
@@ -64,6 +71,29 @@ final class ReduceInstruction {
             }
             f.recycle(scalarClass, accArg);
             f.recycle(scalarClass, xArg);
+            f.define(out, o);
+        };
+    }
+
+    /** {@code acc = acc r x}, element for element, as {@link Reductions#accumulate} folds a row. */
+    private static FusedLoopSpec foldSpec(ElementwiseOp r, DType t) {
+        return new FusedLoopSpec(List.of(new FusedLoopSpec.Element(0, t), new FusedLoopSpec.Element(1, t),
+                new FusedLoopSpec.Apply(r, t, t, List.of(0, 1))), List.of(2));
+    }
+
+    /**
+     * A reduction of leading axes as {@link Reductions#accumulate} computes it, row after row of the input folded
+     * into the output in order, by {@code loop}'s native code in one call (the kernel's row calls run in the JVM's
+     * profiling tier for a program's first tens of steps).
+     */
+    private static Instruction foldRows(FusedLoop loop, DType t, long rows, long length, int in, int init, int out,
+                                        int cls, long outSize) {
+        long rowBytes = length * t.byteSize();
+        return f -> {
+            Buffer o = f.allocate(cls);
+            DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
+            loop.runRows(new MemorySegment[] {o.segment, f.slots[in].segment}, new long[2], new long[] {0, rowBytes},
+                    new MemorySegment[] {o.segment}, new long[1], new long[1], rows, 0, length);
             f.define(out, o);
         };
     }

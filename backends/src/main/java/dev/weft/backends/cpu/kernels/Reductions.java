@@ -73,6 +73,19 @@ public final class Reductions {
     }
 
     /**
+     * When the reduced axes of {@code dims} all come before the kept ones (size-1 axes aside), so that
+     * {@link #accumulate} folds row after row of the input into the whole output: {@code {rows, rowLength}}; else
+     * null.
+     */
+    public static long[] leadingFold(long[] dims, int[] axes) {
+        Groups g = Groups.of(dims, axes);
+        if (g == null || g.sizes.length != 2 || !g.reduced[0] || g.reduced[1]) {
+            return null;
+        }
+        return new long[] {g.sizes[0], g.sizes[1]};
+    }
+
+    /**
      * For generic (non-library) reductions: the output index of every input element, in row-major input order.
      */
     public static long[] outputIndexOfEachInput(long[] dims, int[] axes) {

@@ -1,0 +1,230 @@
+package dev.weft.backends.cpu.exec;
+
+import dev.weft.backends.cpu.cc.CCompiler;
+import dev.weft.spi.Setting;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Fused loops as native code, so that they run at full speed from their first calls instead of after the JIT has
+ * compiled them (the MLP training step's fused loops ran in the JVM's profiling tier at 75-90 ns an element for
+ * its first tens of steps; docs/performance.md, "Warm-up"). Each fused loop starts as the JVM's
+ * ({@link FusedLoopGenerator}) and switches to its C form ({@link CLoopEmitter}) once that is loaded; the two
+ * compute the same bits, so when the switch happens changes no result. An executable's loops that are not native
+ * yet are prepared when it is built ({@link #prepare}): those whose library is on disk from an earlier run load at
+ * once; the rest compile as one library on a background thread, while the JVM's loops run. Loops are shared by
+ * the whole JVM (fake ranks compile once).
+ *
+ * <p>{@link Setting#CC} chooses the compiler ({@link CCompiler}). With none (off, or no {@code cc} on the
+ * {@code PATH}) every loop is the JVM's, which {@code WEFT_DEBUG=1} says once; a compiler that fails is a warning
+ * on stderr, once, and its loops stay the JVM's.
+ */
+final class NativeLoops {
+    private static final Map<FusedLoopSpec, Tiered> LOOPS = new ConcurrentHashMap<>();
+    /** The compilers by the setting's value, so that tests and a changed property pick theirs. */
+    private static final Map<String, Optional<CCompiler>> COMPILERS = new ConcurrentHashMap<>();
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
+    private static final AtomicBoolean TOLD_NONE = new AtomicBoolean();
+    /** One background compile at a time: on a machine with few cores, the ranks' own work comes first. */
+    private static final ExecutorService BACKGROUND = Executors.newSingleThreadExecutor(
+            r -> Thread.ofPlatform().daemon().name("weft-cc").unstarted(r));
+    private static final FunctionDescriptor SIGNATURE = FunctionDescriptor.ofVoid(ValueLayout.ADDRESS,
+            ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG);
+    private static final String PLACEHOLDER = "weft_loop";
+
+    private NativeLoops() {
+    }
+
+    /** The loop of {@code spec}: the JVM's, made native by {@link #prepare} when a C compiler is configured. */
+    static FusedLoop loop(FusedLoopSpec spec) {
+        Optional<CCompiler> cc = compiler();
+        if (cc.isEmpty()) {
+            return FusedLoopGenerator.loop(spec);
+        }
+        return LOOPS.computeIfAbsent(spec, s -> new Tiered(s, cc.get()));
+    }
+
+    /**
+     * The loop of {@code spec} when it will run as native code (a compiler is configured and every op of it has a
+     * C form); else empty, and the caller keeps its own kernels. For ops the executor would otherwise run one kernel
+     * call at a time, which the JIT compiles late.
+     */
+    static Optional<FusedLoop> nativeOnly(FusedLoopSpec spec) {
+        FusedLoop loop = loop(spec);
+        return loop instanceof Tiered t && t.key != null ? Optional.of(loop) : Optional.empty();
+    }
+
+    /**
+     * Makes {@code loops} (of one executable) native: those on disk now, the rest as one library compiled in the
+     * background. Loops already native, being compiled, or without a C form are left as they are.
+     */
+    static void prepare(List<FusedLoop> loops) {
+        Map<String, Tiered> missing = new LinkedHashMap<>();
+        CCompiler cc = null;
+        for (FusedLoop l : loops) {
+            if (!(l instanceof Tiered t) || t.key == null || !t.claimed.compareAndSet(false, true)) {
+                continue;
+            }
+            Optional<Path> library = t.compiler.library(t.key);
+            if (library.isPresent() && t.load(library.get())) {
+                continue;
+            }
+            missing.put(t.key, t);
+            cc = t.compiler;
+        }
+        if (missing.isEmpty()) {
+            return;
+        }
+        CCompiler compiler = cc;
+        List<Tiered> batch = List.copyOf(missing.values());
+        BACKGROUND.execute(() -> compile(compiler, batch));
+    }
+
+    /** Compiles {@code batch} as one library, then loads each loop of it. */
+    static void compile(CCompiler cc, List<Tiered> batch) {
+        StringBuilder source = new StringBuilder(CLoopEmitter.PRELUDE);
+        Map<String, Tiered> functions = new LinkedHashMap<>();
+        batch.forEach(t -> functions.putIfAbsent(t.key, t));
+        for (Tiered t : functions.values()) {
+            source.append('\n').append(t.source(symbol(t.key)));
+        }
+        long start = System.nanoTime();
+        try {
+            String text = source.toString();
+            String key = cc.key(text);
+            Path library = cc.library(key).isPresent() ? cc.library(key).get() : cc.compile(key, text);
+            for (Tiered t : batch) {
+                cc.alias(library, t.key);
+                t.load(library);
+            }
+            cc.done(library);
+            if (Setting.DEBUG.on()) {
+                System.err.printf("weft: %d fused loop(s) compiled by %s in %.2f s (kept in %s)%n", batch.size(),
+                        cc.compiler(), (System.nanoTime() - start) / 1e9,
+                        cc.directory() == null ? "none: " + Setting.CACHE_DIR.setBy() + " is off" : cc.directory());
+            }
+        } catch (IOException | RuntimeException e) {
+            warn("could not compile fused loops to native code, they run on the JVM: " + e.getMessage());
+        }
+    }
+
+    private static String symbol(String key) {
+        return "weft_" + key;
+    }
+
+    /** The compiler the setting names now, found once per value. */
+    private static Optional<CCompiler> compiler() {
+        String value = Objects.requireNonNullElse(Setting.CC.text(), "");
+        return COMPILERS.computeIfAbsent(value, v -> {
+            Optional<CCompiler> cc;
+            try {
+                cc = CCompiler.configured();
+            } catch (IllegalStateException e) {
+                warn(e.getMessage());
+                return Optional.empty();
+            }
+            if (cc.isEmpty() && Setting.DEBUG.on() && TOLD_NONE.compareAndSet(false, true)) {
+                System.err.println("weft: fused loops run on the JVM only (" + (v.isEmpty()
+                        ? "no cc on the PATH; " + Setting.CC.setBy() + " names a C compiler" : Setting.CC.setBy()
+                        + "=" + v) + ")");
+            }
+            return cc;
+        });
+    }
+
+    private static void warn(String message) {
+        if (WARNED.compareAndSet(false, true)) {
+            System.err.println("weft: warning: " + message);
+        }
+    }
+
+    /**
+     * The JVM's loop until the native one is loaded; then the native one, which falls back per call. The JVM's loop
+     * is generated when first needed: a loop whose library is on disk never needs it, which saves a first call
+     * generating its class.
+     */
+    static final class Tiered implements FusedLoop {
+        private final FusedLoopSpec spec;
+        private final CCompiler compiler;
+        /** The C function with {@link #PLACEHOLDER} as its name, or null when the spec has no C form. */
+        private final String function;
+        /** The key of the function's library, or null. */
+        final String key;
+        final AtomicBoolean claimed = new AtomicBoolean();
+        private volatile FusedLoop fast;
+        private volatile FusedLoop java;
+
+        Tiered(FusedLoopSpec spec, CCompiler compiler) {
+            this.spec = spec;
+            this.compiler = compiler;
+            this.function = CLoopEmitter.function(spec, PLACEHOLDER).orElse(null);
+            this.key = function == null ? null : compiler.key(CLoopEmitter.PRELUDE + function);
+        }
+
+        /** The JVM's loop ({@link FusedLoopGenerator} caches it: every thread gets the same). */
+        FusedLoop jvm() {
+            FusedLoop j = java;
+            if (j == null) {
+                j = FusedLoopGenerator.loop(spec);
+                java = j;
+            }
+            return j;
+        }
+
+        String source(String name) {
+            return function.replaceFirst(PLACEHOLDER, name);
+        }
+
+        /** Loads this loop from {@code library}; false when it cannot be (the JVM's loop stays). */
+        boolean load(Path library) {
+            try {
+                SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
+                MethodHandle handle = Linker.nativeLinker().downcallHandle(lookup.findOrThrow(symbol(key)),
+                        SIGNATURE, Linker.Option.critical(true));
+                fast = new NativeFusedLoop(spec, handle, this::jvm);
+                return true;
+            } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
+                warn("could not load the fused loop library " + library + ", its loops run on the JVM: "
+                        + e.getMessage());
+                return false;
+            }
+        }
+
+        /** Whether the native loop runs. */
+        boolean isNative() {
+            return fast != null;
+        }
+
+        @Override
+        public void run(MemorySegment[] inputs, long[] inputOffsets, MemorySegment[] results, long[] resultOffsets,
+                long from, long to) {
+            FusedLoop f = fast;
+            (f == null ? jvm() : f).run(inputs, inputOffsets, results, resultOffsets, from, to);
+        }
+
+        @Override
+        public void runRows(MemorySegment[] inputs, long[] inputOffsets, long[] inputRowStrides,
+                MemorySegment[] results, long[] resultOffsets, long[] resultRowStrides, long rows, long from,
+                long to) {
+            FusedLoop f = fast;
+            (f == null ? jvm() : f).runRows(inputs, inputOffsets, inputRowStrides, results, resultOffsets,
+                    resultRowStrides, rows, from, to);
+        }
+    }
+}

@@ -1,0 +1,218 @@
+package dev.weft.backends.cpu.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.weft.DType;
+import dev.weft.backends.cpu.cc.CCompiler;
+import dev.weft.backends.cpu.kernels.Scalars;
+import dev.weft.prim.ElementwiseOp;
+import dev.weft.spi.OutputDirectory;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Fused loops compiled to C ({@link CLoopEmitter}, {@link NativeLoops}) compute what the JVM's loops compute, bit for
+ * bit, on the values where C and Java differ unless the emitter takes care (NaN, signed zeros, infinities,
+ * out-of-range casts, integer overflow); a library on disk is loaded without compiling; a call the native code
+ * cannot check runs the JVM's loop. Needs a C compiler ({@code cc}); skipped without one.
+ */
+class NativeLoopsTest {
+    private static final Map<String, NativeLoops.Tiered> LOOPS = new LinkedHashMap<>();
+    private static CCompiler cc;
+
+    @TempDir
+    static Path cache;
+
+    static Stream<Arguments> withC() {
+        return ElementwiseCoverageTest.opsAndDtypes().filter(a -> CLoopEmitter.hasC(apply(a, 0, 1, 2)));
+    }
+
+    @BeforeAll
+    static void compileEveryOpAtOnce() {
+        assumeTrue(CCompiler.executable("cc").isPresent(), "no C compiler");
+        cc = new CCompiler(CCompiler.executable("cc").get(), new OutputDirectory(cache, "the test"));
+        withC().forEach(a -> LOOPS.put(name(a), tiered(spec(a))));
+        LOOPS.put("rows", tiered(sum()));
+        NativeLoops.compile(cc, List.copyOf(LOOPS.values()));
+        assertThat(LOOPS.values()).allMatch(NativeLoops.Tiered::isNative);
+    }
+
+    @ParameterizedTest(name = "{0} {1}->{2}")
+    @MethodSource("withC")
+    void everyOpWithACFormComputesTheJvmLoopsBits(ElementwiseOp op, DType in, DType out) {
+        FusedLoopSpec spec = spec(Arguments.of(op, in, out));
+        List<DType> operands = operands(op, in);
+        int v = values(in).length;
+        int n = (int) Math.pow(v, Math.min(2, operands.size())) * (operands.size() == 3 ? 2 : 1);
+        MemorySegment[] args = new MemorySegment[operands.size()];
+        for (int i = 0; i < args.length; i++) {
+            args[i] = Arena.ofAuto().allocate((long) n * operands.get(i).byteSize(), 64);
+            double[] vs = values(operands.get(i));
+            for (int e = 0; e < n; e++) {
+                // operand 0 cycles slowest, the last fastest: every combination of values meets
+                int stride = i == 0 ? n / vs.length : i == 1 && args.length == 3 ? v : 1;
+                set(operands.get(i), args[i], e, vs[(e / stride) % vs.length]);
+            }
+        }
+        MemorySegment jvm = Arena.ofAuto().allocate((long) n * out.byteSize(), 64);
+        MemorySegment c = Arena.ofAuto().allocate((long) n * out.byteSize(), 64);
+        FusedLoopGenerator.loop(spec).run(args, new MemorySegment[] {jvm}, 0, n);
+        LOOPS.get(name(Arguments.of(op, in, out))).run(args, new MemorySegment[] {c}, 0, n);
+        assertThat(c.toArray(ValueLayout.JAVA_BYTE)).as("%s %s->%s", op, in, out)
+                .isEqualTo(jvm.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @Test
+    void theOpsWithoutACFormAreTheOnesWhoseJavaResultCDoesNotPromise() {
+        List<String> without = new ArrayList<>();
+        ElementwiseCoverageTest.opsAndDtypes().filter(a -> !CLoopEmitter.hasC(apply(a, 0, 1, 2)))
+                .forEach(a -> without.add(a.get()[0] + " " + a.get()[1]));
+        assertThat(without).allMatch(s -> s.matches("(POW|EXP|LOG|TANH|ATAN2|SIN|COS) .*|(DIV|REM|SQRT|RSQRT) I(32|64)"));
+        assertThat(CLoopEmitter.function(spec(Arguments.of(ElementwiseOp.EXP, DType.F32, DType.F32)), "f")).isEmpty();
+    }
+
+    @Test
+    void rowsAdvanceEveryOffsetAsTheJvmLoopDoes() {
+        NativeLoops.Tiered loop = LOOPS.get("rows");
+        FusedLoop jvm = FusedLoopGenerator.loop(sum());
+        MemorySegment a = floats(40);
+        MemorySegment b = floats(40);
+        MemorySegment outJvm = Arena.ofAuto().allocate(40 * 4, 64);
+        MemorySegment outC = Arena.ofAuto().allocate(40 * 4, 64);
+        long[][] offsets = {{4, 8}, {0}, {4, 8}, {0}};
+        jvm.runRows(new MemorySegment[] {a, b}, offsets[0], new long[] {40, 32}, new MemorySegment[] {outJvm},
+                offsets[1], new long[] {36}, 3, 1, 7);
+        loop.runRows(new MemorySegment[] {a, b}, offsets[2], new long[] {40, 32}, new MemorySegment[] {outC},
+                offsets[3], new long[] {36}, 3, 1, 7);
+        assertThat(outC.toArray(ValueLayout.JAVA_FLOAT)).isEqualTo(outJvm.toArray(ValueLayout.JAVA_FLOAT));
+        assertThat(outC.getAtIndex(ValueLayout.JAVA_FLOAT, 1)).isNotZero();
+        assertThat(offsets[2]).isEqualTo(offsets[0]).containsExactly(124, 104);
+        assertThat(offsets[3]).isEqualTo(offsets[1]).containsExactly(108);
+    }
+
+    @Test
+    void aCallTheNativeCodeCannotCheckRunsTheJvmLoop() {
+        NativeLoops.Tiered loop = LOOPS.get("rows");
+        MemorySegment a = floats(8);
+        MemorySegment out = Arena.ofAuto().allocate(8 * 4, 64);
+        assertThatThrownBy(() -> loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 9))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+        assertThatThrownBy(() -> loop.run(new MemorySegment[] {a, a}, null, new MemorySegment[] {out},
+                new long[] {-4}, 0, 8)).isInstanceOf(IndexOutOfBoundsException.class);
+        MemorySegment heap = MemorySegment.ofArray(new float[] {1, 2, 3, 4, 5, 6, 7, 8});
+        loop.run(new MemorySegment[] {heap, a}, new MemorySegment[] {out}, 0, 8);
+        assertThat(out.getAtIndex(ValueLayout.JAVA_FLOAT, 7)).isEqualTo(8 + a.getAtIndex(ValueLayout.JAVA_FLOAT, 7));
+        Arena closed = Arena.ofConfined();
+        MemorySegment gone = closed.allocate(8 * 4);
+        closed.close();
+        assertThatThrownBy(() -> loop.run(new MemorySegment[] {gone, a}, new MemorySegment[] {out}, 0, 8))
+                .isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {a.asReadOnly()}, 0, 8))
+                .isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void aLibraryOnDiskLoadsWithoutCompiling() {
+        FusedLoopSpec spec = spec(Arguments.of(ElementwiseOp.MUL, DType.F64, DType.F64));
+        String key = tiered(spec).key;
+        assertThat(cc.library(key)).as("each loop of a compiled library has its key's name").isPresent();
+        CCompiler none = new CCompiler(Path.of("/bin/false"), new OutputDirectory(cache, "the test"));
+        NativeLoops.Tiered again = new NativeLoops.Tiered(spec, none);
+        // the compiler's identity is part of the key, so the same directory under another compiler misses
+        assertThat(again.key).isNotEqualTo(key);
+        NativeLoops.Tiered same = tiered(spec);
+        NativeLoops.prepare(List.of(same));
+        assertThat(same.isNative()).as("loaded at once, from disk").isTrue();
+    }
+
+    @Test
+    void aCompilerThatFailsLeavesTheLoopOnTheJvm(@TempDir Path dir) {
+        FusedLoopSpec spec = spec(Arguments.of(ElementwiseOp.SUB, DType.I32, DType.I32));
+        CCompiler failing = new CCompiler(Path.of("/bin/false"), new OutputDirectory(dir, "the test"));
+        NativeLoops.Tiered loop = new NativeLoops.Tiered(spec, failing);
+        NativeLoops.compile(failing, List.of(loop));
+        assertThat(loop.isNative()).isFalse();
+        MemorySegment a = Arena.ofAuto().allocate(4 * 4);
+        MemorySegment out = Arena.ofAuto().allocate(4 * 4);
+        a.setAtIndex(ValueLayout.JAVA_INT, 3, 5);
+        loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 4);
+        assertThat(out.getAtIndex(ValueLayout.JAVA_INT, 3)).isZero();
+    }
+
+    private static NativeLoops.Tiered tiered(FusedLoopSpec spec) {
+        return new NativeLoops.Tiered(spec, cc);
+    }
+
+    private static FusedLoopSpec sum() {
+        SpecBuilder s = new SpecBuilder();
+        return s.spec(s.apply(ElementwiseOp.ADD, DType.F32, s.element(0, DType.F32), s.element(1, DType.F32)));
+    }
+
+    private static MemorySegment floats(int n) {
+        MemorySegment s = Arena.ofAuto().allocate(n * 4L, 64);
+        for (int i = 0; i < n; i++) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT, i, i * 0.75f - 3);
+        }
+        return s;
+    }
+
+    private static String name(Arguments a) {
+        return a.get()[0] + " " + a.get()[1] + " " + a.get()[2];
+    }
+
+    private static List<DType> operands(ElementwiseOp op, DType in) {
+        return IntStream.range(0, op.arity()).mapToObj(i -> op == ElementwiseOp.SELECT && i == 0 ? DType.BOOL : in)
+                .toList();
+    }
+
+    private static FusedLoopSpec.Apply apply(Arguments a, int... args) {
+        ElementwiseOp op = (ElementwiseOp) a.get()[0];
+        return new FusedLoopSpec.Apply(op, (DType) a.get()[1], (DType) a.get()[2],
+                IntStream.of(args).limit(op.arity()).boxed().toList());
+    }
+
+    private static FusedLoopSpec spec(Arguments a) {
+        ElementwiseOp op = (ElementwiseOp) a.get()[0];
+        SpecBuilder s = new SpecBuilder();
+        List<DType> operands = operands(op, (DType) a.get()[1]);
+        int[] nodes = IntStream.range(0, operands.size()).map(i -> s.element(i, operands.get(i))).toArray();
+        return s.spec(s.apply(op, (DType) a.get()[1], (DType) a.get()[2], nodes));
+    }
+
+    /** The values where C's and Java's answers part unless the emitter takes care. */
+    private static double[] values(DType t) {
+        return switch (t) {
+            case F32, F64 -> new double[] {0.0, -0.0, 1.0, -1.5, 2.5, Double.NaN, Double.POSITIVE_INFINITY,
+                Double.NEGATIVE_INFINITY, 3.0e38, -3.0e38, 1.0e-45, 2147483647.0, -2147483649.0, 9.3e18, -9.3e18,
+                1.0e300, 0.1};
+            case I32, I64 -> new double[] {0, 1, -1, 7, -7, 123456789, Integer.MAX_VALUE, Integer.MIN_VALUE,
+                Long.MAX_VALUE, Long.MIN_VALUE};
+            case BOOL -> new double[] {0, 1};
+        };
+    }
+
+    private static void set(DType t, MemorySegment s, int i, double v) {
+        switch (t) {
+            case F32, F64 -> Scalars.setDouble(t, s, i, v);
+            case I32 -> s.setAtIndex(ValueLayout.JAVA_INT, i, (int) (long) v);
+            case I64 -> s.setAtIndex(ValueLayout.JAVA_LONG, i, (long) v);
+            case BOOL -> Scalars.setLong(t, s, i, (long) v);
+        }
+    }
+}
