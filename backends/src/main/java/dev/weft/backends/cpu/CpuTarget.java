@@ -2,6 +2,7 @@ package dev.weft.backends.cpu;
 
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
+import dev.weft.backends.cpu.exec.NativeLoopLinking;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.ir.Module;
 import dev.weft.lowering.passes.BufferPlanning;
@@ -28,6 +29,10 @@ import dev.weft.tracer.Executable;
 public record CpuTarget() implements Target {
     /** The name users type. */
     public static final String NAME = "cpu";
+
+    static {
+        NativeLoopLinking.prepareInBackground();
+    }
 
     private static final Pipeline PIPELINE = Pipeline.of(
             new Verifier(),

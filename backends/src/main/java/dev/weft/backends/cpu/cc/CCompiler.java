@@ -145,7 +145,7 @@ public final class CCompiler {
      *
      * @return the library
      * @throws IOException when the directory or the source cannot be written, or the compiler fails (with its
-     *                     first lines of output) or runs past {@value #TIMEOUT_SECONDS} s
+     *                     first lines of output) or runs past two minutes
      */
     public Path compile(String key, String source) throws IOException {
         OutputDirectory into = directory != null ? directory

@@ -64,7 +64,7 @@ final class FusedReduceInstruction {
         if (spec.isEmpty()) {
             return materialised(fusion, b, reduction, dims, axes, init, out, outClass, outSize);
         }
-        Evaluation evaluation = evaluation(fusion, b, b.fusedLoop(spec.get()), constants, n);
+        Evaluation evaluation = evaluation(fusion, b, b.fusedLoop(spec.get(), n), constants, n);
         int blockClass = b.sizeClass(evaluation.blockElements() * t.byteSize());
         long foldRun = run;
         return f -> {

@@ -42,7 +42,7 @@ final class FusionInstruction {
         List<Attr.Dense> constants = new ArrayList<>();
         long n = op.results().getFirst().tensorType().shape().size();
         return FusedLoopSpec.of(op, n, constants)
-                .map(spec -> generated(op, b, b.fusedLoop(spec), constants, n))
+                .map(spec -> generated(op, b, b.fusedLoop(spec, n), constants, n))
                 .orElseGet(() -> chunked(op, b));
     }
 

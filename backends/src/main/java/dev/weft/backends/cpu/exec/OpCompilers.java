@@ -53,7 +53,8 @@ final class OpCompilers {
     }
 
     private static Instruction elementwise(Op op, ProgramBuilder b) {
-        Optional<FusedLoop> loop = singleOp(op).flatMap(b::nativeLoop);
+        Optional<FusedLoop> loop = singleOp(op).flatMap(s -> b.nativeLoop(s,
+                op.result().tensorType().shape().size()));
         if (loop.isPresent()) {
             return single(op, b, loop.get());
         }

@@ -50,21 +50,32 @@ final class ProgramBuilder {
         this.straightLoops = straightLoops;
     }
 
-    /** The loop of {@code spec} ({@link NativeLoops#loop}), kept for {@link #fusedLoops}. */
-    FusedLoop fusedLoop(FusedLoopSpec spec) {
+    /**
+     * The loop of {@code spec} ({@link NativeLoops#loop}) for a call of {@code elements} elements; kept for
+     * {@link #fusedLoops} when that many make it native from the start ({@link NativeLoops#PREPARE_MIN}).
+     */
+    FusedLoop fusedLoop(FusedLoopSpec spec, long elements) {
         FusedLoop loop = NativeLoops.loop(spec);
-        fusedLoops.add(loop);
+        if (elements >= NativeLoops.PREPARE_MIN) {
+            fusedLoops.add(loop);
+        }
         return loop;
     }
 
-    /** {@link NativeLoops#nativeOnly}, kept for {@link #fusedLoops} when present. */
-    Optional<FusedLoop> nativeLoop(FusedLoopSpec spec) {
+    /**
+     * {@link NativeLoops#nativeOnly} for a call of {@code elements} elements, kept for {@link #fusedLoops}; empty
+     * below {@link NativeLoops#PREPARE_MIN}, where the JVM's kernels cost little.
+     */
+    Optional<FusedLoop> nativeLoop(FusedLoopSpec spec, long elements) {
+        if (elements < NativeLoops.PREPARE_MIN) {
+            return Optional.empty();
+        }
         Optional<FusedLoop> loop = NativeLoops.nativeOnly(spec);
         loop.ifPresent(fusedLoops::add);
         return loop;
     }
 
-    /** The fused loops of the program compiled so far. */
+    /** The fused loops of the program compiled so far that should be native from the start. */
     List<FusedLoop> fusedLoops() {
         return fusedLoops;
     }

@@ -37,7 +37,8 @@ final class ReduceInstruction {
         Block body = op.regions().getFirst();
         ElementwiseOp library = LibraryReduction.combiner(body);
         long[] fold = library == null ? null : Reductions.leadingFold(dims, axes);
-        Optional<FusedLoop> rows = fold == null ? Optional.empty() : b.nativeLoop(foldSpec(library, t));
+        Optional<FusedLoop> rows = fold == null ? Optional.empty() : b.nativeLoop(foldSpec(library, t),
+                fold[0] * fold[1]);
         if (rows.isPresent()) {
             return foldRows(rows.get(), t, fold[0], fold[1], in, init, out, cls, outSize);
         }

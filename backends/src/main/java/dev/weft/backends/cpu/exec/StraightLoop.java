@@ -312,7 +312,7 @@ final class StraightLoop {
             return FusedLoopSpec.of(o, n, constants)
                     .filter(spec -> FusionViews.of(o, constants.stream()
                             .mapToLong(d -> d.type().dtype().byteSize()).toArray()) == null)
-                    .map(spec -> new Fusion(o, b.fusedLoop(spec), ints(in),
+                    .map(spec -> new Fusion(o, b.fusedLoop(spec, n), ints(in),
                             constants.stream().map(Attr.Dense::data).toArray(MemorySegment[]::new), ints(out), n));
         }
         return Optional.empty();

@@ -5,10 +5,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.weft.DType;
+import dev.weft.Tensor;
+import dev.weft.lowering.ir.Attr;
+import dev.weft.lowering.ir.Block;
+import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.StableHlo;
+import dev.weft.lowering.ir.Value;
 import dev.weft.backends.cpu.cc.CCompiler;
+import dev.weft.backends.cpu.kernels.Elementwise;
+import dev.weft.backends.cpu.kernels.Reductions;
 import dev.weft.backends.cpu.kernels.Scalars;
 import dev.weft.prim.ElementwiseOp;
 import dev.weft.spi.OutputDirectory;
+import dev.weft.spi.Setting;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -17,6 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -142,6 +152,24 @@ class NativeLoopsTest {
     }
 
     @Test
+    void aSmallLoopBecomesNativeOnceItHasRunEnoughElements() throws Exception {
+        SpecBuilder s = new SpecBuilder();
+        FusedLoopSpec spec = s.spec(s.apply(ElementwiseOp.MAX, DType.F64, s.element(0, DType.F64),
+                s.element(1, DType.F64)));
+        NativeLoops.Tiered loop = tiered(spec);
+        MemorySegment a = Arena.ofAuto().allocate(64 * 8L, 64);
+        MemorySegment out = Arena.ofAuto().allocate(64 * 8L, 64);
+        for (long done = 0; done + 64 < NativeLoops.HOT; done += 64) {
+            loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 64);
+        }
+        NativeLoops.awaitBackground();
+        assertThat(loop.isNative()).as("below HOT elements").isFalse();
+        loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 64);
+        NativeLoops.awaitBackground();
+        assertThat(loop.isNative()).as("past HOT elements").isTrue();
+    }
+
+    @Test
     void aCompilerThatFailsLeavesTheLoopOnTheJvm(@TempDir Path dir) {
         FusedLoopSpec spec = spec(Arguments.of(ElementwiseOp.SUB, DType.I32, DType.I32));
         CCompiler failing = new CCompiler(Path.of("/bin/false"), new OutputDirectory(dir, "the test"));
@@ -153,6 +181,64 @@ class NativeLoopsTest {
         a.setAtIndex(ValueLayout.JAVA_INT, 3, 5);
         loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 4);
         assertThat(out.getAtIndex(ValueLayout.JAVA_INT, 3)).isZero();
+    }
+
+    /**
+     * In a program, an unfused elementwise op and a reduction of leading axes run through native loops (once their
+     * background compile is done) and give the JVM kernels' bits: the product, and its sum and maximum over axis 0
+     * folded row after row.
+     */
+    @Test
+    void aProgramsUnfusedOpsAndLeadingReductionsRunNativeWithTheKernelsBits() throws Exception {
+        assumeTrue(!"off".equalsIgnoreCase(String.valueOf(Setting.CC.text())), "WEFT_CC=off");
+        Ir ir = new Ir();
+        List<Value> a = Ir.args(Ir.t(DType.F32, 128, 40), Ir.t(DType.F32, 128, 40));
+        Value product = ir.binary(ElementwiseOp.MUL, a.get(0), a.get(1));
+        Value sum = ir.op(StableHlo.REDUCE, List.of(product, ir.f32(0.5f)), List.of(Ir.t(DType.F32, 40)),
+                Map.of("dimensions", Attr.I64Array.of(0)), List.of(body(ir, ElementwiseOp.ADD))).result();
+        Value max = ir.op(StableHlo.REDUCE, List.of(product, ir.f32(Float.NEGATIVE_INFINITY)),
+                List.of(Ir.t(DType.F32, 40)), Map.of("dimensions", Attr.I64Array.of(0)),
+                List.of(body(ir, ElementwiseOp.MAX))).result();
+        Module module = ir.module(a, product, sum, max);
+        new CpuExecutable(module);
+        NativeLoops.awaitBackground();
+        CpuExecutable exe = new CpuExecutable(module);
+        float[] x = new float[128 * 40];
+        float[] y = new float[128 * 40];
+        Random random = new Random(7);
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) random.nextGaussian() * 1e3f;
+            y[i] = i % 97 == 0 ? Float.NaN : (float) random.nextGaussian();
+        }
+        List<Tensor> out = exe.run(List.of(Tensor.of(x, 128, 40), Tensor.of(y, 128, 40)));
+        assertThat(NativeLoops.nativeOnly(new FusedLoopSpec(List.of(new FusedLoopSpec.Element(0, DType.F32),
+                new FusedLoopSpec.Element(1, DType.F32), new FusedLoopSpec.Apply(ElementwiseOp.ADD, DType.F32,
+                DType.F32, List.of(0, 1))), List.of(2))).map(l -> ((NativeLoops.Tiered) l).isNative()))
+                .as("the sum's fold ran native").contains(true);
+        MemorySegment xs = MemorySegment.ofArray(x);
+        MemorySegment ys = MemorySegment.ofArray(y);
+        MemorySegment p = Arena.ofAuto().allocate(x.length * 4L);
+        Elementwise.binary(ElementwiseOp.MUL, DType.F32, xs, ys, p, x.length);
+        MemorySegment s = Arena.ofAuto().allocate(40 * 4L);
+        MemorySegment m = Arena.ofAuto().allocate(40 * 4L);
+        for (int j = 0; j < 40; j++) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT, j, 0.5f);
+            m.setAtIndex(ValueLayout.JAVA_FLOAT, j, Float.NEGATIVE_INFINITY);
+        }
+        Reductions.accumulate(ElementwiseOp.ADD, DType.F32, p, new long[] {128, 40},
+                new int[] {0}, s);
+        Reductions.accumulate(ElementwiseOp.MAX, DType.F32, p, new long[] {128, 40},
+                new int[] {0}, m);
+        assertThat(out.get(0).toFloatArray()).isEqualTo(p.toArray(ValueLayout.JAVA_FLOAT));
+        assertThat(out.get(1).toFloatArray()).isEqualTo(s.toArray(ValueLayout.JAVA_FLOAT));
+        assertThat(out.get(2).toFloatArray()).isEqualTo(m.toArray(ValueLayout.JAVA_FLOAT));
+        assertThat(out.get(2).toFloatArray()).contains(Float.NaN);
+    }
+
+    private static Block body(Ir ir, ElementwiseOp combiner) {
+        ir.begin();
+        List<Value> b = Ir.args(Ir.t(DType.F32), Ir.t(DType.F32));
+        return ir.close(b, ir.binary(combiner, b.get(0), b.get(1)));
     }
 
     private static NativeLoops.Tiered tiered(FusedLoopSpec spec) {
