@@ -14,6 +14,11 @@ import java.util.function.Supplier;
  * runs the JVM's loop instead, which raises the error the JVM's loop raises (or, for a heap segment, just runs).
  */
 final class NativeFusedLoop implements FusedLoop {
+    /**
+     * Elements one call runs at most: a critical downcall holds back the JVM's safepoints (a collection, another
+     * thread's deoptimization) until it returns, so a long loop runs in pieces of a millisecond or so.
+     */
+    private static final long SAFEPOINT_ELEMENTS = 1 << 20;
     private final MethodHandle function;
     private final Supplier<FusedLoop> java;
     /** Bytes of an element of each input the loop reads (0 when unread), then of each result. */
@@ -55,7 +60,9 @@ final class NativeFusedLoop implements FusedLoop {
             java.get().run(in, inOffsets, out, outOffsets, from, to);
             return;
         }
-        call(addresses, noStrides, 1, from, to);
+        for (long start = from; start < to; start += SAFEPOINT_ELEMENTS) {
+            call(addresses, noStrides, 1, start, Math.min(to, start + SAFEPOINT_ELEMENTS));
+        }
     }
 
     @Override
