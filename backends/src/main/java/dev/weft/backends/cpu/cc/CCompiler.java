@@ -40,10 +40,12 @@ import java.util.stream.Stream;
 public final class CCompiler {
     /**
      * No fast-math: IEEE results, no contraction into fused multiply-adds, wrapping integers; {@code sqrt} without
-     * {@code errno} so that it is the instruction.
+     * {@code errno} so that it is the instruction. 256-bit vectors: with 512-bit ones every load of a stream shifted by
+     * an element splits a cache line (the heat stencil's fused loop ran 14% slower than the JVM's, and 12% faster
+     * with 256-bit ones).
      */
     static final List<String> FLAGS = List.of("-O3", "-march=native", "-fPIC", "-shared", "-pipe", "-w",
-            "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-fno-strict-aliasing");
+            "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-fno-strict-aliasing", "-mprefer-vector-width=256");
     private static final long TIMEOUT_SECONDS = 120;
     private static final Set<PosixFilePermission> OTHERS_WRITE = Set.of(PosixFilePermission.GROUP_WRITE,
             PosixFilePermission.OTHERS_WRITE);

@@ -152,19 +152,25 @@ class NativeLoopsTest {
     }
 
     @Test
-    void aSmallLoopBecomesNativeOnceItHasRunEnoughElements() throws Exception {
+    void aSmallLoopBecomesNativeOnceItHasRunEnoughElementsInCallsThatAreNotTiny() throws Exception {
         SpecBuilder s = new SpecBuilder();
         FusedLoopSpec spec = s.spec(s.apply(ElementwiseOp.MAX, DType.F64, s.element(0, DType.F64),
                 s.element(1, DType.F64)));
         NativeLoops.Tiered loop = tiered(spec);
-        MemorySegment a = Arena.ofAuto().allocate(64 * 8L, 64);
-        MemorySegment out = Arena.ofAuto().allocate(64 * 8L, 64);
-        for (long done = 0; done + 64 < NativeLoops.HOT; done += 64) {
-            loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 64);
+        int n = (int) NativeLoops.CALL_MIN;
+        MemorySegment a = Arena.ofAuto().allocate(n * 8L, 64);
+        MemorySegment out = Arena.ofAuto().allocate(n * 8L, 64);
+        for (long done = 0; done < 2 * NativeLoops.HOT; done += 3) {
+            loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 3);
+        }
+        NativeLoops.awaitBackground();
+        assertThat(loop.isNative()).as("tiny calls do not count").isFalse();
+        for (long done = 0; done + n < NativeLoops.HOT; done += n) {
+            loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, n);
         }
         NativeLoops.awaitBackground();
         assertThat(loop.isNative()).as("below HOT elements").isFalse();
-        loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, 64);
+        loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, n);
         NativeLoops.awaitBackground();
         assertThat(loop.isNative()).as("past HOT elements").isTrue();
     }
