@@ -47,6 +47,21 @@ public final class CCompiler {
     static final List<String> FLAGS = List.of("-O3", "-march=native", "-fPIC", "-shared", "-pipe", "-w",
             "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-fno-strict-aliasing", "-mprefer-vector-width=256");
     private static final long TIMEOUT_SECONDS = 120;
+    private static final Set<Running> IN_FLIGHT = ConcurrentHashMap.newKeySet();
+    private static volatile boolean exiting;
+
+    static {
+        // registered when the compiler is first found, long before an exit, so that a compile started late never
+        // has to register a hook while the JVM shuts down
+        try {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                exiting = true;
+                IN_FLIGHT.forEach(Running::abandon);
+            }, "weft-cc-cleanup"));
+        } catch (IllegalStateException shuttingDown) {
+            exiting = true;
+        }
+    }
     private static final Set<PosixFilePermission> OTHERS_WRITE = Set.of(PosixFilePermission.GROUP_WRITE,
             PosixFilePermission.OTHERS_WRITE);
 
@@ -146,10 +161,13 @@ public final class CCompiler {
      * Compiles {@code source} into the library of {@code key}, replacing what had that name.
      *
      * @return the library
-     * @throws IOException when the directory or the source cannot be written, or the compiler fails (with its
-     *                     first lines of output) or runs past two minutes
+     * @throws IOException when the JVM is exiting, the directory or the source cannot be written, or the compiler
+     *                     fails (with its first lines of output) or runs past two minutes
      */
     public Path compile(String key, String source) throws IOException {
+        if (exiting) {
+            throw new IOException("the JVM is exiting");
+        }
         OutputDirectory into = directory != null ? directory
                 : new OutputDirectory(Files.createTempDirectory("weft-loops-"), "this compile");
         Path c = into.write(key + ".c", out -> out.write(source));
@@ -161,7 +179,7 @@ public final class CCompiler {
         command.addAll(List.of("-o", temporary.toString(), c.toString(), "-lm"));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         Running running = new Running(p, temporary, directory == null ? into.path() : null);
-        Running.IN_FLIGHT.add(running);
+        IN_FLIGHT.add(running);
         try {
             p.getOutputStream().close();
             byte[] output = p.getInputStream().readAllBytes();
@@ -182,7 +200,7 @@ public final class CCompiler {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while " + compiler + " compiled " + c, e);
         } finally {
-            Running.IN_FLIGHT.remove(running);
+            IN_FLIGHT.remove(running);
             Files.deleteIfExists(temporary);
             if (directory == null && !Files.exists(into.path().resolve(key + ".so"))) {
                 removeAll(into.path());
@@ -228,18 +246,8 @@ public final class CCompiler {
         }
     }
 
-    /**
-     * A compile under way, which a JVM exiting stops, removing its partial output (and its directory, when no
-     * libraries are kept), so that an exit during a background compile leaves nothing behind.
-     */
+    /** A compile under way: a JVM exiting stops it and removes its partial output (and its own directory). */
     private record Running(Process process, Path output, Path directory) {
-        static final Set<Running> IN_FLIGHT = ConcurrentHashMap.newKeySet();
-
-        static {
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> IN_FLIGHT.forEach(Running::abandon),
-                    "weft-cc-cleanup"));
-        }
-
         void abandon() {
             process.destroyForcibly();
             try {
@@ -252,6 +260,11 @@ public final class CCompiler {
                 removeAll(directory);
             }
         }
+    }
+
+    /** Whether the JVM is exiting: no compile starts then (its library could not be used). */
+    public static boolean exiting() {
+        return exiting;
     }
 
     private static void removeAll(Path dir) {

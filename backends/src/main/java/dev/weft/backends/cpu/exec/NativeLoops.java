@@ -110,6 +110,17 @@ final class NativeLoops {
         }
     }
 
+    /** {@link #prepare} on the background thread, where a failure must cost only the optimisation. */
+    private static void prepareQuietly(List<FusedLoop> loops) {
+        try {
+            prepare(loops);
+        } catch (RuntimeException | LinkageError e) {
+            if (!CCompiler.exiting()) {
+                warn("could not make a fused loop native, it runs on the JVM: " + e);
+            }
+        }
+    }
+
     /** Compiles {@code batch} as one library, then loads each loop of it. */
     static void compile(CCompiler cc, List<Tiered> batch) {
         StringBuilder source = new StringBuilder(CLoopEmitter.PRELUDE);
@@ -133,8 +144,11 @@ final class NativeLoops {
                         cc.compiler(), (System.nanoTime() - start) / 1e9,
                         cc.directory() == null ? "none: " + Setting.CACHE_DIR.setBy() + " is off" : cc.directory());
             }
-        } catch (IOException | RuntimeException e) {
-            warn("could not compile fused loops to native code, they run on the JVM: " + e.getMessage());
+        } catch (IOException | RuntimeException | LinkageError e) {
+            // only an optimisation fails: the loops stay the JVM's, and an exiting JVM needs no word of it
+            if (!CCompiler.exiting()) {
+                warn("could not compile fused loops to native code, they run on the JVM: " + e);
+            }
         }
     }
 
@@ -244,7 +258,7 @@ final class NativeLoops {
             long w = work + elements;
             work = w;
             if (w >= HOT && key != null && !claimed.get() && hot.compareAndSet(false, true)) {
-                BACKGROUND.execute(() -> prepare(List.of(this)));
+                BACKGROUND.execute(() -> prepareQuietly(List.of(this)));
             }
         }
 
