@@ -235,14 +235,7 @@ public final class CCompiler {
         } catch (FileAlreadyExistsException raced) {
             // another process made it
         } catch (IOException | UnsupportedOperationException noLinks) {
-            Path temporary = directory.path().resolve("." + key + "." + Long.toHexString(
-                    ThreadLocalRandom.current().nextLong()) + ".so");
-            try {
-                Files.copy(library, temporary);
-                Files.move(temporary, name, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } finally {
-                Files.deleteIfExists(temporary);
-            }
+            directory.writeBytes(key + ".so", Files.readAllBytes(library));
         }
     }
 

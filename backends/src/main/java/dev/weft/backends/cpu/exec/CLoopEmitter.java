@@ -68,7 +68,7 @@ final class CLoopEmitter {
 
     private String emit(String name) {
         List<FusedLoopSpec.Node> nodes = spec.nodes();
-        int inputs = inputCount();
+        int inputs = inputCount(spec);
         c.append("void ").append(name).append("(const int64_t *a, const int64_t *s, int64_t rows, int64_t from, ")
                 .append("int64_t to) {\n");
         boolean[] element = new boolean[inputs];
@@ -137,10 +137,6 @@ final class CLoopEmitter {
     }
 
     /** Inputs the spec reads: one past the highest input index of its elements and scalars. */
-    private int inputCount() {
-        return inputCount(spec);
-    }
-
     static int inputCount(FusedLoopSpec spec) {
         int inputs = 0;
         for (FusedLoopSpec.Node n : spec.nodes()) {
@@ -167,22 +163,8 @@ final class CLoopEmitter {
             case MUL -> binary(a, "*");
             case DIV -> binary(a, "/");
             case REM -> call(a, f32 ? "fmodf" : "fmod");
-            case MAX -> {
-                if (t.isFloating()) {
-                    call(a, f32 ? "wmaxf" : "wmax");
-                } else {
-                    c.append("(").append(arg(a, 0)).append(" >= ").append(arg(a, 1)).append(" ? ").append(arg(a, 0))
-                            .append(" : ").append(arg(a, 1)).append(")");
-                }
-            }
-            case MIN -> {
-                if (t.isFloating()) {
-                    call(a, f32 ? "wminf" : "wmin");
-                } else {
-                    c.append("(").append(arg(a, 0)).append(" <= ").append(arg(a, 1)).append(" ? ").append(arg(a, 0))
-                            .append(" : ").append(arg(a, 1)).append(")");
-                }
-            }
+            case MAX -> extreme(a, f32 ? "wmaxf" : "wmax", ">=");
+            case MIN -> extreme(a, f32 ? "wminf" : "wmin", "<=");
             case NEG -> c.append("(").append(value(t)).append(") -").append(arg(a, 0));
             case ABS -> {
                 if (t.isFloating()) {
@@ -205,6 +187,19 @@ final class CLoopEmitter {
                     .append(arg(a, 2)).append(")");
             case CONVERT -> convert(a);
             case POW, EXP, LOG, TANH, ATAN2, SIN, COS -> throw new IllegalArgumentException(a.op() + " has no C form");
+        }
+    }
+
+    /**
+     * Maximum or minimum: floats through {@code function} (the prelude's, with {@code Math.max}'s NaN and signed-zero
+     * rules), integers as {@code Math.max(a, b)} is written: {@code a >= b ? a : b}.
+     */
+    private void extreme(FusedLoopSpec.Apply a, String function, String keepFirst) {
+        if (a.operand().isFloating()) {
+            call(a, function);
+        } else {
+            c.append("(").append(arg(a, 0)).append(" ").append(keepFirst).append(" ").append(arg(a, 1)).append(" ? ")
+                    .append(arg(a, 0)).append(" : ").append(arg(a, 1)).append(")");
         }
     }
 

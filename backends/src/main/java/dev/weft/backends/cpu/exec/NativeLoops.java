@@ -8,12 +8,14 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,9 +41,8 @@ final class NativeLoops {
     private static final AtomicBoolean WARNED = new AtomicBoolean();
     private static final AtomicBoolean TOLD_NONE = new AtomicBoolean();
     /** One background compile at a time: on a machine with few cores, the ranks' own work comes first. */
-    private static final String BACKGROUND_NAME = "weft-cc";
     private static final ExecutorService BACKGROUND = Executors.newSingleThreadExecutor(
-            r -> Thread.ofPlatform().daemon().name(BACKGROUND_NAME).unstarted(r));
+            r -> Thread.ofPlatform().daemon().name("weft-cc").unstarted(r));
     private static final String PLACEHOLDER = "weft_loop";
     /**
      * Elements a call of a loop covers from which it is made native when its executable is built. A smaller loop
@@ -85,40 +86,28 @@ final class NativeLoops {
      * background. Loops already native, being compiled, or without a C form are left as they are.
      */
     static void prepare(List<FusedLoop> loops) {
-        Map<String, Tiered> missing = new LinkedHashMap<>();
-        CCompiler cc = null;
+        List<Tiered> missing = loadOrClaim(loops);
+        if (!missing.isEmpty()) {
+            BACKGROUND.execute(() -> compile(missing.getFirst().compiler, missing));
+        }
+    }
+
+    /**
+     * Claims the loops of {@code loops} with a C form that no one has claimed, and loads each whose library is on
+     * disk; the rest, to compile.
+     */
+    private static List<Tiered> loadOrClaim(List<FusedLoop> loops) {
+        List<Tiered> missing = new ArrayList<>();
         for (FusedLoop l : loops) {
             if (!(l instanceof Tiered t) || t.key == null || !t.claimed.compareAndSet(false, true)) {
                 continue;
             }
             Optional<Path> library = t.compiler.library(t.key);
-            if (library.isPresent() && t.load(library.get())) {
-                continue;
-            }
-            missing.put(t.key, t);
-            cc = t.compiler;
-        }
-        if (missing.isEmpty()) {
-            return;
-        }
-        CCompiler compiler = cc;
-        List<Tiered> batch = List.copyOf(missing.values());
-        if (Thread.currentThread().getName().equals(BACKGROUND_NAME)) {
-            compile(compiler, batch);
-        } else {
-            BACKGROUND.execute(() -> compile(compiler, batch));
-        }
-    }
-
-    /** {@link #prepare} on the background thread, where a failure must cost only the optimisation. */
-    private static void prepareQuietly(List<FusedLoop> loops) {
-        try {
-            prepare(loops);
-        } catch (RuntimeException | LinkageError e) {
-            if (!CCompiler.exiting()) {
-                warn("could not make a fused loop native, it runs on the JVM: " + e);
+            if (library.isEmpty() || !t.load(library.get())) {
+                missing.add(t);
             }
         }
+        return missing;
     }
 
     /** Compiles {@code batch} as one library, then loads each loop of it. */
@@ -133,7 +122,8 @@ final class NativeLoops {
         try {
             String text = source.toString();
             String key = cc.key(text);
-            Path library = cc.library(key).isPresent() ? cc.library(key).get() : cc.compile(key, text);
+            Optional<Path> compiled = cc.library(key);
+            Path library = compiled.isPresent() ? compiled.get() : cc.compile(key, text);
             for (Tiered t : batch) {
                 cc.alias(library, t.key);
                 t.load(library);
@@ -153,7 +143,7 @@ final class NativeLoops {
     }
 
     /** Waits until the background compiles submitted so far have finished (for tests). */
-    static void awaitBackground() throws InterruptedException, java.util.concurrent.ExecutionException {
+    static void awaitBackground() throws InterruptedException, ExecutionException {
         BACKGROUND.submit(() -> { }).get();
     }
 
@@ -258,7 +248,21 @@ final class NativeLoops {
             long w = work + elements;
             work = w;
             if (w >= HOT && key != null && !claimed.get() && hot.compareAndSet(false, true)) {
-                BACKGROUND.execute(() -> prepareQuietly(List.of(this)));
+                BACKGROUND.execute(this::promote);
+            }
+        }
+
+        /** On the background thread: loads or compiles this loop, where a failure costs only the optimisation. */
+        private void promote() {
+            try {
+                List<Tiered> missing = loadOrClaim(List.of(this));
+                if (!missing.isEmpty()) {
+                    compile(compiler, missing);
+                }
+            } catch (RuntimeException | LinkageError e) {
+                if (!CCompiler.exiting()) {
+                    warn("could not make a fused loop native, it runs on the JVM: " + e);
+                }
             }
         }
 

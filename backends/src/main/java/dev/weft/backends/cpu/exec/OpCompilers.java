@@ -104,11 +104,9 @@ final class OpCompilers {
         int cls = b.sizeClass(op.result().tensorType());
         int[] candidates = b.inPlaceCandidates(op, 0);
         long n = op.result().tensorType().shape().size();
+        MemorySegment[] noConstants = {};
         return f -> {
-            MemorySegment[] sources = new MemorySegment[in.length];
-            for (int i = 0; i < in.length; i++) {
-                sources[i] = f.slots[in[i]].segment;
-            }
+            MemorySegment[] sources = FusionInstruction.sources(f, in, noConstants, in.length);
             Buffer o = ProgramBuilder.output(f, candidates, cls);
             FusedLoopRunner.run(loop, sources, new MemorySegment[] {o.segment}, n);
             f.define(out, o);
