@@ -241,16 +241,16 @@ public final class Cases {
                 + " -Djdk.attach.allowAttachSelf=true; none with -javaagent, whose premain does this installation";
         return List.of(
                 row("7 cold start: bin/weft run -np 1 --comm fake Pi, end to end", run,
-                        "the same without the class-data archive (WEFT_AOT=0)", series.apply(ColdBench.NO_ARCHIVE_RUN),
+                        "the same without the AOT cache (WEFT_AOT=0)", series.apply(ColdBench.NO_ARCHIVE_RUN),
                         Unit.TIME, 0, "fresh processes without the heap options above, median of "
                                 + Math.min(COLD_REPS, s.reps)),
-                row("7 cold start: java -javaagent:weft-tracer.jar ... Pi, class-data archive",
-                        series.apply(ColdBench.JAVA_ARCHIVE), "without the archive", series.apply(ColdBench.JAVA),
+                row("7 cold start: java -javaagent:weft-tracer.jar ... Pi, AOT cache",
+                        series.apply(ColdBench.JAVA_ARCHIVE), "without the cache", series.apply(ColdBench.JAVA),
                         Unit.TIME, 0),
                 new Row("7 cold start: agent installation, Weft.install() once attached", series.apply(ColdBench.AGENT),
                         "", new Outcome.Missing("no reference"), Unit.TIME, Optional.empty(), 0, List.of(agentNote)),
-                row("7 cold start: first compiled call of 6 ops on f32[1000], fresh JVM, class-data archive",
-                        series.apply(ColdBench.FIRST_CALL_ARCHIVE), "without the archive",
+                row("7 cold start: first compiled call of 6 ops on f32[1000], fresh JVM, AOT cache",
+                        series.apply(ColdBench.FIRST_CALL_ARCHIVE), "without the cache",
                         series.apply(ColdBench.FIRST_CALL), Unit.TIME, 0,
                         "trace, lower, compile and run |sin(x*2+1)*x-0.5| (ColdStartProbe)"),
                 cacheRow(series, "chain", "6 ops on f32[1000]"),
@@ -268,7 +268,7 @@ public final class Cases {
                 : "not measured";
         return row("7 cold start: first compiled call, persistent compile cache warm: " + program + " (" + what + ")",
                 warm, "the cache empty (the process before)", empty, Unit.TIME, 0,
-                "two fresh JVMs on one new WEFT_CACHE_DIR, class-data archive; " + share);
+                "two fresh JVMs on one new WEFT_CACHE_DIR, AOT cache; " + share);
     }
 
     private static String median(Outcome o) {

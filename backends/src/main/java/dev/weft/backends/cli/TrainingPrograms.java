@@ -3,14 +3,19 @@ package dev.weft.backends.cli;
 import dev.weft.Compile;
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.ValueAndGrad;
 import dev.weft.Weft;
 import dev.weft.comm.Comm;
 import dev.weft.comm.ReduceOp;
+import dev.weft.nn.Nn;
+import dev.weft.optim.Adam;
+import dev.weft.optim.Sgd;
+import dev.weft.optim.Update;
 
 /**
  * The compiled programs {@link ArchiveTraining} runs: each kind of op a first program is likely to use (fused
- * elementwise loops in f32 and f64, reductions, a matmul, a loop carrying its value, a branch, collectives), so
- * that their classes and lambdas are in the archive.
+ * elementwise loops in f32 and f64, reductions, a matmul, a loop carrying its value, a branch, collectives, a
+ * data-parallel training step with each optimizer), so that their classes and lambdas are in the archive.
  */
 final class TrainingPrograms {
     private TrainingPrograms() {
@@ -43,5 +48,33 @@ final class TrainingPrograms {
         int right = (comm.rank() + 1) % comm.size(), left = (comm.rank() + comm.size() - 1) % comm.size();
         Tensor r = comm.sendrecv(z, right, left, 7);
         return Tensor.where(r.lt(0), r, z).cast(DType.F64);
+    }
+
+    /** A two-layer relu network's parameters, a record as a user writes them. */
+    record Mlp(Tensor w1, Tensor b1, Tensor w2, Tensor b2) {
+    }
+
+    /** What a training step gives: the next parameters and optimizer state, and the loss before the update. */
+    record Step<S>(Mlp params, S opt, Tensor loss) {
+    }
+
+    /** The mean cross-entropy of {@code p} over every rank's samples {@code x} with labels {@code y}. */
+    static Tensor loss(Comm comm, Mlp p, Tensor x, Tensor y) {
+        Tensor logits = Nn.relu(x.matmul(p.w1()).add(p.b1())).matmul(p.w2()).add(p.b2());
+        return comm.allreduce(Nn.crossEntropy(logits, y).div(comm.size()), ReduceOp.SUM);
+    }
+
+    @Compile
+    static Step<Sgd.State<Mlp>> sgdStep(Comm comm, Mlp params, Sgd.State<Mlp> opt, Tensor x, Tensor y) {
+        ValueAndGrad.Of<Mlp> vg = Weft.valueAndGrad(comm.replicated(params), p -> loss(comm, p, x, y));
+        Update<Mlp, Sgd.State<Mlp>> u = Sgd.of(0.1).update(vg.grad(), opt, params);
+        return new Step<>(u.params(), u.state(), vg.value());
+    }
+
+    @Compile
+    static Step<Adam.State<Mlp>> adamStep(Comm comm, Mlp params, Adam.State<Mlp> opt, Tensor x, Tensor y) {
+        ValueAndGrad.Of<Mlp> vg = Weft.valueAndGrad(comm.replicated(params), p -> loss(comm, p, x, y));
+        Update<Mlp, Adam.State<Mlp>> u = Adam.of(0.01).update(vg.grad(), opt, params);
+        return new Step<>(u.params(), u.state(), vg.value());
     }
 }

@@ -1,10 +1,13 @@
 package dev.weft.it.mpi;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.weft.backends.cpu.cc.CCompiler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -43,14 +46,30 @@ class AgentAutoInstallTest {
     }
 
     @Test
-    void aJvmWithoutTheVectorModuleSaysOnceThatLoopsAreScalar() throws Exception {
+    void aJvmWithoutTheVectorModuleOrACCompilerSaysOnceThatLoopsAreScalar() throws Exception {
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, withoutVectorModule(), Map.of("WEFT_CC", "off"),
+                AutoInstallProgram.class, "compiled");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        assertThat(r.output()).contains("traced=true result=[2. 4.]");
+        assertThat(r.output().split("without jdk.incubator.vector and without a C compiler, so fused loops are scalar",
+                -1)).as("output:%n%s", r.output()).hasSize(2);
+    }
+
+    /** bin/weft's setup where a C compiler makes fused loops native: no module, and nothing said about it. */
+    @Test
+    void aJvmWithoutTheVectorModuleButWithACCompilerSaysNothing() throws Exception {
+        assumeThat(CCompiler.configured()).as("a C compiler").isPresent();
+        Mpirun.Result r = Mpirun.plain(TIMEOUT, withoutVectorModule(), Map.of(), AutoInstallProgram.class,
+                "compiled");
+        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
+        assertThat(r.output()).contains("traced=true result=[2. 4.]").doesNotContain("jdk.incubator.vector");
+    }
+
+    private static List<String> withoutVectorModule() {
         List<String> flags = new ArrayList<>(Mpirun.JVM_FLAGS);
         int at = flags.indexOf("--add-modules");
         flags.subList(at, at + 2).clear();
-        Mpirun.Result r = Mpirun.plain(TIMEOUT, flags, AutoInstallProgram.class, "compiled");
-        assertThat(r.exitCode()).as("output:%n%s", r.output()).isZero();
-        assertThat(r.output()).contains("traced=true result=[2. 4.]");
-        assertThat(r.output().split("without jdk.incubator.vector, so fused loops are scalar", -1)).hasSize(2);
+        return flags;
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.weft.bench.weft;
 
+import dev.weft.backends.cpu.cc.CCompiler;
 import dev.weft.spi.Setting;
 import java.io.File;
 import java.io.IOException;
@@ -18,9 +19,9 @@ import java.util.stream.Stream;
 /**
  * Case 7: cold start, each sample a fresh process, the kinds in turn in every repetition. Its own series is
  * {@code bin/weft run -np 1 --comm fake Pi} end to end (wall seconds); alongside: the same with {@code WEFT_AOT=0},
- * {@code java -javaagent:<tracer jar> ... Pi} with and without the class-data archive that {@code bin/weft} made,
- * and
- * {@link ColdStartProbe}'s steps: Byte Buddy's attach (external, and in-process with
+ * {@code java -javaagent:<tracer jar> ... Pi} with and without the archive that {@code bin/weft} made (the JDK's AOT
+ * cache where a C compiler makes fused loops native, else a class-data archive; the JVM's flags follow the
+ * launcher's), and {@link ColdStartProbe}'s steps: Byte Buddy's attach (external, and in-process with
  * {@code -Djdk.attach.allowAttachSelf=true}), the agent's installation, and the first compiled call of a 6-op
  * program with and without the archive; and {@link CompileCacheProbe}'s first call of each of its programs in
  * a process that fills a new persistent compile cache, then in one that reads it. Run from the repository root (as {@code bin/weft bench} runs its
@@ -57,18 +58,22 @@ public final class ColdBench {
         String probeCp = cp + File.pathSeparator + root.resolve("bench/target/classes");
         String agent = Arrays.stream(cp.split(File.pathSeparator)).filter(e -> e.contains("/weft-tracer-"))
                 .findFirst().orElseThrow(() -> new IllegalStateException("no weft-tracer jar on " + cp));
-        Optional<String> archive = archive(root.resolve("examples/target/aot"));
+        // bin/weft's choice: the AOT cache and no incubator module where fused loops become native code
+        boolean aot = CCompiler.configured().isPresent();
+        Optional<String> archive = archive(root.resolve("examples/target/aot"), aot ? ".aot" : ".jsa");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> jvm = List.of(java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector");
+        List<String> jvm = aot ? List.of(java, "--enable-native-access=ALL-UNNAMED")
+                : List.of(java, "--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector");
         List<String> withAgent = concat(jvm, List.of("-javaagent:" + agent));
-        List<String> withArchive = concat(withAgent,
-                archive.map(a -> List.of("-XX:SharedArchiveFile=" + a)).orElse(List.of()));
+        List<String> withArchive = concat(withAgent, archive.map(a -> List.of(
+                (aot ? "-XX:AOTCache=" : "-XX:SharedArchiveFile=") + a)).orElse(List.of()));
         List<String> pi = List.of("-cp", cp, "dev.weft.examples.Pi");
         List<String> probe = List.of("-cp", probeCp, ColdStartProbe.class.getName());
         List<String> weft = List.of(root.resolve("bin/weft").toString(), "run", "-np", "1", "--comm", "fake", "Pi");
         Report report = new Report(System.out, true);
         if (archive.isEmpty()) {
-            report.info("no class-data archive under examples/target/aot (WEFT_AOT=0?): its series ran without one");
+            report.info("no " + (aot ? "AOT cache" : "class-data archive")
+                    + " under examples/target/aot (WEFT_AOT=0?): its series ran without one");
         }
         for (long r = 0; r < reps; r++) {
             report.sample(wall(weft, Map.of()));
@@ -111,12 +116,13 @@ public final class ColdBench {
         }
     }
 
-    private static Optional<String> archive(Path dir) throws IOException {
+    /** The file of bin/weft's archive of kind {@code extension} in {@code dir}, if there is one. */
+    private static Optional<String> archive(Path dir, String extension) throws IOException {
         if (!Files.isDirectory(dir)) {
             return Optional.empty();
         }
         try (Stream<Path> files = Files.list(dir)) {
-            return files.map(Path::toString).filter(f -> f.endsWith(".jsa")).findFirst();
+            return files.map(Path::toString).filter(f -> f.endsWith(extension)).findFirst();
         }
     }
 

@@ -156,6 +156,11 @@ final class NativeLoops {
         compiler();
     }
 
+    /** Whether a C compiler is configured, so that hot fused loops become native code. */
+    static boolean hasCompiler() {
+        return compiler().isPresent();
+    }
+
     /** The compiler the setting names now, found once per value. */
     private static Optional<CCompiler> compiler() {
         String value = Objects.requireNonNullElse(Setting.CC.text(), "");

@@ -36,9 +36,9 @@ import java.util.List;
  * operations (a species it cannot see as a constant makes every op allocate). The Vector API is an incubator
  * module: vector loops are emitted only when {@code jdk.incubator.vector} is in the boot layer
  * ({@code --add-modules jdk.incubator.vector}) and the preferred species has at least 256 bits; otherwise, or with
- * {@code -Dweft.vector=false}, every loop is scalar (a missing module is said once on stderr, other reasons with
- * {@code WEFT_DEBUG=1}). This class refers to
- * the vector classes only by name, so it loads without the module.
+ * {@code -Dweft.vector=false}, every loop is scalar until it becomes native code ({@link NativeLoops}). A missing
+ * module is said once on stderr when there is no C compiler either, other reasons with {@code WEFT_DEBUG=1}. This
+ * class refers to the vector classes only by name, so it loads without the module.
  */
 final class VectorLoopEmitter {
     private static final String MODULE = "jdk.incubator.vector";
@@ -185,10 +185,16 @@ final class VectorLoopEmitter {
         if ("false".equalsIgnoreCase(Setting.VECTOR.text())) { // checked where used: a static initialiser must not throw
             why = "-Dweft.vector=false";
         } else if (ModuleLayer.boot().findModule(MODULE).isEmpty()) {
-            // Not a choice the user made, and it costs 2-3x on fused elementwise chains: say so without WEFT_DEBUG.
-            System.err.println("weft: the JVM runs without " + MODULE + ", so fused loops are scalar (2-3x slower on"
-                    + " elementwise chains); run java with --add-modules " + MODULE);
-            return false;
+            if (NativeLoops.hasCompiler()) {
+                // bin/weft's choice where a C compiler makes the loops native code, which do what vector loops do
+                why = "no " + MODULE + " (fused loops become native code)";
+            } else {
+                // 2-3x on fused elementwise chains, and no native loops either: say so without WEFT_DEBUG
+                System.err.println("weft: the JVM runs without " + MODULE + " and without a C compiler, so fused"
+                        + " loops are scalar (2-3x slower on elementwise chains); run java with --add-modules " + MODULE
+                        + " or install cc");
+                return false;
+            }
         } else {
             try {
                 Object species = Class.forName(MODULE + ".DoubleVector").getField("SPECIES_PREFERRED").get(null);
