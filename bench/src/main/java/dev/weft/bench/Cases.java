@@ -388,10 +388,12 @@ public final class Cases {
             Outcome weft = data instanceof Outcome.Missing(String why)
                     ? new Outcome.Missing("TrainData could not write the inputs: " + why)
                     : runner.apply(tools.weft(ranks, "TrainBench", dir, s.trainSteps));
+            Outcome donated = data instanceof Outcome.Missing ? new Outcome.Missing("no inputs")
+                    : runner.apply(tools.weft(ranks, "TrainBench", dir, s.trainSteps, TrainBench.DONATE));
             Outcome torch = data instanceof Outcome.Missing ? new Outcome.Missing("no inputs")
                     : tools.noTorch().<Outcome>map(Outcome.Missing::new)
                             .orElseGet(() -> runner.apply(tools.python("train", dir, ranks, s.trainSteps)));
-            rows.addAll(trainRows(ranks, weft, torch));
+            rows.addAll(trainRows(ranks, weft, donated, torch));
         }
         return rows;
     }
@@ -413,7 +415,7 @@ public final class Cases {
                 ? Integer.toString(StepSeries.of(m).stepsToSteady()) : "—";
     }
 
-    private List<Row> trainRows(int ranks, Outcome weft, Outcome torch) {
+    private List<Row> trainRows(int ranks, Outcome weft, Outcome donated, Outcome torch) {
         String what = String.format(Locale.ROOT, "12 train MLP 784-512-512-10 relu, cross-entropy, SGD, f32, batch %d"
                 + " per rank, %d %s", TrainBench.BATCH, ranks, ranks == 1 ? "rank" : "ranks");
         String reference = ranks == 1 ? "PyTorch, 1 process × 1 thread"
@@ -430,7 +432,21 @@ public final class Cases {
                 trainRow(ranks, what + ", first step (Weft: tracing and compiling included)",
                         part(weft, StepSeries::first), reference, part(torch, StepSeries::first), Unit.TIME),
                 trainRow(ranks, what + ", steps 2–" + StepSeries.EARLY_END + ", per step",
-                        part(weft, StepSeries::early), reference, part(torch, StepSeries::early), Unit.TIME));
+                        part(weft, StepSeries::early), reference, part(torch, StepSeries::early), Unit.TIME),
+                trainRow(ranks, what + ", steps 2–" + StepSeries.EARLY_END + ", per step, parameters donated",
+                        part(donated, StepSeries::early), reference, part(torch, StepSeries::early), Unit.TIME,
+                        "each step's parameters donated to it (Trees.map(params, Tensor::donate)), so the next ones"
+                                + " take their buffers instead of fresh memory; steady: " + steadyOf(donated)
+                                + ", first step " + firstOf(donated)));
+    }
+
+    private static String steadyOf(Outcome run) {
+        return part(run, StepSeries::steady) instanceof Measurement m ? Unit.STEPS_PER_SECOND.format(m.median())
+                : "—";
+    }
+
+    private static String firstOf(Outcome run) {
+        return part(run, StepSeries::first) instanceof Measurement m ? Unit.TIME.format(m.median()) : "—";
     }
 
     /** Both first-step losses and their relative difference, when both runs printed one. */

@@ -2,6 +2,7 @@ package dev.weft.bench.weft;
 
 import dev.weft.Compile;
 import dev.weft.Tensor;
+import dev.weft.Trees;
 import dev.weft.ValueAndGrad;
 import dev.weft.Weft;
 import dev.weft.comm.Comm;
@@ -22,7 +23,9 @@ import java.util.Locale;
  * varying/invariant rule turns the replicated parameters' gradients into allreduces: none by hand), and
  * {@code dev.weft.optim.Sgd}, the whole step one {@code @Compile} method. Starts from the parameters and data
  * {@link TrainData} wrote to DIR (the PyTorch reference, {@code bench/python/train.py}, loads the same files) and
- * runs STEPS steps, timing each on rank 0 from the call to its loss read back. Usage: {@code DIR STEPS}; prints one
+ * runs STEPS steps, timing each on rank 0 from the call to its loss read back. With {@code donate}, each step's
+ * parameters are donated to it ({@code Trees.map(params, Tensor::donate)}, as JAX's {@code donate_argnums}), so the
+ * next ones are written over them instead of into fresh memory. Usage: {@code DIR STEPS [donate]}; prints one
  * sample per step, in order (seconds: the driver splits them into first step, steps 2-20 and the steady window),
  * the first step's global loss as the check, the last one's as info.
  */
@@ -31,6 +34,8 @@ public final class TrainBench {
     static final int HIDDEN = 512;
     static final int CLASSES = 10;
     public static final int BATCH = 128;
+    /** The argument that donates each step's parameters. */
+    public static final String DONATE = "donate";
     static final double LEARNING_RATE = 0.01;
 
     /** The network's parameters, {@code x @ w + b} per layer ({@code w} is {@code [in, out]}). */
@@ -73,7 +78,11 @@ public final class TrainBench {
             throw new IllegalArgumentException("usage: TrainBench DIR STEPS; got " + Arrays.toString(args));
         }
         Path dir = Path.of(args[0]);
-        long steps = Report.args("TrainBench", "STEPS", Arrays.copyOfRange(args, 1, args.length))[0];
+        long steps = Report.args("TrainBench", "STEPS", Arrays.copyOfRange(args, 1, Math.min(args.length, 2)))[0];
+        boolean donate = args.length > 2 && args[2].equals(DONATE);
+        if (args.length > 2 && !donate) {
+            throw new IllegalArgumentException("usage: TrainBench DIR STEPS [" + DONATE + "]; got " + args[2]);
+        }
         Comm world = Comm.world();
         Report report = new Report(out, world.rank() == 0);
         Tensor x = Npy.load(dir.resolve("x" + world.rank() + ".npy"));
@@ -84,7 +93,7 @@ public final class TrainBench {
         double loss = Double.NaN;
         for (long s = 0; s < steps; s++) {
             long t0 = System.nanoTime();
-            Step next = step(world, params, opt, x, y);
+            Step next = step(world, donate ? Trees.map(params, Tensor::donate) : params, opt, x, y);
             loss = next.loss().item();
             report.sample(Report.since(t0));
             params = next.params();

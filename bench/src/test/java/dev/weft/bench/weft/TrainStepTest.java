@@ -1,11 +1,14 @@
 package dev.weft.bench.weft;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.weft.DType;
 import dev.weft.Tensor;
+import dev.weft.Trees;
 import dev.weft.Weft;
+import dev.weft.WeftException;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.comm.Comm;
 import dev.weft.optim.Sgd;
@@ -91,6 +94,42 @@ class TrainStepTest {
                 }
             }
         }
+    }
+
+    /**
+     * Donating each step's parameters (as {@code TrainBench ... donate} does) gives the same losses and parameters,
+     * bit for bit, as keeping them, on two fake ranks; a donated parameter can no longer be used.
+     */
+    @Test
+    void donatedParametersGiveTheSameStepsBitForBit() {
+        FakeWorld.run(2, world -> CommBinding.with(world, () -> {
+            Comm comm = Comm.world();
+            Tensor xt = Tensor.arange(DType.F32, 3 * IN).reshape(3, IN).add(comm.rank()).mul(0.3).sin();
+            Tensor yt = Tensor.arange(DType.I64, 3).add(comm.rank()).rem(CLASSES);
+            TrainBench.Params kept = initial();
+            TrainBench.Params donated = initial();
+            Sgd.State<TrainBench.Params> optKept = Sgd.of(TrainBench.LEARNING_RATE).init(kept);
+            Sgd.State<TrainBench.Params> optDonated = Sgd.of(TrainBench.LEARNING_RATE).init(donated);
+            for (int s = 0; s < 4; s++) {
+                TrainBench.Step a = TrainBench.step(comm, kept, optKept, xt, yt);
+                TrainBench.Params given = donated;
+                TrainBench.Step b = TrainBench.step(comm, Trees.map(donated, Tensor::donate), optDonated, xt, yt);
+                assertThat(Double.doubleToRawLongBits(b.loss().item())).as("rank %d, step %d", comm.rank(), s + 1)
+                        .isEqualTo(Double.doubleToRawLongBits(a.loss().item()));
+                assertThatThrownBy(() -> given.w1().item()).isInstanceOf(WeftException.class);
+                kept = a.params();
+                optKept = a.opt();
+                donated = b.params();
+                optDonated = b.opt();
+            }
+            List<Tensor> want = Trees.leaves(kept);
+            List<Tensor> got = Trees.leaves(donated);
+            for (int i = 0; i < want.size(); i++) {
+                assertThat(got.get(i).toFloatArray()).as("rank %d, parameter %d", comm.rank(), i)
+                        .isEqualTo(want.get(i).toFloatArray());
+            }
+            return null;
+        }));
     }
 
     /** The starting parameters as f32 tensors: {@link #weights} and {@link #bias}, rounded to f32. */
