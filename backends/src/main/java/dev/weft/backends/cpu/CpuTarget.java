@@ -1,5 +1,6 @@
 package dev.weft.backends.cpu;
 
+import dev.weft.backends.cpu.blas.OpenBlas;
 import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.backends.cpu.exec.NativeLoopLinking;
@@ -32,6 +33,7 @@ public record CpuTarget() implements Target {
 
     static {
         NativeLoopLinking.prepareInBackground();
+        OpenBlas.loadInBackground();
     }
 
     private static final Pipeline PIPELINE = Pipeline.of(

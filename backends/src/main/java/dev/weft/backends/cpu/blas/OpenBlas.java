@@ -114,6 +114,27 @@ public final class OpenBlas {
         }
     }
 
+    /**
+     * Loads OpenBLAS and runs a first 1x1 product on a daemon thread; returns at once. Loading it (the library's own
+     * start and threads, linking the downcalls, the first call's method handles) took 65-80 ms of a fresh JVM's first
+     * matrix product; started when the CPU target is first used, it runs while the first program is traced and
+     * lowered, and the first product finds it done or waits for this class's initialisation.
+     */
+    public static void loadInBackground() {
+        Thread.ofPlatform().daemon().name("weft-blas-load").start(() -> {
+            try {
+                if (isAvailable(DType.F32)) {
+                    try (Arena arena = Arena.ofConfined()) {
+                        MemorySegment one = arena.allocate(JAVA_FLOAT, 3);
+                        gemm(DType.F32, one, one.asSlice(4), one.asSlice(8), 1, 1, 1);
+                    }
+                }
+            } catch (LinkageError | RuntimeException e) {
+                // the thread that needs OpenBLAS first reports the failure
+            }
+        });
+    }
+
     /** True when {@link #gemm} can run products of {@code t}. */
     public static boolean isAvailable(DType t) {
         return (t == DType.F32 ? SGEMM != null : t == DType.F64 && DGEMM != null)

@@ -52,25 +52,32 @@ final class ProgramBuilder {
 
     /**
      * The loop of {@code spec} ({@link NativeLoops#loop}) for a call of {@code elements} elements; kept for
-     * {@link #fusedLoops} when that many make it native from the start ({@link NativeLoops#PREPARE_MIN}).
+     * {@link #fusedLoops} when that many make it native from the start ({@link NativeLoops#PREPARE_MIN}), else
+     * loaded now if its library is on disk and its calls are not tiny ({@link NativeLoops#CALL_MIN}).
      */
     FusedLoop fusedLoop(FusedLoopSpec spec, long elements) {
         FusedLoop loop = NativeLoops.loop(spec);
         if (elements >= NativeLoops.PREPARE_MIN) {
             fusedLoops.add(loop);
+        } else if (elements >= NativeLoops.CALL_MIN) {
+            NativeLoops.loadIfOnDisk(loop);
         }
         return loop;
     }
 
     /**
-     * {@link NativeLoops#nativeOnly} for a call of {@code elements} elements, kept for {@link #fusedLoops}; empty
-     * below {@link NativeLoops#PREPARE_MIN}, where the JVM's kernels cost little.
+     * {@link NativeLoops#nativeOnly} for a call of {@code elements} elements, kept for {@link #fusedLoops}; below
+     * {@link NativeLoops#PREPARE_MIN}, where the JVM's kernels cost little once compiled, only a loop whose library
+     * is on disk (its calls not tiny), else empty.
      */
     Optional<FusedLoop> nativeLoop(FusedLoopSpec spec, long elements) {
-        if (elements < NativeLoops.PREPARE_MIN) {
+        if (elements < NativeLoops.CALL_MIN) {
             return Optional.empty();
         }
         Optional<FusedLoop> loop = NativeLoops.nativeOnly(spec);
+        if (elements < NativeLoops.PREPARE_MIN) {
+            return loop.filter(NativeLoops::loadIfOnDisk);
+        }
         loop.ifPresent(fusedLoops::add);
         return loop;
     }
