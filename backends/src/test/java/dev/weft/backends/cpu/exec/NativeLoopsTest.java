@@ -151,6 +151,25 @@ class NativeLoopsTest {
         assertThat(same.isNative()).as("loaded at once, from disk").isTrue();
     }
 
+    /**
+     * A loop too small to compile when its executable is built loads then if its library is on disk; without one it
+     * stays the JVM's and unclaimed, so that running hot can still make it native.
+     */
+    @Test
+    void aSmallLoopLoadsAtBuildOnlyFromDisk() {
+        NativeLoops.Tiered onDisk = tiered(spec(Arguments.of(ElementwiseOp.ADD, DType.F64, DType.F64)));
+        assertThat(NativeLoops.loadIfOnDisk(onDisk)).as("library on disk").isTrue();
+        assertThat(onDisk.isNative()).isTrue();
+        SpecBuilder b = new SpecBuilder();
+        NativeLoops.Tiered absent = tiered(b.spec(b.apply(ElementwiseOp.MIN, DType.F32,
+                b.apply(ElementwiseOp.ADD, DType.F32, b.element(0, DType.F32), b.element(1, DType.F32)),
+                b.element(1, DType.F32))));
+        assertThat(cc.library(absent.key)).as("never compiled").isEmpty();
+        assertThat(NativeLoops.loadIfOnDisk(absent)).as("no library on disk").isFalse();
+        assertThat(absent.isNative()).isFalse();
+        assertThat(absent.claimed.get()).as("left for promotion").isFalse();
+    }
+
     @Test
     void aSmallLoopBecomesNativeOnceItHasRunEnoughElementsInCallsThatAreNotTiny() throws Exception {
         SpecBuilder s = new SpecBuilder();
