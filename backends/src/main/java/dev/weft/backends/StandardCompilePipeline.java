@@ -45,6 +45,7 @@ public final class StandardCompilePipeline implements CompilePipeline {
     public Executable compile(Graph graph, String targetName) {
         Target target = Targets.named(targetName);
         Module lowered = Lowering.lowerOnly(graph, target);
+        target.lowered(lowered);
         PersistentCompileCache persistent = cache != null ? cache : PersistentCompileCache.configured();
         Module optimized = persistent != null ? persistent.optimize(lowered)
                 : target.pipeline().run(lowered, StageListener.NONE);

@@ -13,8 +13,8 @@ import java.util.Optional;
  * everywhere, {@code mmap}/{@code madvise}/{@code munmap} on Linux ({@code null} elsewhere).
  * <p>
  * Linking a downcall makes classes (a binding per signature), which is most of a fresh JVM's first tensor: ~0.1 s
- * for these five. {@link #prepareInBackground} links them on a thread of their own while the program starts (the
- * agent's {@code premain} calls it), and the first tensor finds them ready or waits for that thread's class
+ * for these five. The agent's {@code premain} links them on a thread of their own while the program starts
+ * ({@link Preload}, with {@link #link}), and the first tensor finds them ready or waits for that thread's class
  * initialisation. This class uses only the JDK, so initialising it on two threads cannot deadlock.
  */
 public final class Libc {
@@ -48,14 +48,7 @@ public final class Libc {
         return symbol.map(s -> linker.downcallHandle(s, signature)).orElse(null);
     }
 
-    /** Links the functions on a daemon thread, unless they are linked already; returns at once. */
-    public static void prepareInBackground() {
-        Thread.ofPlatform().daemon().name("weft-libc").start(() -> {
-            try {
-                Class.forName(Libc.class.getName(), true, Libc.class.getClassLoader());
-            } catch (ClassNotFoundException | LinkageError e) {
-                // the thread that uses Libc first reports the failure
-            }
-        });
+    /** Does nothing but, called first, initialise this class, which links the functions (for {@link Preload}). */
+    public static void link() {
     }
 }

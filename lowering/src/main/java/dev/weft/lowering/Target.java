@@ -31,6 +31,14 @@ public interface Target {
     String commCallPrefix();
 
     /**
+     * Told of {@code module} just lowered for this target, before its pipeline runs: a target may start, on a thread
+     * of its own, work that the executable will need (loading a library its ops call), so that it overlaps the
+     * passes and the executor's build. Returns at once; does nothing by default.
+     */
+    default void lowered(Module module) {
+    }
+
+    /**
      * Prepares {@code module}, lowered for this target and run through its pipeline, to run on this target's
      * executor, its communication ops on the communicators {@code comms} binds to their references.
      *

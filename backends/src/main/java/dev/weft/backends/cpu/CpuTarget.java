@@ -5,7 +5,9 @@ import dev.weft.backends.cpu.exec.CpuExecutable;
 import dev.weft.backends.cpu.exec.CustomCallRegistry;
 import dev.weft.backends.cpu.exec.NativeLoopLinking;
 import dev.weft.lowering.Target;
+import dev.weft.lowering.ir.IrWalk;
 import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.StableHlo;
 import dev.weft.lowering.passes.BufferPlanning;
 import dev.weft.lowering.passes.CombineAllReduces;
 import dev.weft.lowering.passes.CommonSubexpressionElimination;
@@ -20,7 +22,9 @@ import dev.weft.lowering.passes.SumBeforeAllreduce;
 import dev.weft.lowering.passes.ThreadTokens;
 import dev.weft.lowering.passes.Verifier;
 import dev.weft.spi.CommBindings;
+import dev.weft.spi.Preload;
 import dev.weft.tracer.Executable;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The {@code cpu} target (the default): modules run on the {@link CpuExecutable}, communication custom calls
@@ -32,9 +36,11 @@ public record CpuTarget() implements Target {
     public static final String NAME = "cpu";
 
     static {
-        NativeLoopLinking.prepareInBackground();
-        OpenBlas.loadInBackground();
+        Preload.inBackground("weft-loops-link", NativeLoopLinking::link);
     }
+
+    /** Whether a program with a matrix product has started loading OpenBLAS. */
+    private static final AtomicBoolean BLAS_LOADING = new AtomicBoolean();
 
     private static final Pipeline PIPELINE = Pipeline.of(
             new Verifier(),
@@ -64,6 +70,23 @@ public record CpuTarget() implements Target {
     @Override
     public String commCallPrefix() {
         return "weft.mpi.";
+    }
+
+    /**
+     * A program with a matrix product starts loading OpenBLAS while its passes run and its executor is built, so
+     * that its first product does not wait for the library (a program without one never loads it).
+     */
+    @Override
+    public void lowered(Module module) {
+        if (!BLAS_LOADING.get() && hasMatrixProduct(module) && BLAS_LOADING.compareAndSet(false, true)) {
+            Preload.inBackground("weft-blas-load", OpenBlas::warmUp);
+        }
+    }
+
+    private static boolean hasMatrixProduct(Module module) {
+        boolean[] found = {false};
+        IrWalk.forEachOp(module, op -> found[0] |= op.name().equals(StableHlo.DOT_GENERAL));
+        return found[0];
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.weft.tracer.agent;
 
 import dev.weft.spi.Libc;
+import dev.weft.spi.Preload;
 import dev.weft.spi.RankClasses;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +32,7 @@ public final class WeftAgent {
     public static void premain(String args, Instrumentation inst) {
         // The program's first tensor needs these downcalls; linking them takes a fresh JVM ~0.1 s, done meanwhile
         // (an agent attached later is attached by that first tensor, or just before it).
-        Libc.prepareInBackground();
+        Preload.inBackground("weft-libc", Libc::link);
         install(inst);
     }
 

@@ -115,24 +115,17 @@ public final class OpenBlas {
     }
 
     /**
-     * Loads OpenBLAS and runs a first 1x1 product on a daemon thread; returns at once. Loading it (the library's own
-     * start and threads, linking the downcalls, the first call's method handles) took 65-80 ms of a fresh JVM's first
-     * matrix product; started when the CPU target is first used, it runs while the first program is traced and
-     * lowered, and the first product finds it done or waits for this class's initialisation.
+     * Initialises this class, which loads OpenBLAS, and runs a first 1x1 product (for {@code Preload}). Loading it
+     * (the library's own start and threads, linking the downcalls, the first call's method handles) took 65-80 ms of
+     * a fresh JVM's first matrix product.
      */
-    public static void loadInBackground() {
-        Thread.ofPlatform().daemon().name("weft-blas-load").start(() -> {
-            try {
-                if (isAvailable(DType.F32)) {
-                    try (Arena arena = Arena.ofConfined()) {
-                        MemorySegment one = arena.allocate(JAVA_FLOAT, 3);
-                        gemm(DType.F32, one, one.asSlice(4), one.asSlice(8), 1, 1, 1);
-                    }
-                }
-            } catch (LinkageError | RuntimeException e) {
-                // the thread that needs OpenBLAS first reports the failure
+    public static void warmUp() {
+        if (isAvailable(DType.F32)) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment one = arena.allocate(JAVA_FLOAT, 3);
+                gemm(DType.F32, one, one.asSlice(4), one.asSlice(8), 1, 1, 1);
             }
-        });
+        }
     }
 
     /** True when {@link #gemm} can run products of {@code t}. */

@@ -7,10 +7,10 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * The one downcall every native fused loop is called through ({@link NativeFusedLoop}), linked once and bound to each
- * loop's symbol. Linking it makes classes, ~0.1 s of a fresh JVM's first compiled call, so {@link #prepareInBackground}
- * links it (and finds the C compiler) on a thread of its own when the CPU target is first used, while the first
- * program is traced and lowered; the first native loop finds it ready or waits for that thread's class
- * initialisation, as {@code Libc} does for the C library's functions.
+ * loop's symbol. Linking it makes classes, ~0.1 s of a fresh JVM's first compiled call, so the CPU target links it
+ * (and finds the C compiler) on a thread of its own when it is first used ({@code Preload}, with {@link #link}),
+ * while the first program is traced and lowered; the first native loop finds it ready or waits for that thread's
+ * class initialisation, as {@code Libc} does for the C library's functions.
  */
 public final class NativeLoopLinking {
     /** {@code void f(const int64_t *a, const int64_t *s, int64_t rows, int64_t from, int64_t to)}, unbound. */
@@ -21,15 +21,8 @@ public final class NativeLoopLinking {
     private NativeLoopLinking() {
     }
 
-    /** Links the downcall and finds the compiler on a daemon thread, unless done already; returns at once. */
-    public static void prepareInBackground() {
-        Thread.ofPlatform().daemon().name("weft-loops-link").start(() -> {
-            try {
-                NativeLoops.warmUp();
-                Class.forName(NativeLoopLinking.class.getName(), true, NativeLoopLinking.class.getClassLoader());
-            } catch (ClassNotFoundException | LinkageError | RuntimeException e) {
-                // the thread that needs them first reports the failure
-            }
-        });
+    /** Initialises this class, which links the downcall, and finds the C compiler (for {@code Preload}). */
+    public static void link() {
+        NativeLoops.warmUp();
     }
 }
