@@ -1,9 +1,9 @@
 package dev.weft.backends.cli;
 
 import dev.weft.DType;
-import dev.weft.backends.cli.TrainingPrograms.Mlp;
 import dev.weft.Tensor;
 import dev.weft.Weft;
+import dev.weft.backends.cli.TrainingPrograms.Mlp;
 import dev.weft.backends.comm.fake.FakeWorld;
 import dev.weft.comm.Comm;
 import dev.weft.optim.Adam;
@@ -60,7 +60,9 @@ public final class ArchiveTraining {
             p = s.params();
             sgd = s.opt();
             last = s.loss().item();
-            first = i == 0 ? last : first;
+            if (i == 0) {
+                first = last;
+            }
         }
         check("sgd step", first, eager, 1e-5);
         falls("sgd", first, last);

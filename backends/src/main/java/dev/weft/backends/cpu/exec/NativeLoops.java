@@ -114,7 +114,7 @@ final class NativeLoops {
     /**
      * Makes {@code loop} native now if its library is on disk from an earlier run, compiling nothing: for a loop under
      * {@link #PREPARE_MIN} elements a call, whose JVM code would otherwise be generated and interpreted over the
-     * first calls (a training step's 8 small fusions: 17-22 ms each in the first call at 2 ranks). True when the
+     * first calls (a training step's 8 small fusions: 10-24 ms each in its first call at 2 ranks). True when the
      * loop is native.
      */
     static boolean loadIfOnDisk(FusedLoop loop) {

@@ -187,7 +187,7 @@ final class VectorLoopEmitter {
         } else if (ModuleLayer.boot().findModule(MODULE).isEmpty()) {
             if (NativeLoops.hasCompiler()) {
                 // bin/weft's choice where a C compiler makes the loops native code, which do what vector loops do
-                why = "no " + MODULE + " (fused loops become native code)";
+                why = "no " + MODULE + " (each runs so until it becomes native code)";
             } else {
                 // 2-3x on fused elementwise chains, and no native loops either: say so without WEFT_DEBUG
                 System.err.println("weft: the JVM runs without " + MODULE + " and without a C compiler, so fused"
