@@ -17,13 +17,21 @@ import java.util.Optional;
  * {@code a} holds the address of each input, then of each result, with its offset added (a rank-0 input's is its
  * one element); for each of {@code rows} rows it runs elements {@code [from, to)}, then advances every address by
  * its entry of {@code s} (bytes). Element {@code i} of every input is read before any result's element {@code i}
- * is written, so a result may be an input.
+ * is written, so a result may be an input. The inner loop is marked free of dependences between elements
+ * ({@code WEFT_INDEPENDENT}): the compiler's own alias checks give up past about ten pairs of pointers, so a loop with
+ * many inputs and results ran one element at a time (the MLP's first relu, 2 inputs and 4 results: 500 against
+ * 40 us a call), and a result that is an input is the same element, so vector code is still right.
  */
 final class CLoopEmitter {
     /** The helpers every function may call; part of each library's source, hence of its cache key. */
     static final String PRELUDE = """
             #include <stdint.h>
             #include <math.h>
+            #if defined(__clang__)
+            #define WEFT_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
+            #else
+            #define WEFT_INDEPENDENT _Pragma("GCC ivdep")
+            #endif
             static inline float wmaxf(float a, float b) {
                 return (a > b || a != a) ? a : (b > a || b != b) ? b : (signbit(a) ? b : a); }
             static inline float wminf(float a, float b) {
@@ -104,7 +112,8 @@ final class CLoopEmitter {
             c.append("    ").append(t).append(" *q").append(r).append(" = (").append(t).append(" *) a[")
                     .append(inputs + r).append("];\n");
         }
-        c.append("    for (int64_t r = 0; r < rows; r++) {\n        for (int64_t i = from; i < to; i++) {\n");
+        c.append("    for (int64_t r = 0; r < rows; r++) {\n        WEFT_INDEPENDENT\n")
+                .append("        for (int64_t i = from; i < to; i++) {\n");
         for (int k = 0; k < nodes.size(); k++) {
             FusedLoopSpec.Node n = nodes.get(k);
             c.append("            const ").append(value(n.dtype())).append(" v").append(k).append(" = ");

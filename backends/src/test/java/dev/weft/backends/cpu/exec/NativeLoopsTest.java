@@ -59,6 +59,7 @@ class NativeLoopsTest {
         cc = new CCompiler(CCompiler.executable("cc").get(), new OutputDirectory(cache, "the test"));
         withC().forEach(a -> LOOPS.put(name(a), tiered(spec(a))));
         LOOPS.put("rows", tiered(sum()));
+        LOOPS.put("wide", tiered(wide()));
         NativeLoops.compile(cc, List.copyOf(LOOPS.values()));
         assertThat(LOOPS.values()).allMatch(NativeLoops.Tiered::isNative);
     }
@@ -114,6 +115,33 @@ class NativeLoopsTest {
         assertThat(outC.getAtIndex(ValueLayout.JAVA_FLOAT, 1)).isNotZero();
         assertThat(offsets[2]).isEqualTo(offsets[0]).containsExactly(124, 104);
         assertThat(offsets[3]).isEqualTo(offsets[1]).containsExactly(108);
+    }
+
+    /**
+     * A loop with more inputs and results than the C compiler checks for overlap at run time (which it vectorizes
+     * only because the emitter marks its elements independent), its results written over its inputs, element for
+     * element, as the executor does with an input it no longer needs: the JVM's bits, over a length that leaves a
+     * tail after the vector code.
+     */
+    @Test
+    void aWideLoopWritingOverItsInputsComputesTheJvmLoopsBits() {
+        int n = 1003;
+        MemorySegment[] jvmIn = {floats(n), shuffled(n, 1), shuffled(n, 2), shuffled(n, 3)};
+        MemorySegment[] cIn = {floats(n), shuffled(n, 1), shuffled(n, 2), shuffled(n, 3)};
+        MemorySegment[] jvmOut = new MemorySegment[5];
+        MemorySegment[] cOut = new MemorySegment[5];
+        for (int r = 0; r < 5; r++) {
+            jvmOut[r] = Arena.ofAuto().allocate(n * 4L, 64);
+            cOut[r] = r < 4 ? cIn[(r + 1) % 4] : Arena.ofAuto().allocate(n * 4L, 64);
+        }
+        FusedLoopGenerator.loop(wide()).run(jvmIn, jvmOut, 0, n);
+        LOOPS.get("wide").run(cIn, cOut, 0, n);
+        for (int r = 0; r < 5; r++) {
+            assertThat(cOut[r].toArray(ValueLayout.JAVA_FLOAT)).as("result %d", r)
+                    .isEqualTo(jvmOut[r].toArray(ValueLayout.JAVA_FLOAT));
+        }
+        assertThat(cOut[0].toArray(ValueLayout.JAVA_FLOAT)).as("written over an input")
+                .isNotEqualTo(floats(n).toArray(ValueLayout.JAVA_FLOAT));
     }
 
     @Test
@@ -273,6 +301,33 @@ class NativeLoopsTest {
     private static FusedLoopSpec sum() {
         SpecBuilder s = new SpecBuilder();
         return s.spec(s.apply(ElementwiseOp.ADD, DType.F32, s.element(0, DType.F32), s.element(1, DType.F32)));
+    }
+
+    /** Four f32 inputs, five results: relu's value and mask of {@code a+b}, and three mixes of all four. */
+    private static FusedLoopSpec wide() {
+        SpecBuilder s = new SpecBuilder();
+        DType f = DType.F32;
+        int a = s.element(0, f);
+        int b = s.element(1, f);
+        int c = s.element(2, f);
+        int d = s.element(3, f);
+        int sum = s.apply(ElementwiseOp.ADD, f, a, b);
+        int zero = s.apply(ElementwiseOp.SUB, f, a, a);
+        int relu = s.apply(ElementwiseOp.MAX, f, sum, zero);
+        int mask = s.apply(ElementwiseOp.CONVERT, DType.BOOL, f, s.compare(ElementwiseOp.GT, f, sum, zero));
+        int cd = s.apply(ElementwiseOp.MUL, f, c, d);
+        return s.spec(relu, mask, s.apply(ElementwiseOp.SUB, f, cd, a), s.apply(ElementwiseOp.ADD, f, cd, b),
+                s.apply(ElementwiseOp.MIN, f, c, relu));
+    }
+
+    /** {@code n} floats, of both signs, in an order that differs with {@code seed}. */
+    private static MemorySegment shuffled(int n, int seed) {
+        Random random = new Random(seed);
+        MemorySegment s = Arena.ofAuto().allocate(n * 4L, 64);
+        for (int i = 0; i < n; i++) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT, i, (random.nextInt(41) - 20) * 0.25f);
+        }
+        return s;
     }
 
     private static MemorySegment floats(int n) {
