@@ -13,6 +13,7 @@ import dev.weft.lowering.ir.Value;
 import dev.weft.spi.Shape;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -27,7 +28,9 @@ import java.util.TreeSet;
  * one {@code weft.fusion} op, placed where the group's last op was. Its region takes the group's external inputs
  * and returns every group value used outside the group. A {@code broadcast_in_dim} of a rank-0 value joins the
  * group of the elementwise op that uses it, so the region takes the scalar and a broadcast scalar is never
- * materialised at full size (unless a value outside the group uses it).
+ * materialised at full size (unless an op that is not elementwise uses it). A broadcast scalar that several
+ * elementwise ops use (common subexpressions merged them: relu's zero in every layer) is first copied for each of
+ * them, so that no fusion hands another a tensor of one repeated value.
  *
  * <p>Groups grow in program order: an op joins the groups of its operands' producers when no op outside the
  * group between them uses a group value (so that moving the group to its last op keeps every use after its
@@ -83,6 +86,7 @@ public final class ElementwiseFusion implements Pass {
                 op.regions().forEach(r -> fuse(r, views));
             }
         }
+        unshareScalarBroadcasts(b);
         Map<Op, Integer> position = new IdentityHashMap<>();
         Map<Value, Op> producer = new IdentityHashMap<>();
         Map<Value, List<Op>> users = new IdentityHashMap<>();
@@ -116,6 +120,39 @@ public final class ElementwiseFusion implements Pass {
             }
         }
         rebuild(b, groupOf, users, producer, views);
+    }
+
+    /**
+     * Gives each elementwise op of {@code b} that uses a broadcast scalar of {@code b} which has other uses a copy
+     * of its own, placed just before it; the last user keeps the original.
+     */
+    private static void unshareScalarBroadcasts(Block b) {
+        Map<Value, Integer> uses = new IdentityHashMap<>();
+        Map<Value, Op> broadcast = new IdentityHashMap<>();
+        for (Op op : b.ops()) {
+            IrWalk.forEachOp(op, o -> o.operands().forEach(v -> uses.merge(v, 1, Integer::sum)));
+            if (isScalarBroadcast(op)) {
+                broadcast.put(op.result(), op);
+            }
+        }
+        List<Op> ops = new ArrayList<>(b.ops().size());
+        for (Op op : b.ops()) {
+            if (isFusible(op) && !isScalarBroadcast(op)) {
+                for (int i = 0; i < op.operands().size(); i++) {
+                    Op shared = broadcast.get(op.operand(i));
+                    if (shared != null && uses.get(shared.result()) > 1) {
+                        uses.merge(shared.result(), -1, Integer::sum);
+                        Op copy = new Op(shared.name(), shared.operands(), List.of(shared.result().type()),
+                                shared.attributes(), List.of(), shared.location());
+                        ops.add(copy);
+                        op.operands().set(i, copy.result());
+                    }
+                }
+            }
+            ops.add(op);
+        }
+        b.ops().clear();
+        b.ops().addAll(ops);
     }
 
     /**
@@ -214,10 +251,11 @@ public final class ElementwiseFusion implements Pass {
      * Moves {@code members} (in program order) into a fusion op and maps their escaping values to its results. An
      * input made by ops that {@code inputs} dissolves is read through them: as a view or piecewise.
      */
-    private static Op fusion(List<Op> members, Map<Value, List<Op>> users, FusionInputs inputs,
+    private static Op fusion(List<Op> groupMembers, Map<Value, List<Op>> users, FusionInputs inputs,
                              Map<Value, Value> substitution) {
         Set<Op> memberSet = Collections.newSetFromMap(new IdentityHashMap<>());
-        memberSet.addAll(members);
+        memberSet.addAll(groupMembers);
+        List<Op> members = withoutRepeatedBroadcasts(groupMembers, users, memberSet);
         Set<Value> defined = Collections.newSetFromMap(new IdentityHashMap<>());
         members.forEach(m -> defined.add(m.result()));
         SequencedSet<Value> inputSet = new LinkedHashSet<>();
@@ -247,6 +285,30 @@ public final class ElementwiseFusion implements Pass {
             substitution.put(escaping.get(i), fusion.results().get(i));
         }
         return fusion;
+    }
+
+    /**
+     * {@code members} less each broadcast scalar that repeats an earlier one of them and is used only by them (the
+     * copies {@link #unshareScalarBroadcasts} made for ops that ended up in one group); their users read the first.
+     */
+    private static List<Op> withoutRepeatedBroadcasts(List<Op> members, Map<Value, List<Op>> users,
+                                                      Set<Op> memberSet) {
+        Map<List<Object>, Value> first = new HashMap<>();
+        Map<Value, Value> same = new IdentityHashMap<>();
+        List<Op> kept = new ArrayList<>(members.size());
+        for (Op m : members) {
+            m.operands().replaceAll(v -> same.getOrDefault(v, v));
+            if (isScalarBroadcast(m) && memberSet.containsAll(users.getOrDefault(m.result(), List.of()))) {
+                Value earlier = first.putIfAbsent(List.of(m.operand(0), m.attributes(), m.result().type()),
+                        m.result());
+                if (earlier != null) {
+                    same.put(m.result(), earlier);
+                    continue;
+                }
+            }
+            kept.add(m);
+        }
+        return kept;
     }
 
     /**

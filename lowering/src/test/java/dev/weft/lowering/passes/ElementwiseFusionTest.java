@@ -124,6 +124,25 @@ class ElementwiseFusionTest {
     }
 
     @Test
+    void aBroadcastScalarThatTwoFusionsUseIsCopiedIntoEachInsteadOfPassedBetweenThem() {
+        ModuleBuilder b = new ModuleBuilder(F4, TensorType.of(DType.F32));
+        Value zero = b.op(StableHlo.BROADCAST_IN_DIM, List.of(b.arg(1)), List.of(F4),
+                Map.of("broadcast_dimensions", Attr.I64Array.of()), List.of()).result();
+        Value first = b.op(ElementwiseOp.NEG.mlirName(), F4, b.op(ElementwiseOp.MAX.mlirName(), F4, b.arg(0), zero));
+        Value between = b.op("test.opaque", F4, first);
+        Value second = b.op(ElementwiseOp.NEG.mlirName(), F4, b.op(ElementwiseOp.MAX.mlirName(), F4, between, zero));
+        Module m = fused(b.module(second));
+
+        assertThat(names(m)).containsExactly(StableHlo.FUSION, "test.opaque", StableHlo.FUSION,
+                StableHlo.FUNC_RETURN);
+        for (Op fusion : List.of(m.main().body().ops().get(0), m.main().body().ops().get(2))) {
+            assertThat(fusion.results()).as("no broadcast zeros handed on").hasSize(1);
+            assertThat(fusion.operands()).contains(b.arg(1));
+            assertThat(names(fusion.regions().getFirst())).containsOnlyOnce(StableHlo.BROADCAST_IN_DIM);
+        }
+    }
+
+    @Test
     void aLoneBroadcastStaysOutsideAnyFusion() {
         ModuleBuilder b = new ModuleBuilder(TensorType.of(DType.F32));
         Value wide = b.op(StableHlo.BROADCAST_IN_DIM, List.of(b.arg(0)), List.of(F4),
