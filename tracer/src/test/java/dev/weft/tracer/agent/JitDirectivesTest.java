@@ -14,10 +14,11 @@ class JitDirectivesTest {
     void theAgentLeavesTheClassFileApiToC1() throws Exception {
         WeftAgent.install();
         String reply = WeftAgent.compilerDirectives().orElseThrow().get(30, TimeUnit.SECONDS);
-        assertThat(reply).isEqualTo("4 compiler directives added");
+        assertThat(reply).isEqualTo("5 compiler directives added");
         String listed = jcmd("Compiler.directives_print");
         assertThat(listed).contains("jdk/internal/classfile/*.*").contains("java/lang/classfile/*.*")
-                .contains("GeneratedFusedLoop*.scalar").contains("-dev/weft/backends/cpu/exec/GeneratedFusedLoop*.*");
+                .contains("GeneratedFusedLoop*.scalar").contains("-dev/weft/backends/cpu/exec/GeneratedFusedLoop*.*")
+                .contains("-dev/weft/backends/comm/exec/CommCustomCalls$BoundCall.call");
     }
 
     private static String jcmd(String command) throws IOException, InterruptedException {
