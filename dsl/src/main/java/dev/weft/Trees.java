@@ -2,9 +2,12 @@ package dev.weft;
 
 import dev.weft.spi.Args;
 import dev.weft.spi.SourceLocation;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Array;
 import java.lang.reflect.Constructor;
-import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BinaryOperator;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -107,7 +111,10 @@ public final class Trees {
         return out;
     }
 
-    /** The structure of {@code tree}; its leaves are added to {@code leaves} in order. */
+    /**
+     * The structure of {@code tree}; its leaves are added to {@code leaves} in order (none, for a bad tree: the
+     * {@link ShapeException} leaves the list as it was).
+     */
     public static Structure structure(Object tree, List<Tensor> leaves, String name) {
         return structure(tree, leaves, name, null);
     }
@@ -117,12 +124,34 @@ public final class Trees {
      * line), for a caller that knows the user's line better (a {@code @Compile} method's call site).
      */
     public static Structure structure(Object tree, List<Tensor> leaves, String name, SourceLocation where) {
+        return structure(tree, leaves, () -> name, () -> where);
+    }
+
+    /**
+     * {@link #structure(Object, List, String, SourceLocation)} with the name and the line computed only for a bad
+     * tree: for a caller on a hot path ({@code @Compile} calls flatten their tree arguments at every call).
+     */
+    public static Structure structure(Object tree, List<Tensor> leaves, Supplier<String> name,
+                                      Supplier<SourceLocation> where) {
+        int before = leaves.size();
         try {
-            return walk(tree, leaves, name, Collections.newSetFromMap(new IdentityHashMap<>()), 0);
-        } catch (BadTree e) {
-            throw new ShapeException(where != null ? where : SourceLocation.capture(), e.getMessage());
+            // without the paths that only a bad tree's message needs
+            return walk(tree, leaves, null, Collections.newSetFromMap(new IdentityHashMap<>()), 0);
+        } catch (BadTree unnamed) {
+            leaves.subList(before, leaves.size()).clear();
+            try {
+                walk(tree, leaves, name.get(), Collections.newSetFromMap(new IdentityHashMap<>()), 0);
+                throw new IllegalStateException("a tree was bad only once: " + unnamed.getMessage());
+            } catch (BadTree e) {
+                leaves.subList(before, leaves.size()).clear();
+                SourceLocation at = where.get();
+                throw new ShapeException(at != null ? at : SourceLocation.capture(), e.getMessage());
+            }
         }
     }
+
+    /** What a walk without paths throws at a bad tree: the walk is done again with them, for the message. */
+    private static final BadTree UNNAMED = new BadTree("a bad tree");
 
     /** A bad tree, located by the public entry point that met it. */
     private static final class BadTree extends RuntimeException {
@@ -210,7 +239,7 @@ public final class Trees {
             if (v instanceof List<?> list) {
                 List<Structure> out = new ArrayList<>(list.size());
                 for (int i = 0; i < list.size(); i++) {
-                    out.add(walk(list.get(i), leaves, path + "[" + i + "]", onPath, depth + 1));
+                    out.add(walk(list.get(i), leaves, path == null ? null : path + "[" + i + "]", onPath, depth + 1));
                 }
                 return new ListNode(List.copyOf(out));
             }
@@ -222,7 +251,7 @@ public final class Trees {
                         throw bad(path, "has the key " + e.getKey() + "; a tree's map keys are strings");
                     }
                     keys.add(k);
-                    out.add(walk(e.getValue(), leaves, path + "." + k, onPath, depth + 1));
+                    out.add(walk(e.getValue(), leaves, path == null ? null : path + "." + k, onPath, depth + 1));
                 }
                 return new MapNode(List.copyOf(keys), List.copyOf(out));
             }
@@ -234,15 +263,16 @@ public final class Trees {
                 int n = Array.getLength(v);
                 List<Structure> out = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    out.add(walk(Array.get(v, i), leaves, path + "[" + i + "]", onPath, depth + 1));
+                    out.add(walk(Array.get(v, i), leaves, path == null ? null : path + "[" + i + "]", onPath,
+                            depth + 1));
                 }
                 return new ArrayNode(component, List.copyOf(out));
             }
-            RecordComponent[] rc = v.getClass().getRecordComponents();
-            List<Structure> out = new ArrayList<>(rc.length);
-            for (RecordComponent c : rc) {
-                Object value = read(c, v, path);
-                String at = path + "." + c.getName();
+            RecordType type = RECORDS.get(v.getClass());
+            List<Structure> out = new ArrayList<>(type.names().length);
+            for (int i = 0; i < type.names().length; i++) {
+                Object value = type.read(i, v, path);
+                String at = path == null ? null : path + "." + type.names()[i];
                 out.add(value != null && (CONSTANTS.contains(value.getClass()) || value instanceof Enum<?>)
                         ? new Constant(value) : walk(value, leaves, at, onPath, depth + 1));
             }
@@ -252,16 +282,72 @@ public final class Trees {
         }
     }
 
-    private static Object read(RecordComponent c, Object record, String path) {
-        try {
-            c.getAccessor().setAccessible(true);
-            return c.getAccessor().invoke(record);
-        } catch (IllegalAccessException | RuntimeException e) {
-            throw bad(path, "cannot be read (" + e + "); make the record accessible to Weft");
-        } catch (InvocationTargetException e) {
-            throw bad(path + "." + c.getName(), "threw " + e.getCause());
+    /**
+     * What flattening and rebuilding a record class needs, found once per class (reflection on each call had cost a
+     * {@code @Compile} call with a record argument tens of microseconds): its components' names, their accessors
+     * and its canonical constructor as method handles, or why they cannot be had.
+     */
+    private record RecordType(Class<?> type, String[] names, MethodHandle[] accessors, MethodHandle constructor,
+                              RuntimeException inaccessible) {
+        static RecordType of(Class<?> type) {
+            RecordComponent[] rc = type.getRecordComponents();
+            String[] names = Arrays.stream(rc).map(RecordComponent::getName).toArray(String[]::new);
+            MethodHandle[] accessors = new MethodHandle[rc.length];
+            MethodHandle constructor = null;
+            RuntimeException inaccessible = null;
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                for (int i = 0; i < rc.length; i++) {
+                    Method m = rc[i].getAccessor();
+                    m.setAccessible(true);
+                    accessors[i] = lookup.unreflect(m).asType(MethodType.methodType(Object.class, Object.class));
+                }
+                Constructor<?> c = type.getDeclaredConstructor(
+                        Arrays.stream(rc).map(RecordComponent::getType).toArray(Class<?>[]::new));
+                c.setAccessible(true);
+                constructor = lookup.unreflectConstructor(c).asSpreader(Object[].class, rc.length)
+                        .asType(MethodType.methodType(Object.class, Object[].class));
+            } catch (IllegalAccessException | NoSuchMethodException e) {
+                inaccessible = new IllegalStateException(e.toString(), e);
+            } catch (RuntimeException e) {
+                inaccessible = e;
+            }
+            return new RecordType(type, names, accessors, constructor, inaccessible);
+        }
+
+        /** Component {@code i} of {@code record}, which is at {@code path} (null: not kept) in its tree. */
+        Object read(int i, Object record, String path) {
+            if (accessors[i] == null) {
+                throw bad(path, "cannot be read (" + inaccessible + "); make the record accessible to Weft");
+            }
+            try {
+                return accessors[i].invokeExact(record);
+            } catch (Throwable e) {
+                throw bad(path == null ? null : path + "." + names[i], "threw " + e);
+            }
+        }
+
+        /** A record of this class from its components' values. */
+        Object construct(Object[] args) {
+            if (constructor == null) {
+                throw new ShapeException(SourceLocation.capture(), "rebuilding a " + type.getSimpleName() + ": "
+                        + inaccessible);
+            }
+            try {
+                return constructor.invokeExact(args);
+            } catch (Throwable e) {
+                throw new ShapeException(SourceLocation.capture(), "rebuilding a " + type.getSimpleName() + ": its"
+                        + " constructor threw " + e);
+            }
         }
     }
+
+    private static final ClassValue<RecordType> RECORDS = new ClassValue<>() {
+        @Override
+        protected RecordType computeValue(Class<?> type) {
+            return RecordType.of(type);
+        }
+    };
 
     private static Object build(Structure s, List<Tensor> leaves, int[] next) {
         return switch (s) {
@@ -293,27 +379,13 @@ public final class Trees {
                 for (int i = 0; i < args.length; i++) {
                     args[i] = build(r.components().get(i), leaves, next);
                 }
-                yield construct(r.type(), args);
+                yield RECORDS.get(r.type()).construct(args);
             }
         };
     }
 
-    private static Object construct(Class<?> type, Object[] args) {
-        Class<?>[] types = Arrays.stream(type.getRecordComponents()).map(RecordComponent::getType)
-                .toArray(Class<?>[]::new);
-        try {
-            Constructor<?> c = type.getDeclaredConstructor(types);
-            c.setAccessible(true);
-            return c.newInstance(args);
-        } catch (InvocationTargetException e) {
-            throw new ShapeException(SourceLocation.capture(), "rebuilding a " + type.getSimpleName() + ": its"
-                    + " constructor threw " + e.getCause());
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new ShapeException(SourceLocation.capture(), "rebuilding a " + type.getSimpleName() + ": " + e);
-        }
-    }
-
+    /** A bad tree at {@code path}; without a path (a first walk that keeps none), one that only says so. */
     private static BadTree bad(String path, String what) {
-        return new BadTree(path + " " + what);
+        return path == null ? UNNAMED : new BadTree(path + " " + what);
     }
 }

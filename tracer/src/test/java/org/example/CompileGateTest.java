@@ -154,6 +154,18 @@ class CompileGateTest {
     }
 
     @Test
+    void aBadTreeArgumentNamesTheCallingLineAndThePath() {
+        record Pair(Tensor a, Tensor b) {
+        }
+        assertThat(((Tensor) Kernels.withAnything(f32(1), new Pair(f32(2), f32(3)))).shape()).containsExactly(1);
+        int line = Lines.here(1);
+        assertThatThrownBy(() -> Kernels.withAnything(f32(1), List.of(new Pair(f32(2), null))))
+                .isInstanceOf(ShapeException.class)
+                .hasMessage("CompileGateTest.java:" + line + ": argument 1 of Kernels.withAnything(Tensor, Object)[0].b"
+                        + " is null; a tree's leaves are tensors");
+    }
+
+    @Test
     void anUnsupportedReturnTypeNamesTheMethod() {
         assertThatThrownBy(() -> Kernels.describe(f32(1)))
                 .isInstanceOf(WeftException.class)

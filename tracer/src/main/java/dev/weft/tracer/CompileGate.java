@@ -157,7 +157,7 @@ public final class CompileGate {
      */
     private static Object classify(InterceptedMethod method, int index, Object arg, List<Tensor> tensors) {
         if (arg instanceof Tensor t) {
-            return classifyTensor(method, "argument " + index, t, tensors);
+            return classifyTensor(method, index, -1, t, tensors);
         }
         if (method.scalar(index) != null && arg != null) {
             return new ScalarKey(method.scalar(index));
@@ -165,35 +165,44 @@ public final class CompileGate {
         ArgumentKind kind = ArgumentKinds.of(arg);
         if (kind == null && Trees.isTree(arg)) {
             List<Tensor> leaves = new ArrayList<>();
-            Trees.Structure s = Trees.structure(arg, leaves, "argument " + index + " of " + method,
-                    callerOf(method));
+            Trees.Structure s = Trees.structure(arg, leaves, () -> "argument " + index + " of " + method,
+                    () -> callerOf(method));
             List<Object> keys = new ArrayList<>(leaves.size());
             for (int k = 0; k < leaves.size(); k++) {
-                keys.add(classifyTensor(method, "leaf " + k + " of argument " + index, leaves.get(k), tensors));
+                keys.add(classifyTensor(method, index, k, leaves.get(k), tensors));
             }
             return new TreeArgument(s, keys);
         }
         return kindOf(method, index, arg).key(arg);
     }
 
-    /** The key of a tensor argument (or leaf) {@code what}, which is added to {@code tensors}. */
-    private static Object classifyTensor(InterceptedMethod method, String what, Tensor t, List<Tensor> tensors) {
+    /**
+     * The key of tensor argument {@code index} (or its leaf {@code leaf}; -1: the argument is the tensor), which is
+     * added to {@code tensors}.
+     */
+    private static Object classifyTensor(InterceptedMethod method, int index, int leaf, Tensor t,
+                                         List<Tensor> tensors) {
         Sharding sharding = Sharding.of(t);
         if (sharding != null) {
             tensors.add(Sharding.localBlock(t));
             return new ShardedArgument(avalOf(t), sharding);
         }
         if (t.isTraced()) {
-            throw new TracedValueException(callerOf(method), what + " of " + method
+            throw new TracedValueException(callerOf(method), tensorName(index, leaf) + " of " + method
                     + " is a traced tensor whose trace has ended; return tensors from @Compile methods instead"
                     + " of keeping them");
         }
         String unusable = TensorAccess.unusable(t);
         if (unusable != null) {
-            throw new WeftException(callerOf(method), what + " of " + method + ": " + unusable);
+            throw new WeftException(callerOf(method), tensorName(index, leaf) + " of " + method + ": " + unusable);
         }
         tensors.add(t);
         return avalOf(t);
+    }
+
+    /** Names a tensor argument or leaf for a message: built only for one, not at every call. */
+    private static String tensorName(int index, int leaf) {
+        return (leaf < 0 ? "" : "leaf " + leaf + " of ") + "argument " + index;
     }
 
     private static ArgumentKind kindOf(InterceptedMethod method, int index, Object arg) {

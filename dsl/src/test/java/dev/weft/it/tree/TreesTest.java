@@ -108,6 +108,17 @@ class TreesTest {
                 .hasMessageContaining("tree[1] contains itself");
         record Odd(Tensor t, Object other) {
         }
+        record Throws(Tensor t) {
+            @Override
+            public Tensor t() {
+                throw new IllegalStateException("no t today");
+            }
+        }
+        List<Tensor> kept = new ArrayList<>(List.of(X));
+        assertThatThrownBy(() -> Trees.structure(List.of(Y, new Throws(Y)), kept, "state", null))
+                .isInstanceOf(ShapeException.class).hasMessageStartingWith("TreesTest.java:")
+                .hasMessageEndingWith("state[1].t threw java.lang.IllegalStateException: no t today");
+        assertThat(kept).as("the leaves before the bad tree, and none of it").containsExactly(X);
         assertThatThrownBy(() -> Trees.leaves(new Odd(Tensor.of(new double[] {1}), new StringBuilder())))
                 .hasMessageContaining("tree.other is a java.lang.StringBuilder");
         assertThatThrownBy(() -> Weft.fori(0, 2, params(), (i, q) -> new Mlp(q.w1(), q.b1(), q.w2(), q.b2(),
