@@ -18,7 +18,7 @@ class JitDirectivesTest {
         String listed = jcmd("Compiler.directives_print");
         assertThat(listed).contains("jdk/internal/classfile/*.*").contains("java/lang/classfile/*.*")
                 .contains("GeneratedFusedLoop*.scalar").contains("-dev/weft/backends/cpu/exec/GeneratedFusedLoop*.*")
-                .contains("-dev/weft/backends/comm/exec/CommCustomCalls$BoundCall.call");
+                .contains("-dev/weft/backends/comm/*.*");
     }
 
     private static String jcmd(String command) throws IOException, InterruptedException {
