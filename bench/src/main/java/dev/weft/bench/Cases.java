@@ -158,9 +158,14 @@ public final class Cases {
             overhead.add("overhead of a compiled call = " + Unit.TIME.format(w.median() - l.median()));
         }
         overhead.add("each call consumes the previous result");
+        String tree = "3 dispatch: x+1 on each of a record of four f32[4] (a tree argument and result), per call";
+        Outcome record = runner.apply(tools.weft(1, "DispatchBench", "record", s.dispatchCalls, s.reps, warmup));
+        Outcome recordLoop = runner.apply(tools.weft(1, "DispatchBench", "recordLoop", s.dispatchCalls, s.reps,
+                warmup));
         return List.of(
                 row(what, compiled, "plain Java loop on a new float[4]", loop, Unit.TIME, 0, overhead),
-                row(what, compiled, "Weft eager Tensor.add", eager, Unit.TIME, 0));
+                row(what, compiled, "Weft eager Tensor.add", eager, Unit.TIME, 0),
+                row(tree, record, "plain Java loop on a new record of four float[4]", recordLoop, Unit.TIME, 0));
     }
 
     private List<Row> compile() {

@@ -10,7 +10,8 @@ import java.util.Arrays;
  * Case 3: the cost of one call of a cached compiled function on a tiny tensor ({@code x + 1} on f32[4]).
  * Usage: {@code MODE CALLS REPS WARMUP} with MODE {@code compiled} (the {@code @Compile} method), {@code eager}
  * ({@code Tensor.add} outside a trace) or {@code loop} (a plain Java loop on a fresh {@code float[4]}: the work
- * without Weft). Each call consumes the previous result, so no call can be skipped or hoisted; a sample is the
+ * without Weft); {@code record} and {@code recordLoop} do the same to each of a record of four such, which the
+ * compiled method takes and returns as a tree. Each call consumes the previous result, so no call can be skipped or hoisted; a sample is the
  * seconds per call over CALLS calls. The check is the sum of the last result.
  */
 public final class DispatchBench {
@@ -22,6 +23,19 @@ public final class DispatchBench {
     @Compile
     static Tensor addOne(Tensor x) {
         return x.add(1);
+    }
+
+    /** Four tensors, a tree argument and result. */
+    record Quad(Tensor a, Tensor b, Tensor c, Tensor d) {
+    }
+
+    /** {@link Quad} as plain arrays. */
+    private record QuadArrays(float[] a, float[] b, float[] c, float[] d) {
+    }
+
+    @Compile
+    static Quad addOne(Quad q) {
+        return new Quad(q.a().add(1), q.b().add(1), q.c().add(1), q.d().add(1));
     }
 
     private static float[] addOne(float[] x) {
@@ -56,7 +70,23 @@ public final class DispatchBench {
                 }
                 return x;
             }
-            default -> throw new IllegalArgumentException("MODE is compiled, eager or loop, got " + mode);
+            case "record" -> {
+                Quad q = new Quad(Tensor.of(X0, X0.length), Tensor.of(X0, X0.length), Tensor.of(X0, X0.length),
+                        Tensor.of(X0, X0.length));
+                for (long c = 0; c < calls; c++) {
+                    q = addOne(q);
+                }
+                return q.d().toFloatArray();
+            }
+            case "recordLoop" -> {
+                QuadArrays q = new QuadArrays(X0, X0, X0, X0);
+                for (long c = 0; c < calls; c++) {
+                    q = new QuadArrays(addOne(q.a()), addOne(q.b()), addOne(q.c()), addOne(q.d()));
+                }
+                return q.d();
+            }
+            default -> throw new IllegalArgumentException("MODE is compiled, eager, loop, record or recordLoop, got "
+                    + mode);
         }
     }
 
