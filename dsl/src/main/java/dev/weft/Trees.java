@@ -140,8 +140,8 @@ public final class Trees {
         } catch (BadTree unnamed) {
             leaves.subList(before, leaves.size()).clear();
             try {
-                walk(tree, leaves, name.get(), Collections.newSetFromMap(new IdentityHashMap<>()), 0);
-                throw new IllegalStateException("a tree was bad only once: " + unnamed.getMessage());
+                // a tree that changed between the walks (an accessor that failed once) is what this walk finds
+                return walk(tree, leaves, name.get(), Collections.newSetFromMap(new IdentityHashMap<>()), 0);
             } catch (BadTree e) {
                 leaves.subList(before, leaves.size()).clear();
                 SourceLocation at = where.get();
