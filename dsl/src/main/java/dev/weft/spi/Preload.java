@@ -5,8 +5,9 @@ package dev.weft.spi;
  * meanwhile: linking native functions, loading a library. The work is a method reference to a static method of the
  * class whose static initialiser does the loading ({@code Libc::link}): the reference itself initialises nothing,
  * and the first thread to use that class finds it ready or waits for the preloading thread's class initialisation.
- * Entry points such as {@code Libc.prepareInBackground()} would not do: calling any static method of a class
- * initialises it on the caller's thread first.
+ * A static method of that class that starts the thread itself would not do (as {@code Libc} and
+ * {@code NativeLoopLinking} had until 2026-12-06): calling any static method of a class initialises it on the
+ * caller's thread first.
  */
 public final class Preload {
     private Preload() {
