@@ -9,9 +9,11 @@ import java.util.Optional;
  * A {@link FusedLoopSpec} as a C function ({@link NativeLoops} compiles it), computing every op as the JVM's
  * loop does, bit for bit: IEEE float arithmetic with no contraction into fused multiply-adds
  * ({@code -ffp-contract=off}), integers wrapping ({@code -fwrapv}), {@code Math.max}/{@code min}'s NaN and signed
- * zero rules, Java's saturating float-to-integer casts, f32 square roots in double then rounded. Ops whose Java
- * result C cannot promise (integer division and remainder, which throw on zero; {@code pow} and the transcendentals,
- * whose Java and libm results may differ in the last place) have no C form: such a spec stays on the JVM.
+ * zero rules, Java's saturating float-to-integer casts, f32 square roots in double then rounded, f32 {@code exp} as
+ * {@code FloatMath.exp} computes it (the same double operations; outside its reduced range the result is 0, infinity
+ * or NaN, as the JVM's {@code (float) Math.exp} rounds to). Ops whose Java result C cannot promise (integer division
+ * and remainder, which throw on zero; {@code pow}, f64 {@code exp} and the other transcendentals, whose Java and libm
+ * results may differ in the last place) have no C form: such a spec stays on the JVM.
  *
  * <p>The function is {@code void name(const int64_t *a, const int64_t *s, int64_t rows, int64_t from, int64_t to)}:
  * {@code a} holds the address of each input, then of each result, with its offset added (a rank-0 input's is its
@@ -26,6 +28,7 @@ final class CLoopEmitter {
     /** The helpers every function may call; part of each library's source, hence of its cache key. */
     static final String PRELUDE = """
             #include <stdint.h>
+            #include <string.h>
             #include <math.h>
             #if defined(__clang__)
             #define WEFT_INDEPENDENT _Pragma("clang loop vectorize(assume_safety)")
@@ -45,6 +48,28 @@ final class CLoopEmitter {
             static inline int64_t wd2l(double x) {
                 return x != x ? 0 : x >= 9223372036854775808.0 ? INT64_MAX
                         : x < -9223372036854775808.0 ? INT64_MIN : (int64_t) x; }
+            static inline float wexpf(float x) {
+                const double d = x;
+                const int within = fabs(d) <= 104.0;
+                const double e = within ? d : 0.0;
+                const double k = (e * 0x1.71547652b82fep0 + 0x1.8p52) - 0x1.8p52;
+                const double r = fma(-k, 0x1.abc9e3b39803fp-56, fma(-k, 0x1.62e42fefa39efp-1, e));
+                const double p = 1 + r * (1 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120
+                        + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880)))))))));
+                const int64_t bits = ((int64_t) k + 1023) << 52;
+                double scale;
+                memcpy(&scale, &bits, sizeof scale);
+                const float y = (float) (p * scale), nan = x + x;
+                uint32_t yb, nb;
+                memcpy(&yb, &y, sizeof yb);
+                memcpy(&nb, &nan, sizeof nb);
+                /* outside the range: 0, infinity or NaN, picked by masks (conditional float code stays scalar) */
+                const uint32_t in = -(uint32_t) within, nans = -(uint32_t) (d != d);
+                const uint32_t beyond = -(uint32_t) (d > 0) & 0x7f800000u;
+                const uint32_t bits32 = (yb & in) | (~in & ((nb & nans) | (~nans & beyond)));
+                float out;
+                memcpy(&out, &bits32, sizeof out);
+                return out; }
             """;
 
     private final FusedLoopSpec spec;
@@ -70,7 +95,8 @@ final class CLoopEmitter {
         return switch (a.op()) {
             case ADD, SUB, MUL, MAX, MIN, NEG, ABS, LT, LE, GT, GE, EQ, NE, SELECT, CONVERT -> true;
             case DIV, REM, SQRT, RSQRT -> floating;
-            case POW, EXP, LOG, TANH, ATAN2, SIN, COS -> false;
+            case EXP -> a.operand() == DType.F32;
+            case POW, LOG, TANH, ATAN2, SIN, COS -> false;
         };
     }
 
@@ -195,7 +221,8 @@ final class CLoopEmitter {
             case SELECT -> c.append("(").append(arg(a, 0)).append(" != 0 ? ").append(arg(a, 1)).append(" : ")
                     .append(arg(a, 2)).append(")");
             case CONVERT -> convert(a);
-            case POW, EXP, LOG, TANH, ATAN2, SIN, COS -> throw new IllegalArgumentException(a.op() + " has no C form");
+            case EXP -> call(a, "wexpf");
+            case POW, LOG, TANH, ATAN2, SIN, COS -> throw new IllegalArgumentException(a.op() + " has no C form");
         }
     }
 
