@@ -22,10 +22,11 @@ import java.util.Optional;
 
 /**
  * {@code weft.fused_reduce}: a library reduction (sum, product, max, min) over trailing axes of a fused value that is
- * never materialised. The fusion's generated loop ({@link FusedLoopGenerator}) evaluates {@value #BLOCK} elements
+ * never materialised. The fusion's generated loop ({@link FusedLoopGenerator}) evaluates up to {@value #BLOCK} elements
  * at a time into a scratch block (a fusion with views ({@link FusionViews}): whole rows of its fused shape, at least
- * one), and each block is folded, in order, into the runs of the outputs it covers ({@link RunFold}), so the result
- * is bit-identical to the fusion followed by the library {@code reduce}. It runs on the calling thread: each
+ * one), and each block is folded, in order, into the runs of the outputs it covers ({@link RunFold}; a block of whole
+ * runs of a floating sum, product, max or min through {@link NativeFolds}), so the result is bit-identical to the
+ * fusion followed by the library {@code reduce}. It runs on the calling thread: each
  * output's fold is sequential. A region the generator does not take (an op on a dtype its kernel rejects) runs as
  * the chunked fusion into a full-size buffer that the library kernel reduces.
  */
@@ -64,16 +65,24 @@ final class FusedReduceInstruction {
         if (spec.isEmpty()) {
             return materialised(fusion, b, reduction, dims, axes, init, out, outClass, outSize);
         }
-        Evaluation evaluation = evaluation(fusion, b, b.fusedLoop(spec.get(), n), constants, n);
+        Evaluation evaluation = evaluation(fusion, b, b.fusedLoop(spec.get(), n), constants, n, run);
         int blockClass = b.sizeClass(evaluation.blockElements() * t.byteSize());
         long foldRun = run;
+        boolean folds = NativeFolds.covers(reduction, t);
+        if (folds) {
+            NativeFolds.prepare();
+        }
         return f -> {
             Buffer o = f.allocate(outClass);
             DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
             MemorySegment block = f.allocateSegment(blockClass);
             RunFold fold = new RunFold(reduction, t);
             try {
-                evaluation.run(f, block, (from, to) -> fold(fold, block, from, to, foldRun, o.segment));
+                evaluation.run(f, block, (from, to) -> {
+                    if (!folds || !foldWholeRuns(reduction, t, block, from, to, foldRun, o.segment)) {
+                        fold(fold, block, from, to, foldRun, o.segment);
+                    }
+                });
             } catch (ArithmeticException e) {
                 // idiv and ldiv say "/ by zero"; report it as the eager kernels do
                 throw new ArithmeticException(Elementwise.DIVISION_BY_ZERO);
@@ -99,6 +108,18 @@ final class FusedReduceInstruction {
         Value fused = op.regions().getFirst().results().getFirst();
         return new Op(StableHlo.FUSION, operands, List.of(fused.type()), attributes,
                 List.of(op.regions().getFirst()), op.location());
+    }
+
+    /**
+     * Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out} through
+     * {@link NativeFolds} when they are whole runs; false (nothing done) otherwise, or when the folds are not native.
+     */
+    private static boolean foldWholeRuns(ElementwiseOp r, DType t, MemorySegment block, long from, long to, long run,
+                                         MemorySegment out) {
+        if (from % run != 0 || (to - from) % run != 0) {
+            return false;
+        }
+        return NativeFolds.run(r, t, block, out.asSlice(from / run * t.byteSize()), (to - from) / run, run);
     }
 
     /** Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out}. */
@@ -128,10 +149,11 @@ final class FusedReduceInstruction {
 
     /**
      * The block-wise evaluation of {@code fusion} (of {@code n} elements) by {@code loop}: without views, full-size
-     * inputs are narrowed to each block; with views, blocks are whole rows that {@link FusionViews} runs.
+     * inputs are narrowed to each block, a whole number of runs of {@code run} elements when one fits; with views,
+     * blocks are whole rows that {@link FusionViews} runs.
      */
     private static Evaluation evaluation(Op fusion, ProgramBuilder b, FusedLoop loop, List<Attr.Dense> constants,
-                                         long n) {
+                                         long n, long run) {
         int[] inputSlots = b.slots(fusion.operands());
         MemorySegment[] constantData = constants.stream().map(Attr.Dense::data).toArray(MemorySegment[]::new);
         FusionViews views = FusionViews.of(fusion,
@@ -146,7 +168,7 @@ final class FusedReduceInstruction {
                 narrowed[i] = !full ? 0 : i < arguments.size() ? arguments.get(i).tensorType().dtype().byteSize()
                         : constants.get(i - arguments.size()).type().dtype().byteSize();
             }
-            long block = Math.max(1, Math.min(BLOCK, n));
+            long block = Math.max(1, Math.min(run > 0 && run <= BLOCK ? BLOCK / run * run : BLOCK, n));
             return new Evaluation() {
                 @Override
                 public long blockElements() {

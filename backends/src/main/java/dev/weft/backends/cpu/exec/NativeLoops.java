@@ -181,6 +181,16 @@ final class NativeLoops {
         return compiler().isPresent();
     }
 
+    /** The compiler the setting names now, if any (for {@link NativeFolds}). */
+    static Optional<CCompiler> configuredCompiler() {
+        return compiler();
+    }
+
+    /** Runs {@code task} on the background compile thread, after the compiles submitted before it. */
+    static void inBackground(Runnable task) {
+        BACKGROUND.execute(task);
+    }
+
     /** The compiler the setting names now, found once per value. */
     private static Optional<CCompiler> compiler() {
         String value = Objects.requireNonNullElse(Setting.CC.text(), "");
@@ -201,7 +211,8 @@ final class NativeLoops {
         });
     }
 
-    private static void warn(String message) {
+    /** Prints {@code message} as a warning, the first time any native-code warning is given. */
+    static void warn(String message) {
         if (WARNED.compareAndSet(false, true)) {
             System.err.println("weft: warning: " + message);
         }

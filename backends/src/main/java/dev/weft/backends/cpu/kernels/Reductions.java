@@ -86,6 +86,19 @@ public final class Reductions {
     }
 
     /**
+     * When the reduced axes of {@code dims} all come after the kept ones (size-1 axes aside), so that
+     * {@link #accumulate} folds each contiguous row of the input into one output element, in order:
+     * {@code {rows, rowLength}} (one row for a reduction of every axis); else null.
+     */
+    public static long[] trailingFold(long[] dims, int[] axes) {
+        Groups g = Groups.of(dims, axes);
+        if (g == null || !g.reduced[g.sizes.length - 1] || g.sizes.length > 2) {
+            return null;
+        }
+        return g.sizes.length == 1 ? new long[] {1, g.sizes[0]} : new long[] {g.sizes[0], g.sizes[1]};
+    }
+
+    /**
      * For generic (non-library) reductions: the output index of every input element, in row-major input order.
      */
     public static long[] outputIndexOfEachInput(long[] dims, int[] axes) {

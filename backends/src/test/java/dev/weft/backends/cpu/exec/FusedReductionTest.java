@@ -26,16 +26,20 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Reductions over trailing axes of fused elementwise values ({@code weft.fused_reduce}) give bit for bit what eager
  * mode gives, which materialises the value and runs the library reduction: every dtype, reduce op, producer
- * (chains with scalar broadcasts, one elementwise op, slices read as views) and shape around the block size.
+ * (chains with scalar broadcasts, one elementwise op, slices read as views) and shape around the block size, the
+ * floating ones through native folds where a C compiler is configured.
  */
 class FusedReductionTest {
     private static final String[] PRODUCERS = {"mul", "absdiff", "affine", "abs", "diff"};
     private static final long[][] SHAPES = {{1}, {7}, {4096}, {4097}, {10_000}, {1, 1}, {3, 1}, {3, 5}, {5, 4097},
         {3, 2000}, {2, 3, 1500}, {4, 3, 7}};
 
+    /** With a C compiler, the native folds are loaded first, so that floating blocks of whole runs go through them. */
     @BeforeAll
-    static void install() {
+    static void install() throws Exception {
         Weft.install();
+        NativeFolds.prepare();
+        NativeLoops.awaitBackground();
     }
 
     /** A producer of {@code x}'s shape (less one column for {@code diff}, whose slices fusions read as views). */
