@@ -47,6 +47,10 @@ final class NativeFolds {
     private NativeFolds() {
     }
 
+    /** Initialises this class, which links the folds' downcall: off the first call's path ({@link NativeLoopLinking}). */
+    static void link() {
+    }
+
     /** Whether {@code r} over {@code t} has a native fold (a compiler may still be missing). */
     static boolean covers(ElementwiseOp r, DType t) {
         return (t == DType.F32 || t == DType.F64) && (r == ElementwiseOp.ADD || r == ElementwiseOp.MUL
