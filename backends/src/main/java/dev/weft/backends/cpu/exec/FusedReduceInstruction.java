@@ -68,10 +68,7 @@ final class FusedReduceInstruction {
         Evaluation evaluation = evaluation(fusion, b, b.fusedLoop(spec.get(), n), constants, n, run);
         int blockClass = b.sizeClass(evaluation.blockElements() * t.byteSize());
         long foldRun = run;
-        boolean folds = NativeFolds.covers(reduction, t);
-        if (folds) {
-            NativeFolds.prepare();
-        }
+        NativeFolds folds = NativeFolds.covers(reduction, t) ? NativeFolds.prepare() : null;
         return f -> {
             Buffer o = f.allocate(outClass);
             DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
@@ -79,7 +76,7 @@ final class FusedReduceInstruction {
             RunFold fold = new RunFold(reduction, t);
             try {
                 evaluation.run(f, block, (from, to) -> {
-                    if (!folds || !foldWholeRuns(reduction, t, block, from, to, foldRun, o.segment)) {
+                    if (folds == null || !foldWholeRuns(folds, reduction, t, block, from, to, foldRun, o.segment)) {
                         fold(fold, block, from, to, foldRun, o.segment);
                     }
                 });
@@ -114,12 +111,12 @@ final class FusedReduceInstruction {
      * Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out} through
      * {@link NativeFolds} when they are whole runs; false (nothing done) otherwise, or when the folds are not native.
      */
-    private static boolean foldWholeRuns(ElementwiseOp r, DType t, MemorySegment block, long from, long to, long run,
-                                         MemorySegment out) {
+    private static boolean foldWholeRuns(NativeFolds folds, ElementwiseOp r, DType t, MemorySegment block, long from,
+                                         long to, long run, MemorySegment out) {
         if (from % run != 0 || (to - from) % run != 0) {
             return false;
         }
-        return NativeFolds.run(r, t, block, out.asSlice(from / run * t.byteSize()), (to - from) / run, run);
+        return folds.run(r, t, block, out.asSlice(from / run * t.byteSize()), (to - from) / run, run);
     }
 
     /** Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out}. */

@@ -42,12 +42,21 @@ final class NativeFolds {
     private static final ElementwiseOp[] OPS = {
         ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX, ElementwiseOp.MIN
     };
-    private static final Map<CCompiler, Library> LIBRARIES = new ConcurrentHashMap<>();
+    private static final Map<CCompiler, NativeFolds> LIBRARIES = new ConcurrentHashMap<>();
 
-    private NativeFolds() {
+    private final CCompiler cc;
+    private final String source = source();
+    private final String key;
+    private final AtomicBoolean claimed = new AtomicBoolean();
+    /** Per dtype, per operator, once the library is loaded. */
+    private volatile Map<DType, Map<ElementwiseOp, MethodHandle>> functions;
+
+    private NativeFolds(CCompiler cc) {
+        this.cc = cc;
+        this.key = cc.key(source);
     }
 
-    /** Initialises this class, which links the folds' downcall: off the first call's path ({@link NativeLoopLinking}). */
+    /** Initialises this class, which links the folds' downcall, off a first call's path ({@link NativeLoopLinking}). */
     static void link() {
     }
 
@@ -58,23 +67,29 @@ final class NativeFolds {
     }
 
     /**
-     * Makes the folds native for the compiler configured now: from disk at once, else compiled in the background.
-     * Does nothing without a compiler or when already done.
+     * The folds of the compiler configured now, made native: loaded from disk at once, else compiled in the
+     * background (once per compiler); null without a compiler.
      */
-    static void prepare() {
-        NativeLoops.configuredCompiler().ifPresent(cc -> LIBRARIES.computeIfAbsent(cc, Library::new).prepare());
+    static NativeFolds prepare() {
+        Optional<CCompiler> cc = NativeLoops.configuredCompiler();
+        if (cc.isEmpty()) {
+            return null;
+        }
+        NativeFolds folds = LIBRARIES.computeIfAbsent(cc.get(), NativeFolds::new);
+        folds.claim();
+        return folds;
     }
 
     /**
      * Folds rows {@code [0, rows)} of {@code in} (row-major, {@code length} elements each) into elements
-     * {@code [0, rows)} of {@code out} by {@code r}, in native code; false (nothing done) when the folds are not
-     * native yet or a segment fails a check the JVM's kernel would make (native, alive, accessible to this thread,
+     * {@code [0, rows)} of {@code out} by {@code r}, in native code; false (nothing done) when the library is not
+     * loaded yet or a segment fails a check the JVM's kernel would make (native, alive, accessible to this thread,
      * the output writable, every element inside its segment and aligned).
      */
-    static boolean run(ElementwiseOp r, DType t, MemorySegment in, MemorySegment out, long rows, long length) {
-        Optional<CCompiler> cc = NativeLoops.configuredCompiler();
-        Library library = cc.isEmpty() ? null : LIBRARIES.get(cc.get());
-        MethodHandle f = library == null ? null : library.function(r, t);
+    boolean run(ElementwiseOp r, DType t, MemorySegment in, MemorySegment out, long rows, long length) {
+        Map<DType, Map<ElementwiseOp, MethodHandle>> loaded = functions;
+        Map<ElementwiseOp, MethodHandle> byOp = loaded == null ? null : loaded.get(t);
+        MethodHandle f = byOp == null ? null : byOp.get(r);
         if (f == null || rows < 0 || length < 1 || !usable(in, elements(rows, length), t) || !usable(out, rows, t)
                 || out.isReadOnly()) {
             return false;
@@ -168,65 +183,46 @@ final class NativeFolds {
         };
     }
 
-    /** The folds' library for one compiler: its functions once loaded. */
-    private static final class Library {
-        private final CCompiler cc;
-        private final String source = source();
-        private final String key;
-        private final AtomicBoolean claimed = new AtomicBoolean();
-        private volatile Map<DType, Map<ElementwiseOp, MethodHandle>> functions;
-
-        Library(CCompiler cc) {
-            this.cc = cc;
-            this.key = cc.key(source);
+    /** Loads the library from disk, or has it compiled in the background; the first call only. */
+    private void claim() {
+        if (!claimed.compareAndSet(false, true)) {
+            return;
         }
-
-        MethodHandle function(ElementwiseOp r, DType t) {
-            Map<DType, Map<ElementwiseOp, MethodHandle>> f = functions;
-            Map<ElementwiseOp, MethodHandle> byOp = f == null ? null : f.get(t);
-            return byOp == null ? null : byOp.get(r);
+        Optional<Path> onDisk = cc.library(key);
+        if (onDisk.isPresent()) {
+            load(onDisk.get());
+        } else {
+            NativeLoops.inBackground(this::compile);
         }
+    }
 
-        void prepare() {
-            if (!claimed.compareAndSet(false, true)) {
-                return;
-            }
-            Optional<Path> onDisk = cc.library(key);
-            if (onDisk.isPresent()) {
-                load(onDisk.get());
-            } else {
-                NativeLoops.inBackground(this::compile);
+    private void compile() {
+        try {
+            Path library = cc.compile(key, source);
+            load(library);
+            cc.done(library);
+        } catch (IOException | RuntimeException | LinkageError e) {
+            if (!CCompiler.exiting()) {
+                NativeLoops.warn("could not compile reductions to native code, they run on the JVM: " + e);
             }
         }
+    }
 
-        private void compile() {
-            try {
-                Path library = cc.compile(key, source);
-                load(library);
-                cc.done(library);
-            } catch (IOException | RuntimeException | LinkageError e) {
-                if (!CCompiler.exiting()) {
-                    NativeLoops.warn("could not compile reductions to native code, they run on the JVM: " + e);
+    private void load(Path library) {
+        try {
+            SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
+            Map<DType, Map<ElementwiseOp, MethodHandle>> all = new EnumMap<>(DType.class);
+            for (DType t : new DType[] {DType.F32, DType.F64}) {
+                Map<ElementwiseOp, MethodHandle> byOp = new EnumMap<>(ElementwiseOp.class);
+                for (ElementwiseOp r : OPS) {
+                    byOp.put(r, UNBOUND.bindTo(lookup.findOrThrow(symbol(r, t))));
                 }
+                all.put(t, byOp);
             }
-        }
-
-        private void load(Path library) {
-            try {
-                SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
-                Map<DType, Map<ElementwiseOp, MethodHandle>> all = new EnumMap<>(DType.class);
-                for (DType t : new DType[] {DType.F32, DType.F64}) {
-                    Map<ElementwiseOp, MethodHandle> byOp = new EnumMap<>(ElementwiseOp.class);
-                    for (ElementwiseOp r : OPS) {
-                        byOp.put(r, UNBOUND.bindTo(lookup.findOrThrow(symbol(r, t))));
-                    }
-                    all.put(t, byOp);
-                }
-                functions = all;
-            } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
-                NativeLoops.warn("could not load the reductions' library " + library + ", they run on the JVM: "
-                        + e.getMessage());
-            }
+            functions = all;
+        } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
+            NativeLoops.warn("could not load the reductions' library " + library + ", they run on the JVM: "
+                    + e.getMessage());
         }
     }
 }

@@ -46,9 +46,9 @@ final class ReduceInstruction {
         }
         long[] rowFold = library == null || !NativeFolds.covers(library, t) ? null
                 : Reductions.trailingFold(dims, axes);
-        if (rowFold != null) {
-            NativeFolds.prepare();
-            return foldEachRow(library, t, rowFold[0], rowFold[1], dims, axes, in, init, out, cls, outSize);
+        NativeFolds folds = rowFold == null ? null : NativeFolds.prepare();
+        if (folds != null) {
+            return foldEachRow(folds, library, t, rowFold[0], rowFold[1], dims, axes, in, init, out, cls, outSize);
         }
         if (library != null) {
             return f -> {
@@ -88,13 +88,13 @@ final class ReduceInstruction {
      * A floating reduction of trailing axes: each row of the input folded into one output element by
      * {@link NativeFolds} once its library is loaded, by the {@link Reductions} kernel (the same bits) until then.
      */
-    private static Instruction foldEachRow(ElementwiseOp r, DType t, long rows, long length, long[] dims, int[] axes,
-                                           int in, int init, int out, int cls, long outSize) {
+    private static Instruction foldEachRow(NativeFolds folds, ElementwiseOp r, DType t, long rows, long length,
+                                           long[] dims, int[] axes, int in, int init, int out, int cls, long outSize) {
         return f -> {
             Buffer o = f.allocate(cls);
             DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
             MemorySegment x = f.slots[in].segment;
-            if (!NativeFolds.run(r, t, x, o.segment, rows, length)) {
+            if (!folds.run(r, t, x, o.segment, rows, length)) {
                 Reductions.accumulate(r, t, x, dims, axes, o.segment);
             }
             f.define(out, o);

@@ -29,10 +29,12 @@ class NativeFoldsTest {
         {1, 1}, {1, 7}, {1, 8}, {1, 9}, {1, 17}, {3, 10}, {128, 10}, {5, 1000}, {1, 100_003}, {0, 4}
     };
 
+    private static NativeFolds folds;
+
     @BeforeAll
     static void loadTheFolds() throws Exception {
         assumeTrue(NativeLoops.hasCompiler(), "no C compiler");
-        NativeFolds.prepare();
+        folds = NativeFolds.prepare();
         NativeLoops.awaitBackground();
     }
 
@@ -51,7 +53,7 @@ class NativeFoldsTest {
                 MemorySegment kernel = start(t, rows);
                 MemorySegment c = start(t, rows);
                 Reductions.accumulate(r, t, in, new long[] {rows, length}, new int[] {1}, kernel);
-                assertThat(NativeFolds.run(r, t, in, c, rows, length)).as("ran native").isTrue();
+                assertThat(folds.run(r, t, in, c, rows, length)).as("ran native").isTrue();
                 assertThat(bits(t, c, rows)).as("%s %s %s rows of %s%s", r, t, rows, length,
                         special ? " with NaN, signed zeros and infinities" : "").isEqualTo(bits(t, kernel, rows));
             }
@@ -62,17 +64,17 @@ class NativeFoldsTest {
     void aCallTheNativeCodeCannotCheckDoesNothing() {
         MemorySegment in = values(DType.F32, 40, false, 1);
         MemorySegment out = start(DType.F32, 4);
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.F32, MemorySegment.ofArray(new float[40]), out, 4, 10))
+        assertThat(folds.run(ElementwiseOp.ADD, DType.F32, MemorySegment.ofArray(new float[40]), out, 4, 10))
                 .as("heap input").isFalse();
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.F32, in, out.asReadOnly(), 4, 10)).as("read-only")
+        assertThat(folds.run(ElementwiseOp.ADD, DType.F32, in, out.asReadOnly(), 4, 10)).as("read-only")
                 .isFalse();
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.F32, in, out, 4, 11)).as("input too short").isFalse();
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.F32, in, out, 5, 8)).as("output too short").isFalse();
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.F32, in.asSlice(2), out, 3, 10)).as("misaligned")
+        assertThat(folds.run(ElementwiseOp.ADD, DType.F32, in, out, 4, 11)).as("input too short").isFalse();
+        assertThat(folds.run(ElementwiseOp.ADD, DType.F32, in, out, 5, 8)).as("output too short").isFalse();
+        assertThat(folds.run(ElementwiseOp.ADD, DType.F32, in.asSlice(2), out, 3, 10)).as("misaligned")
                 .isFalse();
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.F32, in, out, Long.MAX_VALUE / 2, 4)).as("overflow")
+        assertThat(folds.run(ElementwiseOp.ADD, DType.F32, in, out, Long.MAX_VALUE / 2, 4)).as("overflow")
                 .isFalse();
-        assertThat(NativeFolds.run(ElementwiseOp.ADD, DType.I32, in, out, 4, 10)).as("integers").isFalse();
+        assertThat(folds.run(ElementwiseOp.ADD, DType.I32, in, out, 4, 10)).as("integers").isFalse();
         assertThat(out.toArray(ValueLayout.JAVA_FLOAT)).containsOnly(0.5f);
     }
 
