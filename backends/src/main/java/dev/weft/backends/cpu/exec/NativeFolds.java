@@ -6,11 +6,8 @@ import dev.weft.backends.ffi.Downcalls;
 import dev.weft.prim.ElementwiseOp;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.EnumMap;
@@ -28,17 +25,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * tens of steps (0.1-0.4 ms for a {@code [128, 10]} row sum), and C2 then compiled the kernel (about 0.15 s of a
  * 2-core machine's CPU in each rank). One library holds every operator and dtype; it is loaded from disk when an
  * executable that folds rows is built, or compiled once on {@link NativeLoops}'s background thread while the JVM's
- * kernel runs.
+ * kernel runs. Its functions take the native loops' form and downcall, so they link nothing of their own.
  */
 final class NativeFolds {
     /**
-     * {@code void f(int64_t x, int64_t y, int64_t xStride, int64_t yStride, int64_t rows, int64_t length)}, unbound:
-     * addresses and byte strides as integers, so a call passes no array and is not a critical one (a long fold lets
-     * the JVM reach safepoints).
+     * Elements one call folds at most: the folds share the native loops' critical downcall
+     * ({@link NativeLoopLinking}), which holds back the JVM's safepoints until it returns, so a long fold runs in
+     * pieces of about a millisecond, a row longer than this in several, its lanes carried from piece to piece.
      */
-    private static final MethodHandle UNBOUND = Linker.nativeLinker().downcallHandle(FunctionDescriptor.ofVoid(
-            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+    static final long SAFEPOINT_ELEMENTS = 1 << 20;
     private static final ElementwiseOp[] OPS = {
         ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX, ElementwiseOp.MIN
     };
@@ -54,10 +49,6 @@ final class NativeFolds {
     private NativeFolds(CCompiler cc) {
         this.cc = cc;
         this.key = cc.key(source);
-    }
-
-    /** Initialises this class, which links the folds' downcall, off a first call's path ({@link NativeLoopLinking}). */
-    static void link() {
     }
 
     /** Whether {@code r} over {@code t} has a native fold (a compiler may still be missing). */
@@ -95,12 +86,39 @@ final class NativeFolds {
             return false;
         }
         long es = t.byteSize();
+        long[] strides = {length * es, es, length};
+        if (length <= SAFEPOINT_ELEMENTS) {
+            long perCall = SAFEPOINT_ELEMENTS / length;
+            for (long row = 0; row < rows; row += perCall) {
+                long n = Math.min(perCall, rows - row);
+                call(f, new long[] {in.address() + row * length * es, out.address() + row * es, 0}, strides, n, 0,
+                        length);
+            }
+            return true;
+        }
+        // each row in pieces, its lanes kept between them in native memory
+        try (Arena arena = Arena.ofConfined()) {
+            long lanes = arena.allocate(8 * Double.BYTES, Double.BYTES).address();
+            for (long row = 0; row < rows; row++) {
+                long[] addresses = {in.address() + row * length * es, out.address() + row * es, lanes};
+                for (long from = 0; from < length; from += SAFEPOINT_ELEMENTS) {
+                    call(f, addresses, strides, 1, from, Math.min(length, from + SAFEPOINT_ELEMENTS));
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * One downcall: {@code addresses} the first row's input, its output and (for pieces of a row) the lanes,
+     * {@code strides} the rows' byte strides and their length.
+     */
+    private static void call(MethodHandle f, long[] addresses, long[] strides, long rows, long from, long to) {
         try {
-            f.invokeExact(in.address(), out.address(), length * es, es, rows, length);
+            f.invokeExact(MemorySegment.ofArray(addresses), MemorySegment.ofArray(strides), rows, from, to);
         } catch (Throwable e) {
             throw Downcalls.rethrow(e);
         }
-        return true;
     }
 
     /** {@code rows * length}, or -1 when it overflows. */
@@ -135,10 +153,13 @@ final class NativeFolds {
     }
 
     /**
-     * One fold: {@code rows} rows of {@code length} elements from address {@code x}, each folded into the element at
-     * {@code y}, both advancing by their stride (bytes) from row to row. The lanes start at the operator's identity
-     * ({@code -0.0} for a sum, so that a sum of {@code -0.0}s stays so); whole groups of 8 go to lanes 0-7, the rest
-     * to the first lanes in order.
+     * One fold, called as a native loop is ({@link NativeLoopLinking}): {@code a} holds the first row's input
+     * address, its output element's and a lanes buffer's (8 doubles), {@code s} the input's and the output's row
+     * strides in bytes and the rows' length; elements {@code [from, to)} of each of {@code rows} rows. A row whose
+     * pieces start after element 0 continues the lanes in the buffer, and one whose piece ends before its length
+     * leaves them there; the lanes start at the operator's identity ({@code -0.0} for a sum, so that a sum of
+     * {@code -0.0}s stays so), element {@code p} goes to lane {@code p % 8}, and a finished row's lanes combine in
+     * the fixed tree into its output element. {@code from} is a multiple of 8.
      */
     private static String function(ElementwiseOp r, DType t) {
         String type = CLoopEmitter.value(t);
@@ -149,26 +170,32 @@ final class NativeFolds {
             default -> "INFINITY";
         };
         StringBuilder c = new StringBuilder();
-        c.append("void ").append(symbol(r, t)).append("(int64_t xa, int64_t ya, int64_t xs, int64_t ys, ")
-                .append("int64_t rows, int64_t to) {\n");
-        c.append("    const ").append(type).append(" *x = (const ").append(type).append(" *) (intptr_t) xa;\n");
-        c.append("    ").append(type).append(" *y = (").append(type).append(" *) (intptr_t) ya;\n");
+        c.append("void ").append(symbol(r, t)).append("(const int64_t *a, const int64_t *s, int64_t rows, ")
+                .append("int64_t from, int64_t to) {\n");
+        c.append("    const ").append(type).append(" *x = (const ").append(type).append(" *) a[0];\n");
+        c.append("    ").append(type).append(" *y = (").append(type).append(" *) a[1];\n");
+        c.append("    double *kept = (double *) a[2];\n");
         c.append("    for (int64_t r = 0; r < rows; r++) {\n");
         c.append("        double l[8];\n");
-        c.append("        for (int k = 0; k < 8; k++) l[k] = ").append(identity).append(";\n");
-        c.append("        int64_t i = 0;\n");
+        c.append("        for (int k = 0; k < 8; k++) l[k] = from == 0 ? ").append(identity).append(" : kept[k];\n");
+        c.append("        int64_t i = from;\n");
         c.append("        for (; i + 8 <= to; i += 8) {\n");
         c.append("            for (int k = 0; k < 8; k++) l[k] = ").append(combine(r, "l[k]", "(double) x[i + k]"))
                 .append(";\n");
         c.append("        }\n");
         c.append("        for (int k = 0; i < to; i++, k++) l[k] = ").append(combine(r, "l[k]", "(double) x[i]"))
                 .append(";\n");
+        c.append("        if (to < s[2]) {\n");
+        c.append("            for (int k = 0; k < 8; k++) kept[k] = l[k];\n");
+        c.append("        } else {\n");
         String v = combine(r, combine(r, combine(r, "l[0]", "l[1]"), combine(r, "l[2]", "l[3]")),
                 combine(r, combine(r, "l[4]", "l[5]"), combine(r, "l[6]", "l[7]")));
-        c.append("        const double v = ").append(v).append(";\n");
-        c.append("        *y = (").append(type).append(") ").append(combine(r, "(double) *y", "v")).append(";\n");
-        c.append("        x = (const ").append(type).append(" *) ((const char *) x + xs);\n");
-        c.append("        y = (").append(type).append(" *) ((char *) y + ys);\n");
+        c.append("            const double v = ").append(v).append(";\n");
+        c.append("            *y = (").append(type).append(") ").append(combine(r, "(double) *y", "v"))
+                .append(";\n");
+        c.append("        }\n");
+        c.append("        x = (const ").append(type).append(" *) ((const char *) x + s[0]);\n");
+        c.append("        y = (").append(type).append(" *) ((char *) y + s[1]);\n");
         c.append("    }\n}\n");
         return c.toString();
     }
@@ -215,7 +242,7 @@ final class NativeFolds {
             for (DType t : new DType[] {DType.F32, DType.F64}) {
                 Map<ElementwiseOp, MethodHandle> byOp = new EnumMap<>(ElementwiseOp.class);
                 for (ElementwiseOp r : OPS) {
-                    byOp.put(r, UNBOUND.bindTo(lookup.findOrThrow(symbol(r, t))));
+                    byOp.put(r, NativeLoopLinking.UNBOUND.bindTo(lookup.findOrThrow(symbol(r, t))));
                 }
                 all.put(t, byOp);
             }

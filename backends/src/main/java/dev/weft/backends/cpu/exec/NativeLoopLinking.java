@@ -7,8 +7,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * The one downcall every native fused loop is called through ({@link NativeFusedLoop}), linked once and bound to each
- * loop's symbol. Linking it makes classes, ~0.1 s of a fresh JVM's first compiled call, so the CPU target links it
- * (and the native folds' own, and finds the C compiler) on a thread of its own when it is first used
+ * loop's symbol, and every native fold ({@link NativeFolds}). Linking it makes classes, ~0.1 s of a fresh JVM's first
+ * compiled call, so the CPU target links it (and finds the C compiler) on a thread of its own when it is first used
  * ({@code Preload}, with {@link #link}), while the first program is traced and lowered; the first native loop finds
  * it ready or waits for that thread's class initialisation, as {@code Libc} does for the C library's functions.
  */
@@ -21,12 +21,8 @@ public final class NativeLoopLinking {
     private NativeLoopLinking() {
     }
 
-    /**
-     * Initialises this class, which links the downcall, finds the C compiler, and links the native folds' downcall
-     * ({@link NativeFolds}) (for {@code Preload}).
-     */
+    /** Initialises this class, which links the downcall, and finds the C compiler (for {@code Preload}). */
     public static void link() {
         NativeLoops.warmUp();
-        NativeFolds.link();
     }
 }

@@ -20,13 +20,15 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Native row folds ({@link NativeFolds}) give the {@link Reductions} kernel's bits for every operator and floating
- * dtype, on row lengths around the 8 lanes, long rows, many short rows, and values where the order of operations
+ * dtype, on row lengths around the 8 lanes, long rows (folded in pieces), many short rows, and values where the order of operations
  * shows (mixed magnitudes, NaN, signed zeros, infinities); a call the native code cannot check does nothing and says
  * so. Needs a C compiler ({@code cc}); skipped without one.
  */
 class NativeFoldsTest {
     private static final long[][] SHAPES = {
-        {1, 1}, {1, 7}, {1, 8}, {1, 9}, {1, 17}, {3, 10}, {128, 10}, {5, 1000}, {1, 100_003}, {0, 4}
+        {1, 1}, {1, 7}, {1, 8}, {1, 9}, {1, 17}, {3, 10}, {128, 10}, {5, 1000}, {1, 100_003}, {0, 4},
+        // rows split over calls, and rows each folded in pieces with their lanes carried between calls
+        {5, NativeFolds.SAFEPOINT_ELEMENTS / 2 - 3}, {2, NativeFolds.SAFEPOINT_ELEMENTS * 2 + 13}
     };
 
     private static NativeFolds folds;
