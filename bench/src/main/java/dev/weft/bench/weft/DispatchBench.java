@@ -11,8 +11,8 @@ import java.util.Arrays;
  * Usage: {@code MODE CALLS REPS WARMUP} with MODE {@code compiled} (the {@code @Compile} method), {@code eager}
  * ({@code Tensor.add} outside a trace) or {@code loop} (a plain Java loop on a fresh {@code float[4]}: the work
  * without Weft); {@code record} and {@code recordLoop} do the same to each of a record of four such, which the
- * compiled method takes and returns as a tree. Each call consumes the previous result, so no call can be skipped or hoisted; a sample is the
- * seconds per call over CALLS calls. The check is the sum of the last result.
+ * compiled method takes and returns as a tree. Each call consumes the previous result, so no call can be skipped or
+ * hoisted; a sample is the seconds per call over CALLS calls. The check is the sum of the last result.
  */
 public final class DispatchBench {
     private static final float[] X0 = {0.5f, 1.5f, 2.5f, 3.5f};

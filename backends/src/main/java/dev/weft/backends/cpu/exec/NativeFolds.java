@@ -11,6 +11,7 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,9 +35,9 @@ final class NativeFolds {
      * pieces of about a millisecond, a row longer than this in several, its lanes carried from piece to piece.
      */
     static final long SAFEPOINT_ELEMENTS = 1 << 20;
-    private static final ElementwiseOp[] OPS = {
-        ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX, ElementwiseOp.MIN
-    };
+    private static final List<ElementwiseOp> OPS = List.of(ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX,
+            ElementwiseOp.MIN);
+    private static final List<DType> DTYPES = List.of(DType.F32, DType.F64);
     private static final Map<CCompiler, NativeFolds> LIBRARIES = new ConcurrentHashMap<>();
 
     private final CCompiler cc;
@@ -53,8 +54,7 @@ final class NativeFolds {
 
     /** Whether {@code r} over {@code t} has a native fold (a compiler may still be missing). */
     static boolean covers(ElementwiseOp r, DType t) {
-        return (t == DType.F32 || t == DType.F64) && (r == ElementwiseOp.ADD || r == ElementwiseOp.MUL
-                || r == ElementwiseOp.MAX || r == ElementwiseOp.MIN);
+        return DTYPES.contains(t) && OPS.contains(r);
     }
 
     /**
@@ -81,8 +81,8 @@ final class NativeFolds {
         Map<DType, Map<ElementwiseOp, MethodHandle>> loaded = functions;
         Map<ElementwiseOp, MethodHandle> byOp = loaded == null ? null : loaded.get(t);
         MethodHandle f = byOp == null ? null : byOp.get(r);
-        if (f == null || rows < 0 || length < 1 || !usable(in, elements(rows, length), t) || !usable(out, rows, t)
-                || out.isReadOnly()) {
+        if (f == null || rows < 0 || length < 1 || !usable(in, false, elements(rows, length), t)
+                || !usable(out, true, rows, t)) {
             return false;
         }
         long es = t.byteSize();
@@ -130,17 +130,20 @@ final class NativeFolds {
         }
     }
 
-    /** Whether {@code s} can be read natively for {@code elements} elements of {@code t} (-1: too many). */
-    private static boolean usable(MemorySegment s, long elements, DType t) {
+    /**
+     * Whether native code may read (and, if {@code written}, write) {@code elements} elements of {@code t} from the
+     * start of {@code s} (-1: too many).
+     */
+    private static boolean usable(MemorySegment s, boolean written, long elements, DType t) {
         long es = t.byteSize();
-        return elements >= 0 && elements <= Long.MAX_VALUE / es && s.isNative() && s.scope().isAlive()
-                && s.isAccessibleBy(Thread.currentThread()) && s.address() % es == 0 && s.byteSize() >= elements * es;
+        return elements >= 0 && elements <= Long.MAX_VALUE / es && NativeFusedLoop.reachable(s, written)
+                && s.address() % es == 0 && s.byteSize() >= elements * es;
     }
 
     /** The C source of every fold, each named {@code weft_fold_<dtype>_<op>}. */
     static String source() {
         StringBuilder c = new StringBuilder(CLoopEmitter.PRELUDE);
-        for (DType t : new DType[] {DType.F32, DType.F64}) {
+        for (DType t : DTYPES) {
             for (ElementwiseOp r : OPS) {
                 c.append('\n').append(function(r, t));
             }
@@ -239,7 +242,7 @@ final class NativeFolds {
         try {
             SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
             Map<DType, Map<ElementwiseOp, MethodHandle>> all = new EnumMap<>(DType.class);
-            for (DType t : new DType[] {DType.F32, DType.F64}) {
+            for (DType t : DTYPES) {
                 Map<ElementwiseOp, MethodHandle> byOp = new EnumMap<>(ElementwiseOp.class);
                 for (ElementwiseOp r : OPS) {
                     byOp.put(r, NativeLoopLinking.UNBOUND.bindTo(lookup.findOrThrow(symbol(r, t))));

@@ -98,6 +98,15 @@ final class NativeFusedLoop implements FusedLoop {
     }
 
     /**
+     * Whether native code may use {@code s} on this thread: native memory, alive, accessible to this thread, and
+     * writable if it is {@code written}.
+     */
+    static boolean reachable(MemorySegment s, boolean written) {
+        return s.isNative() && s.scope().isAlive() && s.isAccessibleBy(Thread.currentThread())
+                && !(written && s.isReadOnly());
+    }
+
+    /**
      * The address of each input's element 0 (a rank-0 input's one element) and of each result's, or null when a
      * check fails: the JVM's loop runs the call.
      */
@@ -115,8 +124,7 @@ final class NativeFusedLoop implements FusedLoop {
                 continue;
             }
             MemorySegment s = input ? in[k] : out[k - inputs];
-            if (!s.isNative() || !s.scope().isAlive() || !s.isAccessibleBy(Thread.currentThread())
-                    || !input && s.isReadOnly()) {
+            if (!reachable(s, !input)) {
                 return null;
             }
             if (input && scalar[k]) {
