@@ -39,10 +39,12 @@ public final class CoreShare {
         return Math.max(1, processors / localRanks);
     }
 
-    /** The decision in one line, as {@code WEFT_DEBUG} prints it. */
+    /**
+     * The share in one line, as {@code WEFT_DEBUG} prints it; the MPI backend adds how its library waits, which a
+     * user's own MPI parameter may decide instead.
+     */
     public static String describe() {
-        return LOCAL_RANKS + " rank(s) on this node, " + PROCESSORS + " processor(s): " + CORES + " core(s) per rank, MPI "
-                + (spinInMpi() ? "polls while it waits" : "yields while it waits (no spare core)");
+        return LOCAL_RANKS + " rank(s) on this node, " + PROCESSORS + " processor(s): " + CORES + " core(s) per rank";
     }
 
     private static int localRanks() {

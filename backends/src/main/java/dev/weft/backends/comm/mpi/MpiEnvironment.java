@@ -39,6 +39,20 @@ final class MpiEnvironment {
         }
     }
 
+    /**
+     * How the library of {@code flavor} waits, as {@code WEFT_DEBUG} says: as the user's own setting of its variable
+     * says when there is one (the process's environment as it started: {@link #prepare} never overwrites it), else
+     * as {@link CoreShare#spinInMpi} decided.
+     */
+    static String waiting(MpiLibrary.Flavor flavor) {
+        String variable = flavor == MpiLibrary.Flavor.OPEN_MPI ? OPEN_MPI_YIELD : MPICH_YIELD;
+        String users = System.getenv(variable);
+        if (users != null) {
+            return "MPI waits as " + variable + "=" + users + " (the user's) says";
+        }
+        return CoreShare.spinInMpi() ? "MPI polls while it waits" : "MPI yields while it waits (no spare core)";
+    }
+
     /** {@code setenv(name, value, 0)}: a value already set stays. */
     private static void setDefault(String name, String value) {
         Linker linker = Linker.nativeLinker();

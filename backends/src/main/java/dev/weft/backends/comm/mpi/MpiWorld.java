@@ -71,8 +71,8 @@ public final class MpiWorld {
         world = FlightCommunicator.of(raw, raw.privateDup(SourceLocation.capture()), recorder);
         MpiExit.install(this, world.rank(), world.size());
         if (Setting.DEBUG.on()) {
-            System.err.print(String.format("r%d | MPI %s, %s, %d ranks; %s%n", world.rank(), mpi, threadLevel,
-                    world.size(), CoreShare.describe()));
+            System.err.print(String.format("r%d | MPI %s, %s, %d ranks; %s, %s%n", world.rank(), mpi, threadLevel,
+                    world.size(), CoreShare.describe(), MpiEnvironment.waiting(mpi.flavor)));
         }
     }
 
