@@ -5,12 +5,16 @@ import dev.weft.spi.OutputDirectory;
 import dev.weft.spi.Setting;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -31,7 +35,8 @@ import java.util.stream.Stream;
  * only reused by the same compiler for the same CPU ({@code -march=native}). The libraries live in
  * {@code loops/} of the persistent compile cache's directory ({@link Setting#CACHE_DIR}); with that cache
  * {@code off}, each compile has a temporary directory, removed once its library is loaded. A library is written under a random name and renamed
- * onto its key's, so processes compiling one source at once each load a whole file; a file there is loaded only
+ * onto its key's, so a process always loads a whole file, and a process compiling a key holds a lock that makes
+ * other processes wait for its library rather than compile it too ({@link #compile}); a file there is loaded only
  * when the user who runs Weft owns it and no one else may write it.
  *
  * <p>{@link Setting#CC} ({@code weft.cc} / {@code WEFT_CC}) names the compiler: unset, {@code cc} on the
@@ -47,6 +52,8 @@ public final class CCompiler {
     static final List<String> FLAGS = List.of("-O3", "-march=native", "-fPIC", "-shared", "-pipe", "-w",
             "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-fno-strict-aliasing", "-mprefer-vector-width=256");
     private static final long TIMEOUT_SECONDS = 120;
+    /** How often a compile waiting for another process's lock looks again. */
+    private static final long LOCK_POLL_MILLIS = 10;
     private static final Set<Running> IN_FLIGHT = ConcurrentHashMap.newKeySet();
     private static volatile boolean exiting;
 
@@ -158,7 +165,13 @@ public final class CCompiler {
     }
 
     /**
-     * Compiles {@code source} into the library of {@code key}, replacing what had that name.
+     * Compiles {@code source} into the library of {@code key}, replacing what had that name; or, where libraries are
+     * kept, takes the one another process (another rank on this node) compiled meanwhile. A compile of a key holds a
+     * lock on a file of its own ({@code .KEY.lock}, an {@code fcntl} lock: the system releases it when the process
+     * ends, however it ends), and a process that finds it held waits for the library instead of compiling it too:
+     * the ranks of a job starting on a machine with no libraries yet compiled each executable's loops once, not once
+     * per rank (2 ranks on 2 cores: two compilers beside the two ranks). A lock held longer than a compile may take
+     * (two minutes) is passed by, and a failed compile leaves the waiter to compile.
      *
      * @return the library
      * @throws IOException when the JVM is exiting, the directory or the source cannot be written, or the compiler
@@ -168,6 +181,47 @@ public final class CCompiler {
         if (exiting) {
             throw new IOException("the JVM is exiting");
         }
+        if (directory == null) {
+            return compileNow(key, source);
+        }
+        directory.prepare();
+        try (FileChannel lockFile = FileChannel.open(directory.path().resolve("." + key + ".lock"),
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+             FileLock held = awaitLock(lockFile)) {
+            Optional<Path> made = library(key);
+            return made.isPresent() ? made.get() : compileNow(key, source);
+        }
+    }
+
+    /**
+     * The lock of {@code lockFile} once no other process (or thread of this one) holds it; null when it is still
+     * held after a compile's time limit, or the JVM is exiting or the thread interrupted (then the caller compiles
+     * beside the holder: the rename onto the key's name keeps each library whole).
+     */
+    private static FileLock awaitLock(FileChannel lockFile) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS + 10);
+        while (true) {
+            try {
+                FileLock lock = lockFile.tryLock();
+                if (lock != null) {
+                    return lock;
+                }
+            } catch (OverlappingFileLockException thisProcess) {
+                // another thread of this JVM compiles the key: wait for it as for another process
+            }
+            if (exiting || System.nanoTime() > deadline) {
+                return null;
+            }
+            try {
+                Thread.sleep(LOCK_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+    }
+
+    private Path compileNow(String key, String source) throws IOException {
         OutputDirectory into = directory != null ? directory
                 : new OutputDirectory(Files.createTempDirectory("weft-loops-"), "this compile");
         Path c = into.write(key + ".c", out -> out.write(source));

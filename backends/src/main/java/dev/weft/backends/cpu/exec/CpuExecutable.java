@@ -105,6 +105,7 @@ public final class CpuExecutable implements Executable {
         this.classBytes = builder.classBytes();
         this.unusedArguments = unused(f.body());
         NativeLoops.prepare(builder.fusedLoops());
+        NativeLoops.group(builder.deferredLoops());
     }
 
     private static boolean[] unused(Block body) {

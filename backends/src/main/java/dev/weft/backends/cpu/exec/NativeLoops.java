@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Fused loops as native code, so that they run at full speed from their first calls instead of after the JIT has
@@ -90,6 +91,21 @@ final class NativeLoops {
         List<Tiered> missing = loadOrClaim(loops);
         if (!missing.isEmpty()) {
             BACKGROUND.execute(() -> compile(missing.getFirst().compiler, missing));
+        }
+    }
+
+    /**
+     * Makes {@code loops}, one executable's loops left on the JVM when it was built (small, with no library on disk),
+     * siblings: the first of them to run hot ({@link #HOT}) makes them all native, in one compile. Their calls come
+     * at the same rate, so they run hot together, and each compile is a run of the C compiler (the MLP training
+     * step's seven small loops, made native one by one, were seven compiles of 0.1-0.3 s of a core each beside the
+     * ranks on a machine with no libraries yet). A loop keeps the siblings of the first executable that groups it.
+     */
+    static void group(List<FusedLoop> loops) {
+        List<Tiered> siblings = loops.stream().filter(l -> l instanceof Tiered t && t.key != null)
+                .map(l -> (Tiered) l).distinct().toList();
+        if (siblings.size() > 1) {
+            siblings.forEach(t -> t.siblings.compareAndSet(null, siblings));
         }
     }
 
@@ -232,6 +248,8 @@ final class NativeLoops {
         final String key;
         final AtomicBoolean claimed = new AtomicBoolean();
         private final AtomicBoolean hot = new AtomicBoolean();
+        /** The loops made native with this one when it runs hot ({@link #group}), or null. */
+        private final AtomicReference<List<Tiered>> siblings = new AtomicReference<>();
         private volatile FusedLoop fast;
         private volatile FusedLoop java;
         /** Elements the JVM's loop has run (racy: a count to compare with {@link #HOT}, not a total). */
@@ -288,10 +306,18 @@ final class NativeLoops {
             }
         }
 
-        /** On the background thread: loads or compiles this loop, where a failure costs only the optimisation. */
+        /**
+         * On the background thread: loads or compiles this loop and its siblings, where a failure costs only the
+         * optimisation.
+         */
         private void promote() {
             try {
-                List<Tiered> missing = loadOrClaim(List.of(this));
+                List<FusedLoop> batch = new ArrayList<>(List.of(this));
+                List<Tiered> others = siblings.get();
+                if (others != null) {
+                    others.stream().filter(t -> t != this).forEach(batch::add);
+                }
+                List<Tiered> missing = loadOrClaim(batch);
                 if (!missing.isEmpty()) {
                     compile(compiler, missing);
                 }

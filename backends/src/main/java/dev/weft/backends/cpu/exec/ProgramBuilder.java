@@ -42,6 +42,8 @@ final class ProgramBuilder {
     private final Map<Op, Runnable> transfers = new IdentityHashMap<>();
     /** The fused loops of the program, for {@link NativeLoops#prepare}. */
     private final List<FusedLoop> fusedLoops = new ArrayList<>();
+    /** The small fused loops of the program left on the JVM, for {@link NativeLoops#group}. */
+    private final List<FusedLoop> deferredLoops = new ArrayList<>();
 
     /** {@code straightLoops}: whether loops whose body it can run straight run so ({@link StraightLoop}). */
     ProgramBuilder(Map<String, OpCompiler> compilers, CustomCallRegistry customCalls, boolean straightLoops) {
@@ -53,14 +55,15 @@ final class ProgramBuilder {
     /**
      * The loop of {@code spec} ({@link NativeLoops#loop}) for a call of {@code elements} elements; kept for
      * {@link #fusedLoops} when that many make it native from the start ({@link NativeLoops#PREPARE_MIN}), else
-     * loaded now if its library is on disk and its calls are not tiny ({@link NativeLoops#CALL_MIN}).
+     * loaded now if its library is on disk and its calls are not tiny ({@link NativeLoops#CALL_MIN}), else kept for
+     * {@link #deferredLoops}.
      */
     FusedLoop fusedLoop(FusedLoopSpec spec, long elements) {
         FusedLoop loop = NativeLoops.loop(spec);
         if (elements >= NativeLoops.PREPARE_MIN) {
             fusedLoops.add(loop);
-        } else if (elements >= NativeLoops.CALL_MIN) {
-            NativeLoops.loadIfOnDisk(loop);
+        } else if (elements >= NativeLoops.CALL_MIN && !NativeLoops.loadIfOnDisk(loop)) {
+            deferredLoops.add(loop);
         }
         return loop;
     }
@@ -85,6 +88,11 @@ final class ProgramBuilder {
     /** The fused loops of the program compiled so far that should be native from the start. */
     List<FusedLoop> fusedLoops() {
         return fusedLoops;
+    }
+
+    /** The small fused loops of the program compiled so far that stay on the JVM until they run hot. */
+    List<FusedLoop> deferredLoops() {
+        return deferredLoops;
     }
 
     boolean straightLoops() {

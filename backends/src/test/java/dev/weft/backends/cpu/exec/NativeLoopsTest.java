@@ -22,6 +22,7 @@ import dev.weft.spi.Setting;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -251,6 +252,36 @@ class NativeLoopsTest {
         loop.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, n);
         NativeLoops.awaitBackground();
         assertThat(loop.isNative()).as("past HOT elements").isTrue();
+    }
+
+    /**
+     * An executable's small loops left on the JVM are siblings: the first to run hot makes them all native, from one
+     * library, so the C compiler runs once for them rather than once each.
+     */
+    @Test
+    void siblingsBecomeNativeTogetherFromOneCompile() throws Exception {
+        SpecBuilder s = new SpecBuilder();
+        NativeLoops.Tiered hot = tiered(s.spec(s.apply(ElementwiseOp.SUB, DType.F32,
+                s.apply(ElementwiseOp.MUL, DType.F32, s.element(0, DType.F32), s.element(1, DType.F32)),
+                s.element(0, DType.F32))));
+        SpecBuilder t = new SpecBuilder();
+        NativeLoops.Tiered idle = tiered(t.spec(t.apply(ElementwiseOp.MAX, DType.F64,
+                t.apply(ElementwiseOp.SUB, DType.F64, t.element(0, DType.F64), t.element(1, DType.F64)),
+                t.element(1, DType.F64))));
+        assertThat(cc.library(hot.key)).as("never compiled").isEmpty();
+        assertThat(cc.library(idle.key)).as("never compiled").isEmpty();
+        NativeLoops.group(List.of(hot, idle));
+        int n = (int) NativeLoops.CALL_MIN;
+        MemorySegment a = Arena.ofAuto().allocate(n * 4L, 64);
+        MemorySegment out = Arena.ofAuto().allocate(n * 4L, 64);
+        for (long done = 0; done <= NativeLoops.HOT; done += n) {
+            hot.run(new MemorySegment[] {a, a}, new MemorySegment[] {out}, 0, n);
+        }
+        NativeLoops.awaitBackground();
+        assertThat(hot.isNative()).as("past HOT elements").isTrue();
+        assertThat(idle.isNative()).as("made native with its sibling, never having run").isTrue();
+        assertThat(Files.isSameFile(cc.library(hot.key).orElseThrow(), cc.library(idle.key).orElseThrow()))
+                .as("one library, one compile").isTrue();
     }
 
     @Test
