@@ -185,9 +185,15 @@ public final class CCompiler {
             return compileNow(key, source);
         }
         directory.prepare();
-        try (FileChannel lockFile = FileChannel.open(directory.path().resolve("." + key + ".lock"),
-                StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
-             FileLock held = awaitLock(lockFile)) {
+        FileChannel lockFile;
+        try {
+            lockFile = FileChannel.open(directory.path().resolve("." + key + ".lock"), StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException notOurs) {
+            // another user's file, or a link: no lock, as before there were locks (the rename keeps files whole)
+            return compileNow(key, source);
+        }
+        try (lockFile; FileLock held = awaitLock(lockFile)) {
             Optional<Path> made = library(key);
             return made.isPresent() ? made.get() : compileNow(key, source);
         }

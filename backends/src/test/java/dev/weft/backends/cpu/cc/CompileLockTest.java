@@ -22,8 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * One compile per key however many compile it at once: a compile of a key that another thread or process is
- * compiling waits for that library and takes it, and compiles only when the other made none. The compiler here is a
- * script that counts its runs, then runs {@code cc}.
+ * compiling waits for that library and takes it, and compiles only when the other made none; a lock file that is a
+ * link is never opened through it. The compiler here is a script that counts its runs, then runs {@code cc}.
  */
 class CompileLockTest {
     private static final String SOURCE = "int weft_lock_test(int x) { return x + 1; }\n";
@@ -96,6 +96,19 @@ class CompileLockTest {
             other.destroyForcibly();
             other.waitFor(10, TimeUnit.SECONDS);
         }
+    }
+
+    @Test
+    void aLockFileThatIsALinkIsNotFollowedAndTheCompileGoesOn() throws Exception {
+        String key = cc.key(SOURCE);
+        Path loops = dir.resolve("loops");
+        Files.createDirectories(loops);
+        Path target = dir.resolve("not-a-lock");
+        Files.writeString(target, "kept");
+        Files.createSymbolicLink(loops.resolve("." + key + ".lock"), target);
+        assertThat(cc.compile(key, SOURCE)).isEqualTo(loops.resolve(key + ".so"));
+        assertThat(compilerRuns()).isEqualTo(1);
+        assertThat(Files.readString(target)).as("the link's target untouched").isEqualTo("kept");
     }
 
     /**
