@@ -201,10 +201,11 @@ public final class CCompiler {
 
     /**
      * The lock of {@code lockFile} once no other process (or thread of this one) holds it; null when it is still
-     * held after a compile's time limit, or the JVM is exiting or the thread interrupted (then the caller compiles
-     * beside the holder: the rename onto the key's name keeps each library whole).
+     * held after a compile's time limit, the file system has no locks (an NFS mount without a lock manager), or the
+     * JVM is exiting or the thread interrupted: then the caller compiles beside any holder, and the rename onto the
+     * key's name keeps each library whole.
      */
-    private static FileLock awaitLock(FileChannel lockFile) throws IOException {
+    private static FileLock awaitLock(FileChannel lockFile) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS + 10);
         while (true) {
             try {
@@ -214,6 +215,8 @@ public final class CCompiler {
                 }
             } catch (OverlappingFileLockException thisProcess) {
                 // another thread of this JVM compiles the key: wait for it as for another process
+            } catch (IOException noLocks) {
+                return null;
             }
             if (exiting || System.nanoTime() > deadline) {
                 return null;
