@@ -8,7 +8,8 @@ package dev.weft.spi;
  * oversubscribe the cores they share. And when the ranks leave no core spare ({@link #spinInMpi} false), MPI is
  * asked to yield while it waits instead of busy-polling, so that a waiting rank does not take the core its peer,
  * the JIT compiler or the garbage collector needs. An explicit setting of the user's (a BLAS thread count, an MPI
- * parameter) always wins. {@code WEFT_DEBUG=1} prints the decision ({@link #describe}).
+ * parameter) always wins. {@code WEFT_DEBUG=1} prints the share ({@link #describe}) and, under MPI, how the library
+ * waits.
  */
 public final class CoreShare {
     /** The processors this JVM may use. */

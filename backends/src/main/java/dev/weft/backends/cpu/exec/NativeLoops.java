@@ -158,8 +158,7 @@ final class NativeLoops {
         try {
             String text = source.toString();
             String key = cc.key(text);
-            Optional<Path> compiled = cc.library(key);
-            Path library = compiled.isPresent() ? compiled.get() : cc.compile(key, text);
+            Path library = cc.compile(key, text);
             for (Tiered t : batch) {
                 cc.alias(library, t.key);
                 t.load(library);
