@@ -60,13 +60,17 @@ class NativeMemoryTest {
 
     /**
      * Dropped buffers of 64 MiB, twice the budget plus margin of them: the young bytes and the pooled ones stay within
-     * budget plus margin (plus the allocation under way), so the buffers outstanding grow by no more than that.
+     * budget plus margin (plus the allocation under way). The buffers outstanding may also hold those live when the
+     * last collection started, which it could not free: the one {@code kept} and, when the collection started while
+     * an allocation was under way (the collector runs on its own thread), the one being handed out. So they grow by
+     * no more than budget plus margin plus two buffers.
      */
     @Test
     void droppedBuffersStayWithinTheBudgetPlusMargin() {
         assumeThat(MappedBuffers.AVAILABLE).as("mmap (Linux)").isTrue();
         long bytes = 64L << 20;
         long bound = MemoryPacer.budgetWith(bytes) * 5 / 4 + bytes;
+        long outstandingBound = bound + bytes;
         long before = MemoryPacer.outstandingBytes();
         MemorySegment kept = null;
         int count = (int) (2 * (MemoryPacer.budgetWith(bytes) * 5 / 4) / bytes);
@@ -76,7 +80,7 @@ class NativeMemoryTest {
             assertThat(MappedBuffers.youngAndPooledBytes())
                     .as("young and pooled bytes after %d buffers of 64 MiB", i + 1).isLessThanOrEqualTo(bound);
             assertThat(MemoryPacer.outstandingBytes() - before).as("outstanding after %d", i + 1)
-                    .isLessThanOrEqualTo(bound);
+                    .isLessThanOrEqualTo(outstandingBound);
         }
         assertThat(kept.get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) (count - 1));
     }
