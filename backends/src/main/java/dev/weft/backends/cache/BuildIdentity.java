@@ -68,7 +68,7 @@ final class BuildIdentity {
         }
     }
 
-    static MessageDigest sha256() {
+    private static MessageDigest sha256() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {

@@ -18,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
@@ -27,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
+import java.util.zip.CRC32;
 import java.util.zip.CRC32C;
 
 /**
@@ -39,19 +39,25 @@ import java.util.zip.CRC32C;
  * loading and interpreting the executor's classes and the Vector API's for the first time, which no cache can
  * skip; generating and defining the fused loops' classes is a tenth of it. The pipeline is the stage that is both
  * expensive and keyed soundly: its output is a function of its input module and the pipeline's code alone. So an
- * entry maps the lowered module, before the passes, to the module after them. The key is a SHA-256 of the lowered
+ * entry maps the lowered module, before the passes, to the module after them. What must match is the lowered
  * module's bytes ({@link ModuleCodec}: every op, attribute, constant, location and effect, so that two modules with
- * the same bytes are the same program; the MLIR text leaves out the locations' methods and the ops' effects), the
- * target's name and passes, Weft's version and build ({@code BuildIdentity}), and the JVM's feature version.
+ * the same bytes are the same program; the MLIR text leaves out the locations' methods and the ops' effects) and the
+ * <em>identity</em>: the target's name and passes, Weft's version and build ({@code BuildIdentity}), and the JVM's
+ * feature version. The key, which names the entry's file, is a 64-bit checksum of both (CRC-32C and CRC-32, which
+ * the JVM computes with the processor's instructions even in the interpreter: a SHA-256 of the training step's
+ * 39 KB module took 14-35 ms of each rank's first call, 2 ranks on 2 cores); since checksums can collide, an entry
+ * holds the lowered module too and is used only when that is byte for byte the one being compiled, so a collision
+ * costs a compile, never a wrong module.
  * Tracing runs anyway, lowering too: the lowered module is the key's source. The executor is built from the cached
  * module as from a fresh one, so results are bit-identical, and settings read there ({@code weft.vector},
  * {@code weft.blas}) take effect whatever the entry. A module holding what bytes cannot carry (a custom reduce op's
  * Java function) is not cached. With {@code WEFT_DUMP} set every compile runs the passes, to dump them.
  *
  * <p><b>Entries.</b> One file per key, {@code <key>.weftc}: a magic number, the format, the key, the identity the
- * key was made of (target, passes, build, JVM), the optimized module's bytes and a CRC-32C of all of these. An entry
- * that is truncated, corrupt, of another format or identity, or does not decode is ignored and replaced by a fresh
- * compile's, with one warning on stderr for the life of this cache (later problems are not reported). Entries are
+ * key was made of (target, passes, build, JVM), the lowered module's bytes, the optimized module's bytes and a
+ * CRC-32C of all of these. An entry that is truncated, corrupt, of another format or identity, or does not decode is
+ * ignored and replaced by a fresh compile's, with one warning on stderr for the life of this cache (later problems
+ * are not reported); one that holds another lowered module is replaced without a warning. Entries are
  * written as {@link OutputDirectory} writes files: to a new file of a random name in the directory, then renamed
  * onto the entry's name, so ranks compiling the same program at once each write a whole entry and a reader sees
  * one of them whole. A directory that cannot be made or written turns the cache off for this process, with one
@@ -62,7 +68,7 @@ public final class PersistentCompileCache {
     public static final String OFF = "off";
     private static final byte[] MAGIC = "WEFTCC\r\n".getBytes(StandardCharsets.US_ASCII);
     /** Changes whenever the entry's layout does. */
-    private static final int FORMAT = 1;
+    private static final int FORMAT = 2;
     private static final String SUFFIX = ".weftc";
     private static final Map<String, PersistentCompileCache> BY_SETTING = new ConcurrentHashMap<>();
 
@@ -121,13 +127,13 @@ public final class PersistentCompileCache {
         String identity = identity(target);
         String key = key(identity, input);
         Path file = directory.path().resolve(key + SUFFIX);
-        Module cached = read(file, key, identity, target);
+        Module cached = read(file, key, identity, input, target);
         if (cached != null) {
             hits.increment();
             return cached;
         }
         Module optimized = run(lowered);
-        ModuleCodec.encode(optimized).ifPresent(output -> write(key, entry(key, identity, output)));
+        ModuleCodec.encode(optimized).ifPresent(output -> write(key, entry(key, identity, input, output)));
         return optimized;
     }
 
@@ -136,21 +142,29 @@ public final class PersistentCompileCache {
     }
 
     /** What, besides the lowered module, determines the optimized one. */
-    private static String identity(Target target) {
+    static String identity(Target target) {
         return "target=" + target.name() + " passes="
                 + target.pipeline().passes().stream().map(Pass::name).collect(Collectors.joining(","))
                 + " weft=" + BuildIdentity.get() + " java=" + Runtime.version().feature();
     }
 
-    private static String key(String identity, byte[] module) {
-        MessageDigest d = BuildIdentity.sha256();
-        d.update(("weft compile cache " + FORMAT + "\n" + identity + "\n").getBytes(StandardCharsets.UTF_8));
+    /** 16 hex digits: CRC-32C and CRC-32 of the format, {@code identity} and the lowered {@code module}. */
+    static String key(String identity, byte[] module) {
+        byte[] head = ("weft compile cache " + FORMAT + "\n" + identity + "\n").getBytes(StandardCharsets.UTF_8);
+        CRC32C c = new CRC32C();
+        CRC32 d = new CRC32();
+        c.update(head);
+        c.update(module);
+        d.update(head);
         d.update(module);
-        return HexFormat.of().formatHex(d.digest());
+        return HexFormat.of().toHexDigits((c.getValue() << 32) | d.getValue());
     }
 
-    /** The optimized module of entry {@code file}, or null when there is none or it is unusable (then warned). */
-    private Module read(Path file, String key, String identity, Target target) {
+    /**
+     * The optimized module of entry {@code file}, or null when there is none, it holds another lowered module than
+     * {@code input} (a collision of keys), or it is unusable (then warned).
+     */
+    private Module read(Path file, String key, String identity, byte[] input, Target target) {
         byte[] bytes;
         try {
             bytes = Files.readAllBytes(file);
@@ -162,7 +176,8 @@ public final class PersistentCompileCache {
             return null;
         }
         try {
-            return ModuleCodec.decode(payload(bytes, key, identity), target.name());
+            Payload p = payload(bytes, key, identity);
+            return Arrays.equals(p.input(), input) ? ModuleCodec.decode(p.output(), target.name()) : null;
         } catch (IllegalArgumentException e) {
             warn("ignoring the compile cache entry " + file + ": " + e.getMessage() + "; compiling afresh and"
                     + " replacing it");
@@ -170,8 +185,12 @@ public final class PersistentCompileCache {
         }
     }
 
+    /** An entry's lowered module and the optimized one, as bytes. */
+    private record Payload(byte[] input, byte[] output) {
+    }
+
     /** The module bytes of entry {@code bytes}, checked. */
-    private static byte[] payload(byte[] bytes, String key, String identity) {
+    private static Payload payload(byte[] bytes, String key, String identity) {
         if (bytes.length < MAGIC.length + Long.BYTES) {
             throw new IllegalArgumentException("it is truncated (" + bytes.length + " bytes)");
         }
@@ -196,26 +215,37 @@ public final class PersistentCompileCache {
             if (!storedKey.equals(key) || !storedIdentity.equals(identity)) {
                 throw new IllegalArgumentException("it was written for " + storedIdentity + ", not " + identity);
             }
+            byte[] input = bytes(b);
             int length = b.getInt();
             if (length != b.remaining() - Long.BYTES) {
                 throw new IllegalArgumentException("its length does not match");
             }
             byte[] module = new byte[length];
             b.get(module);
-            return module;
+            return new Payload(input, module);
         } catch (BufferUnderflowException | NegativeArraySizeException e) {
             throw new IllegalArgumentException("it is truncated", e);
         }
     }
 
     private static String string(ByteBuffer b) {
-        byte[] s = new byte[b.getInt()];
-        b.get(s);
-        return new String(s, StandardCharsets.UTF_8);
+        return new String(bytes(b), StandardCharsets.UTF_8);
     }
 
-    private static byte[] entry(String key, String identity, byte[] module) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream(module.length + 256);
+    /** A length, then that many bytes, which must be there: a forged length neither allocates nor reads past. */
+    private static byte[] bytes(ByteBuffer b) {
+        int n = b.getInt();
+        if (n < 0 || n > b.remaining()) {
+            throw new IllegalArgumentException("it is truncated");
+        }
+        byte[] out = new byte[n];
+        b.get(out);
+        return out;
+    }
+
+    /** The bytes of the entry of {@code key}: {@code input} (the lowered module) optimized into {@code module}. */
+    static byte[] entry(String key, String identity, byte[] input, byte[] module) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(input.length + module.length + 256);
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.write(MAGIC);
             out.writeInt(FORMAT);
@@ -224,6 +254,8 @@ public final class PersistentCompileCache {
                 out.writeInt(b.length);
                 out.write(b);
             }
+            out.writeInt(input.length);
+            out.write(input);
             out.writeInt(module.length);
             out.write(module);
             CRC32C crc = new CRC32C();

@@ -15,6 +15,7 @@ import dev.weft.it.Stderr;
 import dev.weft.lowering.Lowering;
 import dev.weft.lowering.Target;
 import dev.weft.lowering.ir.Module;
+import dev.weft.lowering.ir.ModuleCodec;
 import dev.weft.lowering.passes.StageListener;
 import dev.weft.spi.Aval;
 import dev.weft.spi.CommBinding;
@@ -180,6 +181,35 @@ class PersistentCompileCacheTest {
         assertThat(err.lines().toList()).singleElement().satisfies(l -> assertThat(l)
                 .startsWith("weft: ignoring the compile cache entry " + entry).contains("checksum"));
         assertThat(cached(new PersistentCompileCache(dir, "test"), graph)).containsExactlyElementsOf(want);
+    }
+
+    /**
+     * Keys are checksums, which can collide: an entry under this module's key that holds another lowered module
+     * (forged here with the other module's bytes, which is what a collision reads) is not used, and is replaced
+     * without a warning.
+     */
+    @Test
+    void anEntryOfAnotherModuleUnderThisKeyIsReplacedNotUsed() throws IOException {
+        Graph graph = mixedGraph();
+        List<long[]> want = fresh(graph);
+        Module other = Lowering.lowerOnly(otherGraph(), CPU);
+        byte[] otherIn = ModuleCodec.encode(other).orElseThrow();
+        byte[] otherOut = ModuleCodec.encode(Lowering.lower(otherGraph(), CPU, StageListener.NONE)).orElseThrow();
+        String identity = PersistentCompileCache.identity(CPU);
+        String key = PersistentCompileCache.key(identity,
+                ModuleCodec.encode(Lowering.lowerOnly(graph, CPU)).orElseThrow());
+        assertThat(key).hasSize(16).isNotEqualTo(PersistentCompileCache.key(identity, otherIn));
+        Path entry = dir.resolve(key + ".weftc");
+        Files.write(entry, PersistentCompileCache.entry(key, identity, otherIn, otherOut));
+
+        PersistentCompileCache reader = new PersistentCompileCache(dir, "test");
+        String err = Stderr.of(() -> assertThat(cached(reader, graph)).containsExactlyElementsOf(want));
+        assertThat(err).isEmpty();
+        assertThat(reader.hits()).isZero();
+        assertThat(reader.writes()).isOne();
+        PersistentCompileCache again = new PersistentCompileCache(dir, "test");
+        assertThat(cached(again, graph)).containsExactlyElementsOf(want);
+        assertThat(again.hits()).isOne();
     }
 
     @Test
