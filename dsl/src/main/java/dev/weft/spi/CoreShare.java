@@ -7,10 +7,8 @@ package dev.weft.spi;
  * library's threads and the Java matrix-product fallback use that share, so ranks that each use theirs do not
  * oversubscribe the cores they share. And when the ranks leave no core spare ({@link #spinInMpi} false), MPI is
  * asked to yield while it waits instead of busy-polling, so that a waiting rank does not take the core its peer,
- * the JIT compiler or the garbage collector needs. The JIT's tiers follow the same rule but are a JVM flag, fixed
- * before this class runs: {@code bin/weft run} starts ranks that leave no core spare with C1 only
- * ({@code -XX:TieredStopAtLevel=1}), and the guide asks users' own launchers to. An explicit setting of the user's
- * (a BLAS thread count, an MPI parameter, a JVM flag) always wins. {@code WEFT_DEBUG=1} prints the share ({@link #describe}) and, under MPI, how the library
+ * the JIT compiler or the garbage collector needs. An explicit setting of the user's (a BLAS thread count, an MPI
+ * parameter) always wins. {@code WEFT_DEBUG=1} prints the share ({@link #describe}) and, under MPI, how the library
  * waits.
  */
 public final class CoreShare {
