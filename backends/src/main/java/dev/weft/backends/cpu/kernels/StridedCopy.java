@@ -10,10 +10,14 @@ import java.util.Arrays;
 /**
  * The engine behind the data-movement kernels: copies a box of {@code dims} elements between two strided views
  * (offsets and strides in elements, element size 1, 4 or 8 bytes; a source stride of 0 repeats an element). The
- * innermost axis is a bulk copy when both of its strides are 1 and a strided loop otherwise; leading axes that
- * repeat the source into a dense destination double what is already copied.
+ * innermost axis is a bulk copy when both of its strides are 1, one element doubled into a dense row of at least
+ * {@value #REPEAT_MIN} when its source stride is 0, and a strided loop otherwise; leading axes that repeat the
+ * source into a dense destination double what is already copied.
  */
 final class StridedCopy {
+    /** The shortest row {@link #repeat} fills by doubling. */
+    private static final long REPEAT_MIN = 32;
+
     private StridedCopy() {
     }
 
@@ -83,6 +87,24 @@ final class StridedCopy {
         }
     }
 
+    /**
+     * One element repeated into {@code n} contiguous ones (a broadcast along the innermost axis, as a softmax's
+     * maximum back over its row): the element, then the filled prefix copied after itself, doubling it. Bulk copies
+     * run at memory speed where the element loop does not vectorize ({@code [128] -> [128,512]} f32: 8.3 against
+     * 64 µs a call once compiled; {@code [128,128]}: 6.1 against 16.5 µs), and they need no loop of their own for C2
+     * to compile. Rows shorter than {@link #REPEAT_MIN} keep the loop, whose few iterations cost less than the
+     * copies' calls ({@code [128,10]}: 1.1 µs with the loop, 4.0-4.5 by doubling).
+     */
+    private static void repeat(MemorySegment src, long from, MemorySegment dst, long to, long n, int es) {
+        MemorySegment.copy(src, from, dst, to, es);
+        long bytes = n * es;
+        for (long done = es; done < bytes; ) {
+            long k = Math.min(done, bytes - done);
+            MemorySegment.copy(dst, to, dst, to + done, k);
+            done += k;
+        }
+    }
+
     /** Whether {@code strides} are the row-major strides of {@code dims}. */
     private static boolean isDense(long[] strides, long[] dims) {
         long expected = 1;
@@ -98,6 +120,10 @@ final class StridedCopy {
     private static void row(MemorySegment src, long s, long ss, MemorySegment dst, long d, long ds, long n, int es) {
         if (ss == 1 && ds == 1) {
             MemorySegment.copy(src, s * es, dst, d * es, n * es);
+            return;
+        }
+        if (ss == 0 && ds == 1 && n >= REPEAT_MIN) {
+            repeat(src, s * es, dst, d * es, n, es);
             return;
         }
         switch (es) {

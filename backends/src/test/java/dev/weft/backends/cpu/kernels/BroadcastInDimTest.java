@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * {@code broadcastInDim} against element-by-element indexing, on shapes that take each of the strided copy's paths:
  * leading axes repeated into a dense result by doubling (a bias over a batch, over several leading axes, a size-1
- * axis in the middle, a count that is not a power of two), a repeated last axis (a column), a scalar.
+ * axis in the middle, a count that is not a power of two), a repeated last axis (a column: rows shorter than 32
+ * elements by a loop, longer ones by doubling, at lengths that are and are not powers of two), a scalar.
  */
 class BroadcastInDimTest {
     static Stream<Arguments> shapes() {
@@ -25,6 +26,10 @@ class BroadcastInDimTest {
                 Arguments.of(new long[] {1, 4}, new int[] {1, 2}, new long[] {6, 3, 4}),
                 Arguments.of(new long[] {4, 1, 3}, new int[] {1, 2, 3}, new long[] {2, 4, 5, 3}),
                 Arguments.of(new long[] {6}, new int[] {0}, new long[] {6, 5}),
+                Arguments.of(new long[] {6}, new int[] {0}, new long[] {6, 32}),
+                Arguments.of(new long[] {5}, new int[] {0}, new long[] {5, 100}),
+                Arguments.of(new long[] {3, 4}, new int[] {0, 1}, new long[] {3, 4, 65}),
+                Arguments.of(new long[] {128}, new int[] {0}, new long[] {128, 512}),
                 Arguments.of(new long[] {}, new int[] {}, new long[] {3, 4}),
                 Arguments.of(new long[] {5}, new int[] {1}, new long[] {1, 5}),
                 Arguments.of(new long[] {2, 3}, new int[] {0, 2}, new long[] {2, 9, 3}));
