@@ -216,14 +216,12 @@ public final class PersistentCompileCache {
                 throw new IllegalArgumentException("it was written for " + storedIdentity + ", not " + identity);
             }
             byte[] input = bytes(b);
-            int length = b.getInt();
-            if (length != b.remaining() - Long.BYTES) {
+            byte[] module = bytes(b);
+            if (b.remaining() != Long.BYTES) {
                 throw new IllegalArgumentException("its length does not match");
             }
-            byte[] module = new byte[length];
-            b.get(module);
             return new Payload(input, module);
-        } catch (BufferUnderflowException | NegativeArraySizeException e) {
+        } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException("it is truncated", e);
         }
     }

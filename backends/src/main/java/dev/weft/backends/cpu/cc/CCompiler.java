@@ -167,8 +167,9 @@ public final class CCompiler {
     /**
      * The library of {@code key}: where libraries are kept, the one on disk once no other process is compiling it
      * (another rank on this node may have made it meanwhile), else {@code source} compiled into it; with none kept,
-     * {@code source} compiled into a directory of its own. A compile of a key holds a lock on a file of its own ({@code .KEY.lock}, an {@code fcntl} lock: the system releases it when the process
-     * ends, however it ends), and a process that finds it held waits for the library instead of compiling it too:
+     * {@code source} compiled into a directory of its own. A compile of a key holds a lock on a file of its own
+     * ({@code .KEY.lock}, an {@code fcntl} lock: the system releases it when the process ends, however it ends), and
+     * a process that finds it held waits for the library instead of compiling it too:
      * the ranks of a job starting on a machine with no libraries yet compiled each executable's loops once, not once
      * per rank (2 ranks on 2 cores: two compilers beside the two ranks). A lock held longer than a compile may take
      * (two minutes) is passed by, and a failed compile leaves the waiter to compile.

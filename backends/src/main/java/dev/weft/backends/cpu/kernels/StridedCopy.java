@@ -79,7 +79,14 @@ final class StridedCopy {
         for (int ax = 0; ax < lead; ax++) {
             copies *= dims[ax];
         }
-        long base = dstOffset * elementSize;
+        fillByDoubling(dst, dstOffset * elementSize, block, copies);
+    }
+
+    /**
+     * Fills {@code copies} blocks of {@code block} bytes from byte {@code base} of {@code dst}, whose first block is
+     * already there: the filled prefix is copied after itself until they are all there (log2 of them copies).
+     */
+    private static void fillByDoubling(MemorySegment dst, long base, long block, long copies) {
         for (long done = 1; done < copies; ) {
             long n = Math.min(done, copies - done);
             MemorySegment.copy(dst, base, dst, base + done * block, n * block);
@@ -97,12 +104,7 @@ final class StridedCopy {
      */
     private static void repeat(MemorySegment src, long from, MemorySegment dst, long to, long n, int es) {
         MemorySegment.copy(src, from, dst, to, es);
-        long bytes = n * es;
-        for (long done = es; done < bytes; ) {
-            long k = Math.min(done, bytes - done);
-            MemorySegment.copy(dst, to, dst, to + done, k);
-            done += k;
-        }
+        fillByDoubling(dst, to, es, n);
     }
 
     /** Whether {@code strides} are the row-major strides of {@code dims}. */
