@@ -184,8 +184,16 @@ public final class Tensor {
         Aval aval = new Aval(dtype, Shape.of(shape));
         MemorySegment seg = allocate(aval);
         long n = aval.shape().size();
-        for (long i = 0; i < n; i++) {
-            put(seg, dtype, i, value);
+        if (n > 0) {
+            // One element, then bulk copies of the filled prefix after itself: no element loop, which the JVM runs
+            // at about 0.1 us an element before compiling it (an optimizer's zeros for a 784x512 layer: 40 ms).
+            put(seg, dtype, 0, value);
+            long es = dtype.byteSize();
+            for (long done = 1; done < n; ) {
+                long k = Math.min(done, n - done);
+                MemorySegment.copy(seg, 0, seg, done * es, k * es);
+                done += k;
+            }
         }
         return new Tensor(aval, seg, null);
     }

@@ -76,6 +76,8 @@ public final class CCompiler {
     /** Where libraries are kept, or null: each compile then has a directory of its own, removed by {@link #done}. */
     private final OutputDirectory directory;
     private final String identity;
+    /** The last prelude {@link #key(String, String)} hashed; racy: a thread may hash one again. */
+    private volatile Prefix prefix;
 
     /**
      * The compiler {@code compiler} (an executable), keeping its libraries in {@code directory}, or with a null
@@ -149,10 +151,36 @@ public final class CCompiler {
 
     /** The key of {@code source}: 32 hex digits, a prefix of a SHA-256 of this compiler's identity and the source. */
     public String key(String source) {
-        MessageDigest digest = sha256();
-        digest.update(identity.getBytes(StandardCharsets.UTF_8));
-        digest.update(source.getBytes(StandardCharsets.UTF_8));
+        return key("", source);
+    }
+
+    /**
+     * The key of {@code prelude + rest}, as {@link #key(String)} gives it, with the digest of this compiler's
+     * identity and {@code prelude} computed once and copied for each key: every library starts with the same
+     * helpers, and the JVM's interpreter computes SHA-256 slowly (a training step's first call hashed 56 KB, two
+     * thirds of it the prelude again and again).
+     */
+    public String key(String prelude, String rest) {
+        Prefix p = prefix;
+        if (p == null || !p.text().equals(prelude)) {
+            MessageDigest digest = sha256();
+            digest.update(identity.getBytes(StandardCharsets.UTF_8));
+            digest.update(prelude.getBytes(StandardCharsets.UTF_8));
+            p = new Prefix(prelude, digest);
+            prefix = p;
+        }
+        MessageDigest digest;
+        try {
+            digest = (MessageDigest) p.digest().clone();
+        } catch (CloneNotSupportedException e) {
+            throw new IllegalStateException("the JDK's SHA-256 cannot be copied", e);
+        }
+        digest.update(rest.getBytes(StandardCharsets.UTF_8));
         return HexFormat.of().formatHex(digest.digest()).substring(0, 32);
+    }
+
+    /** A digest of this compiler's identity and {@code text}, never updated: {@link #key} updates copies. */
+    private record Prefix(String text, MessageDigest digest) {
     }
 
     /** The library of {@code key} when one is on disk that is safe to load. */

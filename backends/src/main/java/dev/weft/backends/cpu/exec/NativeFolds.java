@@ -41,7 +41,8 @@ final class NativeFolds {
     private static final Map<CCompiler, NativeFolds> LIBRARIES = new ConcurrentHashMap<>();
 
     private final CCompiler cc;
-    private final String source = source();
+    private final String body = body();
+    private final String source = CLoopEmitter.PRELUDE + body;
     private final String key;
     private final AtomicBoolean claimed = new AtomicBoolean();
     /** Per dtype, per operator, once the library is loaded. */
@@ -49,7 +50,7 @@ final class NativeFolds {
 
     private NativeFolds(CCompiler cc) {
         this.cc = cc;
-        this.key = cc.key(source);
+        this.key = cc.key(CLoopEmitter.PRELUDE, body);
     }
 
     /** Whether {@code r} over {@code t} has a native fold (a compiler may still be missing). */
@@ -140,9 +141,9 @@ final class NativeFolds {
                 && s.address() % es == 0 && s.byteSize() >= elements * es;
     }
 
-    /** The C source of every fold, each named {@code weft_fold_<dtype>_<op>}. */
-    static String source() {
-        StringBuilder c = new StringBuilder(CLoopEmitter.PRELUDE);
+    /** The C source of every fold, each named {@code weft_fold_<dtype>_<op>}, without the prelude. */
+    private static String body() {
+        StringBuilder c = new StringBuilder();
         for (DType t : DTYPES) {
             for (ElementwiseOp r : OPS) {
                 c.append('\n').append(function(r, t));

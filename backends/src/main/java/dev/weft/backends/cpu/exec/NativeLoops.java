@@ -148,7 +148,7 @@ final class NativeLoops {
 
     /** Compiles {@code batch} as one library, then loads each loop of it. */
     static void compile(CCompiler cc, List<Tiered> batch) {
-        StringBuilder source = new StringBuilder(CLoopEmitter.PRELUDE);
+        StringBuilder source = new StringBuilder();
         Map<String, Tiered> functions = new LinkedHashMap<>();
         batch.forEach(t -> functions.putIfAbsent(t.key, t));
         for (Tiered t : functions.values()) {
@@ -156,8 +156,8 @@ final class NativeLoops {
         }
         long start = System.nanoTime();
         try {
-            String text = source.toString();
-            String key = cc.key(text);
+            String key = cc.key(CLoopEmitter.PRELUDE, source.toString());
+            String text = CLoopEmitter.PRELUDE + source;
             Path library = cc.compile(key, text);
             for (Tiered t : batch) {
                 cc.alias(library, t.key);
@@ -258,7 +258,7 @@ final class NativeLoops {
             this.spec = spec;
             this.compiler = compiler;
             this.function = CLoopEmitter.function(spec, PLACEHOLDER).orElse(null);
-            this.key = function == null ? null : compiler.key(CLoopEmitter.PRELUDE + function);
+            this.key = function == null ? null : compiler.key(CLoopEmitter.PRELUDE, function);
         }
 
         /** The JVM's loop ({@link FusedLoopGenerator} caches it: every thread gets the same). */

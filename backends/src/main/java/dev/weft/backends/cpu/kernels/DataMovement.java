@@ -104,23 +104,30 @@ public final class DataMovement {
         StridedCopy.copy(in, 0, strides(inDims), out, offset, dstStrides, inDims, t.byteSize());
     }
 
-    /** Every one of the first {@code n} elements of {@code out} set to the scalar {@code value}. */
+    /**
+     * Every one of the first {@code n} elements of {@code out} set to the scalar {@code value}: zero bits by one
+     * {@code fill}, other values by copying the filled prefix after itself, so no element loop runs (a reduction's
+     * initial value: an element loop over native memory costs 75-90 ns an element before the JIT compiles it).
+     */
     public static void fill(DType t, MemorySegment out, long n, MemorySegment value) {
-        switch (t.byteSize()) {
-            case 8 -> {
-                long v = value.get(I64, 0);
-                for (long i = 0; i < n; i++) {
-                    out.setAtIndex(I64, i, v);
-                }
-            }
-            case 4 -> {
-                int v = value.get(I32, 0);
-                for (long i = 0; i < n; i++) {
-                    out.setAtIndex(I32, i, v);
-                }
-            }
-            default -> out.asSlice(0, n).fill(value.get(BOOL, 0));
+        if (n == 0) {
+            return;
         }
+        long es = t.byteSize();
+        if (isZero(value, es)) {
+            out.asSlice(0, n * es).fill((byte) 0);
+        } else {
+            MemorySegment.copy(value, 0, out, 0, es);
+            StridedCopy.fillByDoubling(out, 0, es, n);
+        }
+    }
+
+    private static boolean isZero(MemorySegment value, long es) {
+        return switch ((int) es) {
+            case 8 -> value.get(I64, 0) == 0;
+            case 4 -> value.get(I32, 0) == 0;
+            default -> value.get(BOOL, 0) == 0;
+        };
     }
 
     /** Each element of {@code out} (of {@code dims}) is its index along {@code axis}. */

@@ -86,7 +86,7 @@ final class StridedCopy {
      * Fills {@code copies} blocks of {@code block} bytes from byte {@code base} of {@code dst}, whose first block is
      * already there: the filled prefix is copied after itself until they are all there (log2 of them copies).
      */
-    private static void fillByDoubling(MemorySegment dst, long base, long block, long copies) {
+    static void fillByDoubling(MemorySegment dst, long base, long block, long copies) {
         for (long done = 1; done < copies; ) {
             long n = Math.min(done, copies - done);
             MemorySegment.copy(dst, base, dst, base + done * block, n * block);
