@@ -25,7 +25,7 @@ import java.util.Optional;
  * never materialised. The fusion's generated loop ({@link FusedLoopGenerator}) evaluates up to {@value #BLOCK} elements
  * at a time into a scratch block (a fusion with views ({@link FusionViews}): whole rows of its fused shape, at least
  * one), and each block is folded, in order, into the runs of the outputs it covers ({@link RunFold}; a block of whole
- * runs of a floating sum, product, max or min through {@link NativeFolds}), so the result is bit-identical to the
+ * runs of a floating sum, product, max or min through {@link NativeRowKernels}), so the result is bit-identical to the
  * fusion followed by the library {@code reduce}. It runs on the calling thread: each
  * output's fold is sequential. A region the generator does not take (an op on a dtype its kernel rejects) runs as
  * the chunked fusion into a full-size buffer that the library kernel reduces.
@@ -68,7 +68,7 @@ final class FusedReduceInstruction {
         Evaluation evaluation = evaluation(fusion, b, b.fusedLoop(spec.get(), n), constants, n, run);
         int blockClass = b.sizeClass(evaluation.blockElements() * t.byteSize());
         long foldRun = run;
-        NativeFolds folds = NativeFolds.covers(reduction, t) ? NativeFolds.prepare() : null;
+        NativeRowKernels folds = NativeRowKernels.covers(reduction, t) ? NativeRowKernels.prepare() : null;
         return f -> {
             Buffer o = f.allocate(outClass);
             DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
@@ -109,14 +109,14 @@ final class FusedReduceInstruction {
 
     /**
      * Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out} through
-     * {@link NativeFolds} when they are whole runs; false (nothing done) otherwise, or when the folds are not native.
+     * {@link NativeRowKernels} when they are whole runs; false (nothing done) otherwise, or when the folds are not native.
      */
-    private static boolean foldWholeRuns(NativeFolds folds, ElementwiseOp r, DType t, MemorySegment block, long from,
+    private static boolean foldWholeRuns(NativeRowKernels folds, ElementwiseOp r, DType t, MemorySegment block, long from,
                                          long to, long run, MemorySegment out) {
         if (from % run != 0 || (to - from) % run != 0) {
             return false;
         }
-        return folds.run(r, t, block, out.asSlice(from / run * t.byteSize()), (to - from) / run, run);
+        return folds.fold(r, t, block, out.asSlice(from / run * t.byteSize()), (to - from) / run, run);
     }
 
     /** Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out}. */

@@ -196,7 +196,7 @@ final class NativeLoops {
         return compiler().isPresent();
     }
 
-    /** The compiler the setting names now, if any (for {@link NativeFolds}). */
+    /** The compiler the setting names now, if any (for {@link NativeRowKernels}). */
     static Optional<CCompiler> configuredCompiler() {
         return compiler();
     }

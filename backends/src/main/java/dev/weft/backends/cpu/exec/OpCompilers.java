@@ -153,7 +153,35 @@ final class OpCompilers {
         long[] dims = t.shape().dims();
         int[] map = ints(longs(op, "broadcast_dimensions"));
         long[] outDims = op.result().tensorType().shape().dims();
-        return unaryStructural(op, b, (in, out) -> DataMovement.broadcastInDim(t.dtype(), in, dims, map, outDims, out));
+        long[] repeat = rowRepeat(DataMovement.broadcastStrides(dims, map, outDims.length), outDims);
+        NativeRowKernels rows = repeat != null && repeat[0] * repeat[1] >= NativeLoops.CALL_MIN
+                ? NativeRowKernels.prepare() : null;
+        int es = (int) t.dtype().byteSize();
+        return unaryStructural(op, b, (in, out) -> {
+            if (rows == null || !rows.repeat(in, out, repeat[0], repeat[1], es)) {
+                DataMovement.broadcastInDim(t.dtype(), in, dims, map, outDims, out);
+            }
+        });
+    }
+
+    /**
+     * Rows and their length when a broadcast whose input has {@code srcStrides} along the output axes
+     * {@code outDims} repeats each input element along the last axis, the input read in order (a softmax's row
+     * maximum back over its row): {@link NativeRowKernels#repeat} does it in native code. Null otherwise.
+     */
+    static long[] rowRepeat(long[] srcStrides, long[] outDims) {
+        int last = outDims.length - 1;
+        if (last < 0 || srcStrides[last] != 0 || outDims[last] < 2) {
+            return null;
+        }
+        long rows = 1;
+        for (int ax = last - 1; ax >= 0; ax--) {
+            if (srcStrides[ax] != rows && outDims[ax] > 1) {
+                return null;
+            }
+            rows *= outDims[ax];
+        }
+        return rows == 0 ? null : new long[] {rows, outDims[last]};
     }
 
     private static Instruction slice(Op op, ProgramBuilder b) {

@@ -16,7 +16,7 @@ import java.util.Optional;
 /**
  * {@code stablehlo.reduce} of one operand with a scalar init. A body that is a single add, multiply, maximum or
  * minimum of its two arguments runs as a {@link Reductions} kernel, or as native code with the kernel's bits: a
- * fold of leading axes through a native fused loop, a floating fold of trailing axes through {@link NativeFolds};
+ * fold of leading axes through a native fused loop, a floating fold of trailing axes through {@link NativeRowKernels};
  * any other body is evaluated once per input element, folding the elements of each output position in row-major
  * order.
  */
@@ -44,9 +44,9 @@ final class ReduceInstruction {
         if (rows.isPresent()) {
             return foldRows(rows.get(), t, fold[0], fold[1], in, init, out, cls, outSize);
         }
-        long[] rowFold = library == null || !NativeFolds.covers(library, t) ? null
+        long[] rowFold = library == null || !NativeRowKernels.covers(library, t) ? null
                 : Reductions.trailingFold(dims, axes);
-        NativeFolds folds = rowFold == null ? null : NativeFolds.prepare();
+        NativeRowKernels folds = rowFold == null ? null : NativeRowKernels.prepare();
         if (folds != null) {
             return foldEachRow(folds, library, t, rowFold[0], rowFold[1], dims, axes, in, init, out, cls, outSize);
         }
@@ -86,15 +86,15 @@ final class ReduceInstruction {
 
     /**
      * A floating reduction of trailing axes: each row of the input folded into one output element by
-     * {@link NativeFolds} once its library is loaded, by the {@link Reductions} kernel (the same bits) until then.
+     * {@link NativeRowKernels} once its library is loaded, by the {@link Reductions} kernel (the same bits) until then.
      */
-    private static Instruction foldEachRow(NativeFolds folds, ElementwiseOp r, DType t, long rows, long length,
+    private static Instruction foldEachRow(NativeRowKernels folds, ElementwiseOp r, DType t, long rows, long length,
                                            long[] dims, int[] axes, int in, int init, int out, int cls, long outSize) {
         return f -> {
             Buffer o = f.allocate(cls);
             DataMovement.fill(t, o.segment, outSize, f.slots[init].segment);
             MemorySegment x = f.slots[in].segment;
-            if (!folds.run(r, t, x, o.segment, rows, length)) {
+            if (!folds.fold(r, t, x, o.segment, rows, length)) {
                 Reductions.accumulate(r, t, x, dims, axes, o.segment);
             }
             f.define(out, o);

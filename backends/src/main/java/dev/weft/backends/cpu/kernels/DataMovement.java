@@ -37,12 +37,21 @@ public final class DataMovement {
     /** Input axis {@code i} becomes output axis {@code dims[i]}; input axes of size 1 repeat. */
     public static void broadcastInDim(DType t, MemorySegment in, long[] inDims, int[] dims, long[] outDims,
                                       MemorySegment out) {
+        StridedCopy.copy(in, 0, broadcastStrides(inDims, dims, outDims.length), out, 0, strides(outDims), outDims,
+                t.byteSize());
+    }
+
+    /**
+     * The input's strides along each of the {@code outRank} output axes of a broadcast (input axis {@code i} is
+     * output axis {@code dims[i]}): zero along the axes it repeats.
+     */
+    public static long[] broadcastStrides(long[] inDims, int[] dims, int outRank) {
         long[] inStrides = strides(inDims);
-        long[] srcStrides = new long[outDims.length];
+        long[] srcStrides = new long[outRank];
         for (int i = 0; i < dims.length; i++) {
             srcStrides[dims[i]] = inDims[i] == 1 ? 0 : inStrides[i];
         }
-        StridedCopy.copy(in, 0, srcStrides, out, 0, strides(outDims), outDims, t.byteSize());
+        return srcStrides;
     }
 
     /** Elements {@code start[i], start[i] + step[i], ...} below {@code limit[i]} along each axis. */

@@ -38,7 +38,7 @@ class FusedReductionTest {
     @BeforeAll
     static void install() throws Exception {
         Weft.install();
-        NativeFolds.prepare();
+        NativeRowKernels.prepare();
         NativeLoops.awaitBackground();
     }
 

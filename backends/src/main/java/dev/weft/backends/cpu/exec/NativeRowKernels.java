@@ -11,6 +11,7 @@ import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -18,17 +19,23 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Floating reductions of rows as native code: each of {@code rows} contiguous rows of {@code length} elements
+ * Native code for two kernels over rows that the JVM otherwise runs as element loops, compiled late (each took C2
+ * 0.1-0.2 s of a 2-core machine's CPU in each rank, during a training step's first tens of steps, while the
+ * interpreter and C1's profiling code ran them):
+ * <ul>
+ * <li><b>Folds</b>: floating reductions of rows, each of {@code rows} contiguous rows of {@code length} elements
  * folded into one output element, as {@code Reductions.accumulate} folds a run (element {@code p} into lane
  * {@code p % 8}, in double, the lanes combined in one fixed tree, the result combined with the output element and
  * rounded once), so the bits are the JVM kernel's. A softmax's row sums and a conjugate-gradient solver's dot
- * products are such folds; on the JVM they ran in the interpreter and C1's profiling code for a program's first
- * tens of steps (0.1-0.4 ms for a {@code [128, 10]} row sum), and C2 then compiled the kernel (about 0.15 s of a
- * 2-core machine's CPU in each rank). One library holds every operator and dtype; it is loaded from disk when an
- * executable that folds rows is built, or compiled once on {@link NativeLoops}'s background thread while the JVM's
- * kernel runs. Its functions take the native loops' form and downcall, so they link nothing of their own.
+ * products are such folds (0.1-0.4 ms for a {@code [128, 10]} row sum before the JIT compiled the kernel).</li>
+ * <li><b>Repeats</b>: each element of a dense input repeated along a row ({@code broadcast_in_dim} along the last
+ * axis, as a softmax's row maximum back over its row), bits copied.</li>
+ * </ul>
+ * One library holds every operator, dtype and element size; it is loaded from disk when an executable that uses it
+ * is built, or compiled once on {@link NativeLoops}'s background thread while the JVM's kernels run. Its functions
+ * take the native loops' form and downcall, so they link nothing of their own.
  */
-final class NativeFolds {
+final class NativeRowKernels {
     /**
      * Elements one call folds at most: the folds share the native loops' critical downcall
      * ({@link NativeLoopLinking}), which holds back the JVM's safepoints until it returns, so a long fold runs in
@@ -38,7 +45,9 @@ final class NativeFolds {
     private static final List<ElementwiseOp> OPS = List.of(ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX,
             ElementwiseOp.MIN);
     private static final List<DType> DTYPES = List.of(DType.F32, DType.F64);
-    private static final Map<CCompiler, NativeFolds> LIBRARIES = new ConcurrentHashMap<>();
+    /** The element sizes repeats copy, in bytes. */
+    private static final List<Integer> SIZES = List.of(1, 4, 8);
+    private static final Map<CCompiler, NativeRowKernels> LIBRARIES = new ConcurrentHashMap<>();
 
     private final CCompiler cc;
     private final String body = body();
@@ -46,9 +55,11 @@ final class NativeFolds {
     private final String key;
     private final AtomicBoolean claimed = new AtomicBoolean();
     /** Per dtype, per operator, once the library is loaded. */
-    private volatile Map<DType, Map<ElementwiseOp, MethodHandle>> functions;
+    private volatile Map<DType, Map<ElementwiseOp, MethodHandle>> folds;
+    /** Per element size, once the library is loaded. */
+    private volatile Map<Integer, MethodHandle> repeats;
 
-    private NativeFolds(CCompiler cc) {
+    private NativeRowKernels(CCompiler cc) {
         this.cc = cc;
         this.key = cc.key(CLoopEmitter.PRELUDE, body);
     }
@@ -62,12 +73,12 @@ final class NativeFolds {
      * The folds of the compiler configured now, made native: loaded from disk at once, else compiled in the
      * background (once per compiler); null without a compiler.
      */
-    static NativeFolds prepare() {
+    static NativeRowKernels prepare() {
         Optional<CCompiler> cc = NativeLoops.configuredCompiler();
         if (cc.isEmpty()) {
             return null;
         }
-        NativeFolds folds = LIBRARIES.computeIfAbsent(cc.get(), NativeFolds::new);
+        NativeRowKernels folds = LIBRARIES.computeIfAbsent(cc.get(), NativeRowKernels::new);
         folds.claim();
         return folds;
     }
@@ -78,12 +89,12 @@ final class NativeFolds {
      * loaded yet or a segment fails a check the JVM's kernel would make (native, alive, accessible to this thread,
      * the output writable, every element inside its segment and aligned).
      */
-    boolean run(ElementwiseOp r, DType t, MemorySegment in, MemorySegment out, long rows, long length) {
-        Map<DType, Map<ElementwiseOp, MethodHandle>> loaded = functions;
+    boolean fold(ElementwiseOp r, DType t, MemorySegment in, MemorySegment out, long rows, long length) {
+        Map<DType, Map<ElementwiseOp, MethodHandle>> loaded = folds;
         Map<ElementwiseOp, MethodHandle> byOp = loaded == null ? null : loaded.get(t);
         MethodHandle f = byOp == null ? null : byOp.get(r);
-        if (f == null || rows < 0 || length < 1 || !usable(in, false, elements(rows, length), t)
-                || !usable(out, true, rows, t)) {
+        if (f == null || rows < 0 || length < 1 || !usable(in, false, elements(rows, length), t.byteSize())
+                || !usable(out, true, rows, t.byteSize())) {
             return false;
         }
         long es = t.byteSize();
@@ -111,6 +122,36 @@ final class NativeFolds {
     }
 
     /**
+     * Each of the first {@code rows} elements of {@code in} (dense, {@code elementSize} bytes each) repeated
+     * {@code length} times into {@code out}, row after row, in native code; false (nothing done) when the library is
+     * not loaded yet or a segment fails a check (as {@link #fold}'s).
+     */
+    boolean repeat(MemorySegment in, MemorySegment out, long rows, long length, int elementSize) {
+        Map<Integer, MethodHandle> loaded = repeats;
+        MethodHandle f = loaded == null ? null : loaded.get(elementSize);
+        if (f == null || rows < 0 || length < 1 || !usable(in, false, rows, elementSize)
+                || !usable(out, true, elements(rows, length), elementSize)) {
+            return false;
+        }
+        long[] strides = {elementSize, length * elementSize};
+        if (length <= SAFEPOINT_ELEMENTS) {
+            long perCall = SAFEPOINT_ELEMENTS / length;
+            for (long row = 0; row < rows; row += perCall) {
+                call(f, new long[] {in.address() + row * elementSize, out.address() + row * length * elementSize},
+                        strides, Math.min(perCall, rows - row), 0, length);
+            }
+            return true;
+        }
+        for (long row = 0; row < rows; row++) {
+            long[] addresses = {in.address() + row * elementSize, out.address() + row * length * elementSize};
+            for (long from = 0; from < length; from += SAFEPOINT_ELEMENTS) {
+                call(f, addresses, strides, 1, from, Math.min(length, from + SAFEPOINT_ELEMENTS));
+            }
+        }
+        return true;
+    }
+
+    /**
      * One downcall: {@code addresses} the first row's input, its output and (for pieces of a row) the lanes,
      * {@code strides} the rows' byte strides and their length.
      */
@@ -132,22 +173,27 @@ final class NativeFolds {
     }
 
     /**
-     * Whether native code may read (and, if {@code written}, write) {@code elements} elements of {@code t} from the
-     * start of {@code s} (-1: too many).
+     * Whether native code may read (and, if {@code written}, write) {@code elements} elements of {@code es} bytes
+     * from the start of {@code s} (-1: too many).
      */
-    private static boolean usable(MemorySegment s, boolean written, long elements, DType t) {
-        long es = t.byteSize();
+    private static boolean usable(MemorySegment s, boolean written, long elements, long es) {
         return elements >= 0 && elements <= Long.MAX_VALUE / es && NativeFusedLoop.reachable(s, written)
                 && s.address() % es == 0 && s.byteSize() >= elements * es;
     }
 
-    /** The C source of every fold, each named {@code weft_fold_<dtype>_<op>}, without the prelude. */
+    /**
+     * The C source of every fold, each named {@code weft_fold_<dtype>_<op>}, and of every repeat,
+     * {@code weft_repeat_<bytes>}, without the prelude.
+     */
     private static String body() {
         StringBuilder c = new StringBuilder();
         for (DType t : DTYPES) {
             for (ElementwiseOp r : OPS) {
                 c.append('\n').append(function(r, t));
             }
+        }
+        for (int size : SIZES) {
+            c.append('\n').append(repeat(size));
         }
         return c.toString();
     }
@@ -204,6 +250,24 @@ final class NativeFolds {
         return c.toString();
     }
 
+    /**
+     * One repeat, called as a native loop is: {@code a} holds the first row's input element address and its
+     * output row's, {@code s} their strides in bytes; elements {@code [from, to)} of each of {@code rows} rows
+     * are the row's input element (its bits, as unsigned integers of its size).
+     */
+    private static String repeat(int size) {
+        String type = "uint" + size * 8 + "_t";
+        return "void weft_repeat_" + size + "(const int64_t *a, const int64_t *s, int64_t rows, int64_t from, "
+                + "int64_t to) {\n"
+                + "    const char *x = (const char *) a[0];\n"
+                + "    char *y = (char *) a[1];\n"
+                + "    for (int64_t r = 0; r < rows; r++, x += s[0], y += s[1]) {\n"
+                + "        const " + type + " v = *(const " + type + " *) x;\n"
+                + "        " + type + " *row = (" + type + " *) y;\n"
+                + "        for (int64_t i = from; i < to; i++) row[i] = v;\n"
+                + "    }\n}\n";
+    }
+
     /** {@code a r b} in double, as {@code Reductions.combine}: Java's {@code Math.max}/{@code min} for extremes. */
     private static String combine(ElementwiseOp r, String a, String b) {
         return switch (r) {
@@ -234,7 +298,7 @@ final class NativeFolds {
             cc.done(library);
         } catch (IOException | RuntimeException | LinkageError e) {
             if (!CCompiler.exiting()) {
-                NativeLoops.warn("could not compile reductions to native code, they run on the JVM: " + e);
+                NativeLoops.warn("could not compile the row kernels to native code, they run on the JVM: " + e);
             }
         }
     }
@@ -250,9 +314,14 @@ final class NativeFolds {
                 }
                 all.put(t, byOp);
             }
-            functions = all;
+            Map<Integer, MethodHandle> bySize = new HashMap<>();
+            for (int size : SIZES) {
+                bySize.put(size, NativeLoopLinking.UNBOUND.bindTo(lookup.findOrThrow("weft_repeat_" + size)));
+            }
+            repeats = Map.copyOf(bySize);
+            folds = all;
         } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
-            NativeLoops.warn("could not load the reductions' library " + library + ", they run on the JVM: "
+            NativeLoops.warn("could not load the row kernels' library " + library + ", they run on the JVM: "
                     + e.getMessage());
         }
     }
