@@ -109,10 +109,11 @@ final class FusedReduceInstruction {
 
     /**
      * Folds elements {@code [from, to)}, held by {@code block} from its start, into the runs of {@code out} through
-     * {@link NativeRowKernels} when they are whole runs; false (nothing done) otherwise, or when the folds are not native.
+     * {@link NativeRowKernels} when they are whole runs; false (nothing done) otherwise, or when the folds are not
+     * native.
      */
-    private static boolean foldWholeRuns(NativeRowKernels folds, ElementwiseOp r, DType t, MemorySegment block, long from,
-                                         long to, long run, MemorySegment out) {
+    private static boolean foldWholeRuns(NativeRowKernels folds, ElementwiseOp r, DType t, MemorySegment block,
+                                         long from, long to, long run, MemorySegment out) {
         if (from % run != 0 || (to - from) % run != 0) {
             return false;
         }

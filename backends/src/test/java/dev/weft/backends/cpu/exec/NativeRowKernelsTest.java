@@ -21,12 +21,12 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Native row folds ({@link NativeRowKernels}) give the {@link Reductions} kernel's bits for every operator and floating
- * dtype, on row lengths around the 8 lanes, long rows (folded in pieces), many short rows, and values where the order of operations
- * shows (mixed magnitudes, NaN, signed zeros, infinities); a call the native code cannot check does nothing and says
- * so. Native repeats give {@link DataMovement#broadcastInDim}'s bytes for every element size, and the broadcasts a
- * compiled program hands them are exactly those along the last axis. Needs a C compiler ({@code cc}); skipped
- * without one.
+ * Native row folds ({@link NativeRowKernels}) give the {@link Reductions} kernel's bits for every operator and
+ * floating dtype, on row lengths around the 8 lanes, long rows (folded in pieces), many short rows, and values where
+ * the order of operations shows (mixed magnitudes, NaN, signed zeros, infinities); a call the native code cannot
+ * check does nothing and says so. Native repeats give {@link DataMovement#broadcastInDim}'s bytes for every element
+ * size, and the broadcasts a compiled program hands them are exactly those along the last axis. Needs a C compiler
+ * ({@code cc}); skipped without one.
  */
 class NativeRowKernelsTest {
     private static final long[][] SHAPES = {
