@@ -37,9 +37,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class NativeRowKernels {
     /**
-     * Elements one call folds at most: the folds share the native loops' critical downcall
-     * ({@link NativeLoopLinking}), which holds back the JVM's safepoints until it returns, so a long fold runs in
-     * pieces of about a millisecond, a row longer than this in several, its lanes carried from piece to piece.
+     * Elements one call folds or writes at most: the row kernels share the native loops' critical downcall
+     * ({@link NativeLoopLinking}), which holds back the JVM's safepoints until it returns, so a long call runs in
+     * pieces of about a millisecond, a row longer than this in several (a fold's lanes carried from piece to piece).
      */
     static final long SAFEPOINT_ELEMENTS = 1 << 20;
     private static final List<ElementwiseOp> OPS = List.of(ElementwiseOp.ADD, ElementwiseOp.MUL, ElementwiseOp.MAX,
@@ -70,7 +70,7 @@ final class NativeRowKernels {
     }
 
     /**
-     * The folds of the compiler configured now, made native: loaded from disk at once, else compiled in the
+     * The row kernels of the compiler configured now, made native: loaded from disk at once, else compiled in the
      * background (once per compiler); null without a compiler.
      */
     static NativeRowKernels prepare() {
@@ -78,9 +78,9 @@ final class NativeRowKernels {
         if (cc.isEmpty()) {
             return null;
         }
-        NativeRowKernels folds = LIBRARIES.computeIfAbsent(cc.get(), NativeRowKernels::new);
-        folds.claim();
-        return folds;
+        NativeRowKernels kernels = LIBRARIES.computeIfAbsent(cc.get(), NativeRowKernels::new);
+        kernels.claim();
+        return kernels;
     }
 
     /**
