@@ -15,6 +15,7 @@ import dev.weft.spi.AgentInstallation;
 import dev.weft.spi.Args;
 import dev.weft.spi.Aval;
 import dev.weft.spi.Bind;
+import dev.weft.spi.BulkFill;
 import dev.weft.spi.NativeMemory;
 import dev.weft.spi.Params;
 import dev.weft.spi.Primitive;
@@ -185,15 +186,9 @@ public final class Tensor {
         MemorySegment seg = allocate(aval);
         long n = aval.shape().size();
         if (n > 0) {
-            // One element, then bulk copies of the filled prefix after itself: no element loop, which the JVM runs
-            // at about 0.1 us an element before compiling it (an optimizer's zeros for a 784x512 layer: 40 ms).
+            // no element loop (an optimizer's zeros for a 784x512 layer: 40 ms in the interpreter)
             put(seg, dtype, 0, value);
-            long es = dtype.byteSize();
-            for (long done = 1; done < n; ) {
-                long k = Math.min(done, n - done);
-                MemorySegment.copy(seg, 0, seg, done * es, k * es);
-                done += k;
-            }
+            BulkFill.byDoubling(seg, 0, dtype.byteSize(), n);
         }
         return new Tensor(aval, seg, null);
     }

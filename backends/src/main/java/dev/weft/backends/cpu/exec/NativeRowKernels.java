@@ -134,18 +134,13 @@ final class NativeRowKernels {
             return false;
         }
         long[] strides = {elementSize, length * elementSize};
-        if (length <= SAFEPOINT_ELEMENTS) {
-            long perCall = SAFEPOINT_ELEMENTS / length;
-            for (long row = 0; row < rows; row += perCall) {
-                call(f, new long[] {in.address() + row * elementSize, out.address() + row * length * elementSize},
-                        strides, Math.min(perCall, rows - row), 0, length);
-            }
-            return true;
-        }
-        for (long row = 0; row < rows; row++) {
+        // whole rows per call up to the bound; a longer row, one at a time, in pieces
+        long perCall = Math.max(1, SAFEPOINT_ELEMENTS / length);
+        for (long row = 0; row < rows; row += perCall) {
             long[] addresses = {in.address() + row * elementSize, out.address() + row * length * elementSize};
             for (long from = 0; from < length; from += SAFEPOINT_ELEMENTS) {
-                call(f, addresses, strides, 1, from, Math.min(length, from + SAFEPOINT_ELEMENTS));
+                call(f, addresses, strides, Math.min(perCall, rows - row), from,
+                        Math.min(length, from + SAFEPOINT_ELEMENTS));
             }
         }
         return true;

@@ -154,11 +154,11 @@ final class OpCompilers {
         int[] map = ints(longs(op, "broadcast_dimensions"));
         long[] outDims = op.result().tensorType().shape().dims();
         long[] repeat = rowRepeat(DataMovement.broadcastStrides(dims, map, outDims.length), outDims);
-        NativeRowKernels rows = repeat != null && repeat[0] * repeat[1] >= NativeLoops.CALL_MIN
+        NativeRowKernels kernels = repeat != null && repeat[0] * repeat[1] >= NativeLoops.CALL_MIN
                 ? NativeRowKernels.prepare() : null;
         int es = (int) t.dtype().byteSize();
         return unaryStructural(op, b, (in, out) -> {
-            if (rows == null || !rows.repeat(in, out, repeat[0], repeat[1], es)) {
+            if (kernels == null || !kernels.repeat(in, out, repeat[0], repeat[1], es)) {
                 DataMovement.broadcastInDim(t.dtype(), in, dims, map, outDims, out);
             }
         });

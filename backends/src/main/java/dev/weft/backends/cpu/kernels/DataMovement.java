@@ -122,17 +122,16 @@ public final class DataMovement {
         if (n == 0) {
             return;
         }
-        long es = t.byteSize();
+        int es = (int) t.byteSize();
         if (isZero(value, es)) {
             out.asSlice(0, n * es).fill((byte) 0);
         } else {
-            MemorySegment.copy(value, 0, out, 0, es);
-            StridedCopy.fillByDoubling(out, 0, es, n);
+            StridedCopy.repeat(value, 0, out, 0, n, es);
         }
     }
 
-    private static boolean isZero(MemorySegment value, long es) {
-        return switch ((int) es) {
+    private static boolean isZero(MemorySegment value, int es) {
+        return switch (es) {
             case 8 -> value.get(I64, 0) == 0;
             case 4 -> value.get(I32, 0) == 0;
             default -> value.get(BOOL, 0) == 0;

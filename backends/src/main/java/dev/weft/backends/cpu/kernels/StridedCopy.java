@@ -4,6 +4,7 @@ import static dev.weft.backends.cpu.kernels.Layouts.BOOL;
 import static dev.weft.backends.cpu.kernels.Layouts.I32;
 import static dev.weft.backends.cpu.kernels.Layouts.I64;
 
+import dev.weft.spi.BulkFill;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
@@ -79,19 +80,7 @@ final class StridedCopy {
         for (int ax = 0; ax < lead; ax++) {
             copies *= dims[ax];
         }
-        fillByDoubling(dst, dstOffset * elementSize, block, copies);
-    }
-
-    /**
-     * Fills {@code copies} blocks of {@code block} bytes from byte {@code base} of {@code dst}, whose first block is
-     * already there: the filled prefix is copied after itself until they are all there (log2 of them copies).
-     */
-    static void fillByDoubling(MemorySegment dst, long base, long block, long copies) {
-        for (long done = 1; done < copies; ) {
-            long n = Math.min(done, copies - done);
-            MemorySegment.copy(dst, base, dst, base + done * block, n * block);
-            done += n;
-        }
+        BulkFill.byDoubling(dst, dstOffset * elementSize, block, copies);
     }
 
     /**
@@ -102,9 +91,9 @@ final class StridedCopy {
      * to compile. Rows shorter than {@link #REPEAT_MIN} keep the loop, whose few iterations cost less than the
      * copies' calls ({@code [128,10]}: 1.1 µs with the loop, 4.0-4.5 by doubling).
      */
-    private static void repeat(MemorySegment src, long from, MemorySegment dst, long to, long n, int es) {
+    static void repeat(MemorySegment src, long from, MemorySegment dst, long to, long n, int es) {
         MemorySegment.copy(src, from, dst, to, es);
-        fillByDoubling(dst, to, es, n);
+        BulkFill.byDoubling(dst, to, es, n);
     }
 
     /** Whether {@code strides} are the row-major strides of {@code dims}. */
