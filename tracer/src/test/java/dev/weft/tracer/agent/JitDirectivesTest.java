@@ -17,7 +17,7 @@ class JitDirectivesTest {
         assertThat(reply).isEqualTo("5 compiler directives added");
         String listed = jcmd("Compiler.directives_print");
         assertThat(listed).contains("jdk/internal/classfile/*.*").contains("java/lang/classfile/*.*")
-                .contains("java/lang/invoke/MethodType.makeImpl")
+                .contains("java/lang/invoke/MethodType.makeImpl").contains("-java/lang/invoke/MethodType.makeImpl")
                 .contains("GeneratedFusedLoop*.scalar").contains("-dev/weft/backends/cpu/exec/GeneratedFusedLoop*.*")
                 .contains("-dev/weft/backends/comm/*.*");
     }
